@@ -1,0 +1,43 @@
+# Everything a developer or CI runs. `make run` and `make test` install what is missing first.
+SHELL := /bin/bash
+NPX := npx --no-install
+export NODE_OPTIONS ?= --no-warnings=ExperimentalWarning
+
+.PHONY: run test check generate check-generated lint typecheck migration bench fuzz soak clean
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+
+install: node_modules/.package-lock.json
+
+run: install
+	npm start
+
+test: install
+	npm test
+
+## The contract: lint, bundle into generated/openapi.json, and type it into generated/api.d.ts.
+generate: install
+	$(NPX) redocly lint openapi.yaml --format=stylish
+	$(NPX) redocly bundle openapi.yaml -o generated/openapi.json
+	$(NPX) openapi-typescript generated/openapi.json -o generated/api.d.ts
+
+## A new migration from the Drizzle schema: make migration name=add_dashboards
+migration: install
+	$(NPX) drizzle-kit generate --name $(name)
+
+## Fails when generated/ or drizzle/ is not what the spec and the schema produce.
+check-generated: generate
+	$(NPX) drizzle-kit generate --name stale_schema_check
+	$(NPX) drizzle-kit check
+	@if [ -n "$$(git status --porcelain -- generated drizzle)" ]; then \
+	  git status --porcelain -- generated drizzle; git --no-pager diff --stat -- generated drizzle; \
+	  echo "generated/ or drizzle/ is stale: run make generate (or make migration) and commit the result"; exit 1; fi
+
+typecheck: install
+	$(NPX) tsc -p .
+
+check: check-generated typecheck
+
+clean:
+	rm -rf .tap node_modules/.cache

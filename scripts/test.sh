@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs the tap suite and ends with a plain "N passed, N failed" line that any CI log reader understands.
+set -o pipefail
+out=$(mktemp)
+npx tap --reporter=tap "$@" 2>&1 | tee "$out"
+rc=${PIPESTATUS[0]}
+summary=$(grep -E '^# \{ total: [0-9]+' "$out" | tail -1)
+rm -f "$out"
+num() { sed -nE "s/.*$1: ([0-9]+).*/\1/p" <<<"$summary"; }
+pass=$(num pass); fail=$(num fail); skip=$(num skip); todo=$(num todo)
+backend=pglite; [ -n "${DATABASE_URL:-}" ] && backend=postgresql
+echo "tap ($backend): ${pass:-0} passed, ${fail:-0} failed, $(( ${skip:-0} + ${todo:-0} )) skipped"
+[ -z "$summary" ] && [ "$rc" -eq 0 ] && { echo "no test ran"; exit 1; }
+exit "$rc"

@@ -1,0 +1,57 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Config } from './config.js';
+import type { Database, Db } from './db/client.js';
+import { AuthCache } from './http/auth-cache.js';
+import { errorHandler } from './http/errors.js';
+import { installNotFound } from './http/not-found.js';
+import { registerOperations } from './http/openapi.js';
+import { spec } from './http/spec.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    database: Database;
+    db: Db;
+    authCache: AuthCache;
+  }
+}
+
+export interface AppOptions {
+  config: Config;
+  database: Database;
+  logger?: FastifyServerOptions['logger'];
+}
+
+export const API_BODY_LIMIT = 1024 * 1024;
+
+/** The one factory for the HTTP app: the server and every test build it here, with the same options. */
+export async function buildApp({ config, database, logger = false }: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger,
+    bodyLimit: API_BODY_LIMIT,
+    routerOptions: { ignoreTrailingSlash: true },
+    // Query strings such as `?tags=a&tags=b` arrive as arrays.
+    requestIdHeader: 'x-request-id',
+  });
+  const authCache = new AuthCache(database);
+  await authCache.start();
+  app.decorate('config', config);
+  app.decorate('database', database);
+  app.decorate('db', database.db);
+  app.decorate('authCache', authCache);
+
+  app.setErrorHandler(errorHandler);
+  installNotFound(app);
+  app.addHook('onSend', async (_req, reply) => {
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('x-frame-options', 'DENY');
+    reply.header('referrer-policy', 'same-origin');
+  });
+
+  await app.register(swagger, { mode: 'static', specification: { document: spec as never } });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await registerOperations(app);
+  return app;
+}

@@ -1,0 +1,134 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import * as schema from './schema/index.js';
+
+// One type for both drivers: drizzle's pglite and postgres-js databases are both PgDatabase.
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+export interface Database {
+  db: Db;
+  kind: 'pglite' | 'postgres';
+  /** Runs `fn` for every NOTIFY on `channel`, from this or any other process. */
+  listen(channel: string, fn: (payload: string) => void): Promise<void>;
+  notify(channel: string, payload: string): Promise<void>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DbOptions {
+  /** postgres:// URL; when unset the embedded PGlite is used. */
+  url?: string | undefined;
+  /** PGlite data folder; `memory://` keeps it in memory. */
+  dataDir?: string;
+  /** A gzipped PGlite data dump to start an in-memory database from (tests). */
+  template?: string | undefined;
+  poolSize?: number;
+}
+
+const migrationsFolder = resolve(dirname(fileURLToPath(import.meta.url)), '../../drizzle');
+
+export class DataDirLockedError extends Error {}
+
+export async function openDatabase(opts: DbOptions): Promise<Database> {
+  const database = opts.url ? await openPostgres(opts.url, opts.poolSize ?? 20) : await openPglite(opts);
+  try {
+    await database.migrate();
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
+  return database;
+}
+
+async function openPglite(opts: DbOptions): Promise<Database & { migrate(): Promise<void> }> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { drizzle } = await import('drizzle-orm/pglite');
+  const { migrate } = await import('drizzle-orm/pglite/migrator');
+  const dataDir = opts.dataDir ?? 'memory://';
+  let release: (() => Promise<void>) | undefined;
+  if (!dataDir.startsWith('memory://')) {
+    // PGlite does not stop a second process from opening the same folder, and that process's writes
+    // would be lost silently, so the folder belongs to one process at a time.
+    const lockfile = await import('proper-lockfile');
+    mkdirSync(dataDir, { recursive: true });
+    try {
+      release = await lockfile.lock(dataDir, { lockfilePath: `${resolve(dataDir)}.lock`, stale: 15_000, update: 5_000 });
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ELOCKED') {
+        throw new DataDirLockedError(
+          `The data folder ${dataDir} is in use by another process; stop it first, or set DATA_DIR or DATABASE_URL.`,
+        );
+      }
+      throw err;
+    }
+  }
+  const client =
+    dataDir.startsWith('memory://') && opts.template && existsSync(opts.template)
+      ? new PGlite({ loadDataDir: new Blob([readFileSync(opts.template)]) })
+      : new PGlite(dataDir);
+  await client.waitReady;
+  const db = drizzle({ client, schema }) as unknown as Db;
+  return {
+    db,
+    kind: 'pglite',
+    migrate: () => migrate(db as never, { migrationsFolder }),
+    async listen(channel, fn) {
+      await client.listen(channel, fn);
+    },
+    async notify(channel, payload) {
+      await client.query('select pg_notify($1, $2)', [channel, payload]);
+    },
+    async ping() {
+      await client.query('select 1');
+    },
+    async close() {
+      await client.close();
+      await release?.();
+    },
+  };
+}
+
+async function openPostgres(url: string, max: number): Promise<Database & { migrate(): Promise<void> }> {
+  const { default: postgres } = await import('postgres');
+  const { drizzle } = await import('drizzle-orm/postgres-js');
+  const { migrate } = await import('drizzle-orm/postgres-js/migrator');
+  const sql = postgres(url, {
+    max,
+    onnotice: () => {},
+    connect_timeout: 5,
+    idle_timeout: 60,
+    // Pipelining many queries on few connections degrades under sustained load (postgres.js#747).
+    max_pipeline: 0,
+  } as Parameters<typeof postgres>[1]);
+  const db = drizzle({ client: sql, schema }) as unknown as Db;
+  return {
+    db,
+    kind: 'postgres',
+    async migrate() {
+      // Several processes may start at once; the advisory lock lets one of them migrate at a time.
+      const conn = await sql.reserve();
+      try {
+        await conn`select pg_advisory_lock(727274)`;
+        await migrate(db as never, { migrationsFolder });
+      } finally {
+        await conn`select pg_advisory_unlock(727274)`.catch(() => {});
+        conn.release();
+      }
+    },
+    async listen(channel, fn) {
+      await sql.listen(channel, (payload) => fn(payload));
+    },
+    async notify(channel, payload) {
+      await sql.notify(channel, payload);
+    },
+    async ping() {
+      await sql`select 1`;
+    },
+    async close() {
+      await sql.end({ timeout: 5 });
+    },
+  };
+}
+

@@ -1,0 +1,134 @@
+import { and, asc, eq, inArray, notLike, sql } from 'drizzle-orm';
+import type { Db } from '../client.js';
+import { organization_memberships, organizations, projects, users } from '../schema/index.js';
+import type { Page } from '../../http/pagination.js';
+import { insertProject, type ProjectRow } from './projects.js';
+import { countWhere } from './util.js';
+import { randomBytes } from 'node:crypto';
+
+export type OrganizationRow = typeof organizations.$inferSelect;
+export type OrganizationInput = Partial<
+  Pick<OrganizationRow, 'name' | 'logo_media_id' | 'is_member_join_email_enabled' | 'enforce_2fa'>
+>;
+
+const MAX_SLUG = 48;
+const BOT_EMAIL_SUFFIX = '@posthogbot.user';
+
+/** Django's slugify, cut to 48 characters as PostHog's create_with_slug does. */
+export function slugify(name: string): string {
+  return name
+    .normalize('NFKD')
+    .replace(/[^\x00-\x7f]/g, '')
+    .replace(/[^\w\s-]/g, '')
+    .trim()
+    .toLowerCase()
+    .replace(/[-\s]+/g, '-')
+    .replace(/^[-_]+|[-_]+$/g, '')
+    .slice(0, MAX_SLUG);
+}
+
+function randomLetters(n: number): string {
+  const letters = 'abcdefghijklmnopqrstuvwxyz';
+  return [...randomBytes(n)].map((b) => letters[b % 26]).join('');
+}
+
+export async function listOrganizations(db: Db, ids: string[], page: Page): Promise<{ count: number; rows: OrganizationRow[] }> {
+  if (!ids.length) return { count: 0, rows: [] };
+  const where = inArray(organizations.id, ids);
+  const [count, rows] = await Promise.all([
+    countWhere(db, organizations, where),
+    db.select().from(organizations).where(where).orderBy(asc(organizations.created_at), asc(organizations.id)).limit(page.limit).offset(page.offset),
+  ]);
+  return { count, rows };
+}
+
+export async function getOrganization(db: Db, id: string): Promise<OrganizationRow | undefined> {
+  const [row] = await db.select().from(organizations).where(eq(organizations.id, id)).limit(1);
+  return row;
+}
+
+export interface OrganizationExtras {
+  projects: ProjectRow[];
+  member_count: number;
+}
+
+/** The projects and active member counts of several organizations, in two queries. */
+export async function organizationExtras(db: Db, ids: string[]): Promise<Map<string, OrganizationExtras>> {
+  const out = new Map<string, OrganizationExtras>(ids.map((id) => [id, { projects: [], member_count: 0 }]));
+  if (!ids.length) return out;
+  const [projectRows, counts] = await Promise.all([
+    db.select().from(projects).where(inArray(projects.organization_id, ids)).orderBy(asc(projects.id)),
+    db
+      .select({ organization_id: organization_memberships.organization_id, n: sql<number>`count(*)::int` })
+      .from(organization_memberships)
+      .innerJoin(users, eq(users.id, organization_memberships.user_id))
+      .where(
+        and(
+          inArray(organization_memberships.organization_id, ids),
+          eq(users.is_active, true),
+          notLike(users.email, `%${BOT_EMAIL_SUFFIX}`),
+        ),
+      )
+      .groupBy(organization_memberships.organization_id),
+  ]);
+  for (const p of projectRows) out.get(p.organization_id)?.projects.push(p);
+  for (const c of counts) {
+    const extras = out.get(c.organization_id);
+    if (extras) extras.member_count = c.n;
+  }
+  return out;
+}
+
+/**
+ * Creates an organization owned by `userId` with a first project, and makes both the user's current
+ * ones (PostHog's Organization.objects.bootstrap).
+ */
+export async function createOrganization(
+  db: Db,
+  input: OrganizationInput & { name: string },
+  userId: number,
+): Promise<{ organization: OrganizationRow; project: ProjectRow }> {
+  return db.transaction(async (tx) => {
+    const base = slugify(input.name) || 'organization';
+    let organization: OrganizationRow | undefined;
+    for (let attempt = 0; !organization && attempt < 10; attempt++) {
+      const slug = attempt === 0 ? base : `${base.slice(0, 43)}-${randomLetters(4)}`;
+      [organization] = await tx
+        .insert(organizations)
+        .values({ ...input, slug })
+        .onConflictDoNothing({ target: organizations.slug })
+        .returning();
+    }
+    if (!organization) throw new Error('could not find a free organization slug');
+    await tx.insert(organization_memberships).values({ organization_id: organization.id, user_id: userId, level: 15 });
+    const project = await insertProject(tx, organization.id, { name: 'Default project' });
+    await tx
+      .update(users)
+      .set({ current_organization_id: organization.id, current_team_id: project.id })
+      .where(eq(users.id, userId));
+    return { organization, project };
+  });
+}
+
+export async function updateOrganization(db: Db, id: string, input: OrganizationInput): Promise<OrganizationRow | undefined> {
+  const [row] = await db
+    .update(organizations)
+    .set({ ...input, updated_at: sql`now()` })
+    .where(eq(organizations.id, id))
+    .returning();
+  return row;
+}
+
+export async function deleteOrganization(db: Db, id: string): Promise<void> {
+  await db.delete(organizations).where(eq(organizations.id, id));
+}
+
+export async function addMembership(db: Db, organizationId: string, userId: number, level: number): Promise<void> {
+  await db
+    .insert(organization_memberships)
+    .values({ organization_id: organizationId, user_id: userId, level })
+    .onConflictDoUpdate({
+      target: [organization_memberships.organization_id, organization_memberships.user_id],
+      set: { level, updated_at: sql`now()` },
+    });
+}

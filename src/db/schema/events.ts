@@ -1,0 +1,78 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  serial,
+  text,
+  timestamp,
+  unique,
+  uuid,
+  varchar,
+} from 'drizzle-orm/pg-core';
+import { projects } from './projects.js';
+
+/**
+ * Ingested events. `id` is the insertion order (exports stream by it); `(project_id, uuid)` makes a
+ * client's retry idempotent. The indexes serve the events listing newest-first, by name, by
+ * distinct_id and by person.
+ */
+export const events = pgTable(
+  'events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    uuid: uuid('uuid').notNull(),
+    project_id: integer('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    event: varchar('event', { length: 400 }).notNull(),
+    distinct_id: text('distinct_id').notNull(),
+    properties: jsonb('properties').$type<Record<string, unknown>>().notNull().default({}),
+    timestamp: timestamp('timestamp', { withTimezone: true, precision: 6 }).notNull(),
+    created_at: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    elements_chain: text('elements_chain').notNull().default(''),
+    person_id: integer('person_id'),
+  },
+  (t) => [
+    unique('events_project_uuid_unique').on(t.project_id, t.uuid),
+    index('events_project_timestamp_idx').on(t.project_id, t.timestamp.desc(), t.id.desc()),
+    index('events_project_event_timestamp_idx').on(t.project_id, t.event, t.timestamp.desc(), t.id.desc()),
+    index('events_project_distinct_id_idx').on(t.project_id, t.distinct_id, t.timestamp.desc()),
+    index('events_project_person_idx').on(t.project_id, t.person_id, t.timestamp.desc()),
+  ],
+);
+
+/** One person per identity; `$identify` links several distinct ids to one person. */
+export const persons = pgTable(
+  'persons',
+  {
+    id: serial('id').primaryKey(),
+    uuid: uuid('uuid').notNull().unique().defaultRandom(),
+    project_id: integer('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    properties: jsonb('properties').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    is_identified: boolean('is_identified').notNull().default(false),
+    created_at: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updated_at: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('persons_project_idx').on(t.project_id, t.id)],
+);
+
+export const person_distinct_ids = pgTable(
+  'person_distinct_ids',
+  {
+    project_id: integer('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    distinct_id: varchar('distinct_id', { length: 400 }).notNull(),
+    person_id: integer('person_id')
+      .notNull()
+      .references(() => persons.id, { onDelete: 'cascade' }),
+  },
+  (t) => [primaryKey({ columns: [t.project_id, t.distinct_id] }), index('person_distinct_ids_person_idx').on(t.person_id)],
+);

@@ -1,0 +1,4 @@
+export * from './organizations.js';
+export * from './projects.js';
+export * from './users.js';
+export * from './events.js';

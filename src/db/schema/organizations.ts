@@ -1,0 +1,39 @@
+import { boolean, index, integer, pgTable, smallint, timestamp, unique, uuid, varchar } from 'drizzle-orm/pg-core';
+import { users } from './users.js';
+
+export const organizations = pgTable('organizations', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  name: varchar('name', { length: 64 }).notNull(),
+  slug: varchar('slug', { length: 48 }).notNull().unique(),
+  logo_media_id: uuid('logo_media_id'),
+  created_at: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  updated_at: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  // Self-hosted PostHog forces new organizations to ROOT (9).
+  plugins_access_level: smallint('plugins_access_level').notNull().default(9),
+  is_member_join_email_enabled: boolean('is_member_join_email_enabled').notNull().default(true),
+  enforce_2fa: boolean('enforce_2fa'),
+  customer_id: varchar('customer_id', { length: 200 }),
+  members_can_invite: boolean('members_can_invite').notNull().default(true),
+  members_can_use_personal_api_keys: boolean('members_can_use_personal_api_keys').notNull().default(true),
+  allow_publicly_shared_resources: boolean('allow_publicly_shared_resources').notNull().default(true),
+});
+
+export const organization_memberships = pgTable(
+  'organization_memberships',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    organization_id: uuid('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    user_id: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    level: smallint('level').notNull().default(1),
+    joined_at: timestamp('joined_at', { withTimezone: true }).notNull().defaultNow(),
+    updated_at: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    unique('organization_memberships_org_user_unique').on(t.organization_id, t.user_id),
+    index('organization_memberships_user_idx').on(t.user_id),
+  ],
+);

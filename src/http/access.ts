@@ -1,0 +1,17 @@
+import { ApiError } from './errors.js';
+import type { Tenant } from './auth.js';
+
+/** Organization membership levels (reference §2). */
+export const Level = { MEMBER: 1, ADMIN: 8, OWNER: 15 } as const;
+
+export function requireLevel(tenant: Tenant, level: number): void {
+  if (tenant.level < level) throw ApiError.permissionDenied('Your organization access level is insufficient.');
+}
+
+/** The listed keys of `body` that are present: unknown and read-only fields never reach the database. */
+export function pick<T extends object, K extends keyof T>(body: T | undefined, keys: readonly K[]): Partial<Pick<T, K>> {
+  const out: Partial<Pick<T, K>> = {};
+  if (!body) return out;
+  for (const k of keys) if (body[k] !== undefined) out[k] = body[k];
+  return out;
+}

@@ -1,0 +1,141 @@
+import type { FastifyRequest } from 'fastify';
+import type { Principal } from '../db/queries/auth.js';
+import { touchKey, unscopedOrganizationExists, unscopedProjectOrganization } from '../db/queries/auth.js';
+import { hashKeyValue } from '../tokens.js';
+import { ApiError } from './errors.js';
+import type { RouteMeta } from './route-meta.js';
+
+export interface Tenant {
+  organization_id: string;
+  /** The caller's membership level in that organization. */
+  level: number;
+  /** Set on project routes. */
+  project_id?: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal;
+    tenant: Tenant;
+  }
+}
+
+const BEARER = /^Bearer\s+(\S.+)$/i;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const HOUR_MS = 3_600_000;
+
+function presentedKey(req: FastifyRequest): string | undefined {
+  const header = req.headers.authorization;
+  if (header) {
+    const token = BEARER.exec(header)?.[1]?.trim();
+    // `pha_` tokens are OAuth access tokens, which this server does not issue.
+    if (token && !token.startsWith('pha_')) return token;
+  }
+  const query = (req.query as Record<string, unknown> | undefined)?.personal_api_key;
+  return typeof query === 'string' && query ? query : undefined;
+}
+
+/** `write` implies `read`, and `*` allows everything (reference §1.4). */
+export function hasScope(keyScopes: readonly string[], required: string): boolean {
+  if (keyScopes.includes('*') || keyScopes.includes(required)) return true;
+  const [object, action] = required.split(':');
+  return action === 'read' && keyScopes.includes(`${object}:write`);
+}
+
+/** The first project of the user's current organization, PostHog's fallback for `@current`. */
+function currentProjectId(p: Principal): number | undefined {
+  const current = p.user.current_team_id;
+  if (current !== null && p.projects.has(current)) return current;
+  const org = currentOrganizationId(p);
+  for (const [id, orgId] of p.projects) if (orgId === org) return id;
+  return p.projects.keys().next().value;
+}
+
+function currentOrganizationId(p: Principal): string | undefined {
+  const current = p.user.current_organization_id;
+  if (current && p.memberships.has(current)) return current;
+  return p.memberships.keys().next().value;
+}
+
+/** Builds the onRequest hook that authenticates, checks key scoping and scope, then membership. */
+export function authenticate(meta: RouteMeta) {
+  return async function onRequest(req: FastifyRequest): Promise<void> {
+    const value = presentedKey(req);
+    if (!value) throw ApiError.notAuthenticated();
+    const principal = await req.server.authCache.get(hashKeyValue(value));
+    if (!principal) throw ApiError.authenticationFailed();
+    req.principal = principal;
+    if (!principal.key.last_used_at || Date.now() - principal.key.last_used_at.getTime() > HOUR_MS) {
+      principal.key.last_used_at = new Date();
+      touchKey(req.server.db, principal.key.id).catch((err) => req.log.warn({ err }, 'could not record key use'));
+    }
+    const { key } = principal;
+    const scopedTeams = key.scoped_teams?.length ? key.scoped_teams : undefined;
+    const scopedOrgs = key.scoped_organizations?.length ? key.scoped_organizations : undefined;
+    const params = req.params as Record<string, string>;
+
+    if (meta.tenant.kind === 'project') {
+      const raw = params[meta.tenant.param] ?? '';
+      const projectId = raw === '@current' ? currentProjectId(principal) : /^\d+$/.test(raw) ? Number(raw) : undefined;
+      const notFound = meta.tenant.self ? ApiError.notFound() : ApiError.notFound('Project not found.');
+      if (projectId === undefined || projectId > 2147483647) throw notFound;
+      const orgId = principal.projects.get(projectId) ?? (await unscopedProjectOrganization(req.server.db, projectId));
+      if (!orgId) throw notFound;
+      if (scopedTeams && !scopedTeams.includes(projectId)) {
+        throw ApiError.permissionDenied(`API key does not have access to the requested project: ID ${projectId}.`);
+      }
+      if (scopedOrgs && !scopedOrgs.includes(orgId)) {
+        throw ApiError.permissionDenied(`API key does not have access to the requested organization: ID ${orgId}.`);
+      }
+      checkScopes(meta, key.scopes);
+      const level = principal.memberships.get(orgId);
+      if (level === undefined) {
+        throw meta.tenant.self ? notFound : ApiError.permissionDenied("You don't have access to the project.");
+      }
+      req.tenant = { organization_id: orgId, level, project_id: projectId };
+      return;
+    }
+
+    if (meta.tenant.kind === 'organization') {
+      if (scopedTeams) {
+        throw ApiError.permissionDenied('API keys with scoped projects are only supported on project-based endpoints.');
+      }
+      const raw = params[meta.tenant.param] ?? '';
+      const orgId = raw === '@current' ? currentOrganizationId(principal) : UUID.test(raw) ? raw.toLowerCase() : undefined;
+      const notFound = meta.tenant.self ? ApiError.notFound() : ApiError.notFound('Organization not found.');
+      if (!orgId) throw notFound;
+      if (scopedOrgs && !scopedOrgs.includes(orgId)) {
+        if (meta.tenant.self) throw notFound;
+        throw ApiError.permissionDenied(`API key does not have access to the requested organization: ID ${orgId}.`);
+      }
+      checkScopes(meta, key.scopes);
+      const level = principal.memberships.get(orgId);
+      if (level === undefined) {
+        if (meta.tenant.self || !(await unscopedOrganizationExists(req.server.db, orgId))) throw notFound;
+        throw ApiError.permissionDenied();
+      }
+      req.tenant = { organization_id: orgId, level };
+      return;
+    }
+
+    if (meta.tenant.kind === 'global' && scopedTeams) {
+      throw ApiError.permissionDenied('API keys with scoped projects are only supported on project-based endpoints.');
+    }
+    checkScopes(meta, key.scopes);
+  };
+}
+
+function checkScopes(meta: RouteMeta, keyScopes: readonly string[]): void {
+  if (!meta.scopes?.length) throw ApiError.permissionDenied('This action does not support personal API key access');
+  for (const scope of meta.scopes) {
+    if (!hasScope(keyScopes, scope)) throw ApiError.permissionDenied(`API key missing required scope '${scope}'`);
+  }
+}
+
+/** Organization ids a key may see, for list endpoints that are not tied to one tenant. */
+export function visibleOrganizationIds(p: Principal): string[] {
+  const scoped = p.key.scoped_organizations?.length ? p.key.scoped_organizations : undefined;
+  return [...p.memberships.keys()].filter((id) => !scoped || scoped.includes(id));
+}
+
+export { currentOrganizationId, currentProjectId };

@@ -1,0 +1,53 @@
+import { Ajv, type Options } from 'ajv';
+import formats from 'ajv-formats';
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import openapiGlue from 'fastify-openapi-glue';
+import { handlers } from '../operations/index.js';
+import { authenticate } from './auth.js';
+import { routeMeta } from './route-meta.js';
+import { spec } from './spec.js';
+
+const ajvOptions: Options = {
+  useDefaults: true,
+  // verbose keeps the failing schema and value on each error, for PostHog-worded messages.
+  verbose: true,
+  allErrors: false,
+  strictTypes: false,
+  keywords: ['example', 'x-error-detail'],
+};
+
+function makeAjv(coerceTypes: Options['coerceTypes']): Ajv {
+  const ajv = new Ajv({ ...ajvOptions, coerceTypes });
+  formats.default(ajv);
+  return ajv;
+}
+
+/**
+ * Binds every operation of the contract to its handler by operationId. JSON bodies are typed
+ * strictly ("true" is not a boolean) while query and path parameters are coerced from strings.
+ * Authentication, key scoping, scope and membership checks run in onRequest, before the body is
+ * even parsed, so an anonymous or unauthorised caller learns nothing from validation errors.
+ */
+export async function registerOperations(app: FastifyInstance): Promise<void> {
+  const strict = makeAjv(false);
+  const coercing = makeAjv('array');
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
+
+  await app.register(openapiGlue, {
+    // Glue warns that the contract's response-only media types have no body parser; they need none.
+    logLevel: 'error',
+    specification: spec,
+    operationResolver(operationId: string, method: string, openapiPath: string) {
+      const handler = handlers[operationId as keyof typeof handlers];
+      if (!handler) throw new Error(`No handler for operation ${operationId}`);
+      const operation = spec.paths[openapiPath]?.[method.toLowerCase()] ?? {};
+      const meta = routeMeta(openapiPath, operation, spec.security);
+      return {
+        handler: handler as RouteOptions['handler'],
+        config: { operationId } as RouteOptions['config'],
+        ...(meta.scopes ? { onRequest: authenticate(meta) } : {}),
+        ...(operation['x-body-limit'] ? { bodyLimit: Number(operation['x-body-limit']) } : {}),
+      } as RouteOptions;
+    },
+  });
+}

@@ -1,0 +1,28 @@
+import type { SomeHandlers } from '../http/types.js';
+import { ApiError } from '../http/errors.js';
+import { spec, specYaml } from '../http/spec.js';
+
+export const metaHandlers = {
+  async schema_retrieve(req, reply) {
+    const wantsJson =
+      req.query.format === 'json' || (req.query.format === undefined && /json/.test(req.headers.accept ?? ''));
+    if (wantsJson) {
+      await reply.type('application/vnd.oai.openapi+json').send(JSON.stringify(spec));
+    } else {
+      await reply.type('application/vnd.oai.openapi; charset=utf-8').send(specYaml());
+    }
+  },
+
+  async health_retrieve() {
+    return { status: 'ok' as const };
+  },
+
+  async readyz_retrieve(req) {
+    try {
+      await req.server.database.ping();
+    } catch {
+      throw ApiError.unavailable();
+    }
+    return { status: 'ok' as const };
+  },
+} satisfies SomeHandlers;

@@ -1,0 +1,40 @@
+import closeWithGrace from 'close-with-grace';
+import { buildApp } from './app.js';
+import { bootstrap } from './bootstrap.js';
+import { loadConfig } from './config.js';
+import { DataDirLockedError, openDatabase } from './db/client.js';
+
+const config = loadConfig();
+
+async function main(): Promise<void> {
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+  const boot = await bootstrap(database.db, { email: config.bootstrapEmail, apiKey: config.bootstrapApiKey });
+  if (boot.generatedKey) {
+    // Shown this once: only its hash is stored.
+    process.stdout.write(
+      `\nCreated ${config.bootstrapEmail} with "Default organization" and "Default project".\n` +
+        `Personal API key (all scopes), shown only now:\n\n    ${boot.generatedKey}\n\n`,
+    );
+  }
+  const app = await buildApp({
+    config,
+    database,
+    logger: { level: config.logLevel, redact: ['req.headers.authorization'] },
+  });
+  closeWithGrace({ delay: 10_000 }, async ({ err }) => {
+    if (err) app.log.error({ err }, 'shutting down after an error');
+    // Stops accepting connections and waits for in-flight requests before the database goes.
+    await app.close();
+    await database.close();
+  });
+  await app.listen({ host: config.host, port: config.port });
+}
+
+main().catch((err) => {
+  if (err instanceof DataDirLockedError) {
+    process.stderr.write(`${err.message}\n`);
+  } else {
+    process.stderr.write(`Could not start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  }
+  process.exit(1);
+});

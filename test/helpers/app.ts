@@ -1,0 +1,77 @@
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { Test } from 'tap';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { Database, Db } from '../../src/db/client.js';
+import type { OperationId } from '../../src/http/types.js';
+import { openTestDatabase } from './db.js';
+import { operationInfo, validateResponse } from './spec-validator.js';
+
+export interface CallOptions {
+  params?: Record<string, string | number>;
+  query?: Record<string, string | number | boolean | string[]>;
+  body?: unknown;
+  /** A personal API key value; omit for an anonymous call. */
+  key?: string;
+  headers?: Record<string, string>;
+  /** Send this exact payload instead of JSON-encoding `body`. */
+  payload?: string | Buffer;
+}
+
+export interface CallResult {
+  status: number;
+  body: any;
+  headers: LightMyRequestResponse['headers'];
+  raw: string;
+}
+
+export interface TestContext {
+  app: FastifyInstance;
+  db: Db;
+  database: Database;
+  /** The database URL on PostgreSQL (for tests that need a second connection). */
+  url?: string;
+  /** Calls an operation by operationId and fails the test if the answer breaks the contract. */
+  call(operationId: OperationId, opts?: CallOptions): Promise<CallResult>;
+  inject(opts: InjectOptions): Promise<LightMyRequestResponse>;
+}
+
+/**
+ * The production app on a fresh database of its own, torn down with the test. Every answer that goes
+ * through `call` is checked against openapi.yaml.
+ */
+export async function buildTestApp(t: Test, overrides: Partial<Config> = {}): Promise<TestContext> {
+  const { database, url, drop } = await openTestDatabase();
+  const config = { ...loadConfig({ RATE_LIMITS: 'off', WORKER: '0' }), ...overrides };
+  const app = await buildApp({ config, database });
+  t.teardown(async () => {
+    await app.close();
+    await database.close();
+    await drop();
+  });
+
+  async function call(operationId: OperationId, opts: CallOptions = {}): Promise<CallResult> {
+    const { method, path } = operationInfo(operationId);
+    const url = path.replace(/\{(\w+)\}/g, (_, name: string) => {
+      const value = opts.params?.[name];
+      if (value === undefined) throw new Error(`${operationId}: missing path parameter ${name}`);
+      return encodeURIComponent(String(value));
+    });
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+    const res = await app.inject({
+      method: method as InjectOptions['method'],
+      url,
+      query: opts.query as InjectOptions['query'],
+      headers,
+      ...(opts.payload !== undefined ? { payload: opts.payload } : opts.body !== undefined ? { payload: opts.body as object } : {}),
+    });
+    const problems = validateResponse(operationId, res.statusCode, res.headers['content-type'] as string | undefined, res.body);
+    if (problems.length) throw new Error(`Response breaks the contract:\n${problems.join('\n')}`);
+    let body: unknown = res.body;
+    if (/json/.test(String(res.headers['content-type'] ?? '')) && res.body) body = JSON.parse(res.body);
+    return { status: res.statusCode, body, headers: res.headers, raw: res.body };
+  }
+
+  return { app, db: database.db, database, url, call, inject: (o) => app.inject(o) };
+}
