@@ -1,10 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import postgres from 'postgres';
 import { openDatabase, type Database } from '../../src/db/client.js';
 
 export const PGLITE_TEMPLATE = resolve('.tap/pglite-template.tar.gz');
-export const PG_TEMPLATE_DB = 'api_test_template';
+// One template per checkout, so suites of two checkouts can share a PostgreSQL server.
+export const PG_TEMPLATE_DB = `api_test_template_${createHash('sha1').update(process.cwd()).digest('hex').slice(0, 8)}`;
 
 export function withDatabase(url: string, name: string): string {
   const u = new URL(url);
