@@ -107,14 +107,14 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
     db,
     kind: 'postgres',
     async migrate() {
-      // Several processes may start at once; the advisory lock lets one of them migrate at a time.
-      const conn = await sql.reserve();
+      // Several processes may start at once; the advisory lock, held on a connection of its own, lets
+      // one of them migrate at a time.
+      const lock = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
       try {
-        await conn`select pg_advisory_lock(727274)`;
+        await lock`select pg_advisory_lock(727274)`;
         await migrate(db as never, { migrationsFolder });
       } finally {
-        await conn`select pg_advisory_unlock(727274)`.catch(() => {});
-        conn.release();
+        await lock.end({ timeout: 5 });
       }
     },
     async listen(channel, fn) {
