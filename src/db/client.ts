@@ -99,9 +99,7 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
     onnotice: () => {},
     connect_timeout: 5,
     idle_timeout: 60,
-    // Pipelining many queries on few connections degrades under sustained load (postgres.js#747).
-    max_pipeline: 0,
-  } as Parameters<typeof postgres>[1]);
+  });
   const db = drizzle({ client: sql, schema }) as unknown as Db;
   return {
     db,
