@@ -42,6 +42,9 @@ export async function buildApp({ config, database, logger = false }: AppOptions)
   app.decorate('db', database.db);
   app.decorate('authCache', authCache);
 
+  // Bodies are validated per media type and the contract only has JSON bodies: a text/plain body
+  // would reach a handler unvalidated, so only JSON is parsed (anything else is a 415).
+  app.removeContentTypeParser('text/plain');
   app.setErrorHandler(errorHandler);
   installNotFound(app);
   app.addHook('onSend', async (_req, reply) => {
