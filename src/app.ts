@@ -8,6 +8,7 @@ import { errorHandler } from './http/errors.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';
 import { spec } from './http/spec.js';
+import { parseRate, RateLimiter } from './http/rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -15,6 +16,8 @@ declare module 'fastify' {
     database: Database;
     db: Db;
     authCache: AuthCache;
+    /** Absent when RATE_LIMITS=off. */
+    rateLimiter?: RateLimiter;
   }
 }
 
@@ -41,6 +44,9 @@ export async function buildApp({ config, database, logger = false }: AppOptions)
   app.decorate('database', database);
   app.decorate('db', database.db);
   app.decorate('authCache', authCache);
+  if (config.rateLimits) {
+    app.decorate('rateLimiter', new RateLimiter([parseRate(config.rateLimitBurst), parseRate(config.rateLimitSustained)]));
+  }
 
   // Bodies are validated per media type and the contract only has JSON bodies: a text/plain body
   // would reach a handler unvalidated, so only JSON is parsed (anything else is a 415).

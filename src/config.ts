@@ -9,6 +9,9 @@ export interface Config {
   logLevel: string;
   siteUrl: string | undefined;
   rateLimits: boolean;
+  /** PostHog's personal API key throttles, as `<n>/<second|minute|hour|day>`. */
+  rateLimitBurst: string;
+  rateLimitSustained: string;
   worker: boolean;
 }
 
@@ -23,6 +26,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     siteUrl: env.SITE_URL ? env.SITE_URL.replace(/\/+$/, '') : undefined,
     rateLimits: (env.RATE_LIMITS ?? 'on') !== 'off',
+    rateLimitBurst: env.RATE_LIMIT_BURST || '480/minute',
+    rateLimitSustained: env.RATE_LIMIT_SUSTAINED || '4800/hour',
     worker: (env.WORKER ?? '1') !== '0',
   };
 }

@@ -92,3 +92,15 @@ t.test('a lost database is a 503, not a crash', async (t) => {
     attr: null,
   });
 });
+
+t.test('throttling per key answers 429 with Retry-After', async (t) => {
+  const throttled = await buildTestApp(t, { rateLimits: true, rateLimitBurst: '3/minute', rateLimitSustained: '100/hour' });
+  const a = await makeTenant(throttled.db);
+  for (let i = 0; i < 3; i++) t.equal((await throttled.call('users_retrieve', { key: a.key })).status, 200);
+  const res = await throttled.call('users_retrieve', { key: a.key });
+  t.equal(res.status, 429);
+  t.same(res.body, { type: 'throttled_error', code: 'throttled', detail: 'Request was throttled.', attr: null });
+  t.ok(Number(res.headers['retry-after']) > 0 && Number(res.headers['retry-after']) <= 60);
+  const other = await makeTenant(throttled.db);
+  t.equal((await throttled.call('users_retrieve', { key: other.key })).status, 200, 'limits are per key');
+});
