@@ -3,6 +3,7 @@ export interface Config {
   host: string;
   port: number;
   databaseUrl: string | undefined;
+  databasePoolSize: number;
   dataDir: string;
   bootstrapApiKey: string | undefined;
   bootstrapEmail: string;
@@ -20,6 +21,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST || '127.0.0.1',
     port: Number(env.PORT || 8000),
     databaseUrl: env.DATABASE_URL || undefined,
+    databasePoolSize: Number(env.DATABASE_POOL_SIZE || 20),
     dataDir: env.DATA_DIR || '.data',
     bootstrapApiKey: env.BOOTSTRAP_API_KEY || undefined,
     bootstrapEmail: env.BOOTSTRAP_EMAIL || 'admin@example.com',
