@@ -94,6 +94,16 @@ t.test('dashboards_list', async (t) => {
     const current = await call('dashboards_list', { key: a.key, params: { project_id: '@current' } });
     t.equal(current.body.count, 3);
   });
+
+  t.test('levels are computed for the caller', async (t) => {
+    const member = await makeMember(db, a, 1);
+    await dashboard(a, { name: 'locked', restriction_level: 37 });
+    const res = await call('dashboards_list', { key: member.key, params, query: { limit: 10 } });
+    const locked = res.body.results.find((d: any) => d.name === 'locked');
+    t.match(locked, { restriction_level: 37, effective_restriction_level: 37, effective_privilege_level: 21 });
+    const mine = await call('dashboards_list', { key: a.key, params, query: { limit: 10 } });
+    t.equal(mine.body.results.find((d: any) => d.name === 'locked').effective_privilege_level, 37, 'the creator edits');
+  });
 });
 
 t.test('dashboards_create', async (t) => {
