@@ -269,6 +269,247 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project_id}/dashboards/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List dashboards
+         * @description The project's dashboards that are not deleted, pinned ones first, then by name. `tags` (repeatable) keeps dashboards carrying any of the given tags. Items leave out `tiles`, `filters` and the write-only fields.
+         */
+        get: operations["dashboards_list"];
+        put?: never;
+        /**
+         * Create a dashboard
+         * @description The caller becomes `created_by`. `use_template` fills the dashboard from a built-in template (`BLANK`, `DEFAULT_APP`, or a template's name such as `Product analytics`); `use_dashboard` copies another dashboard of the project with its tiles and filters. The two cannot be combined. `creation_mode` is `template`, `duplicate` or `default` accordingly.
+         */
+        post: operations["dashboards_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/create_from_template_json/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a dashboard from a template document
+         * @description Creates a dashboard from PostHog's template shape: its name is `template_name`, its description `dashboard_description`, its filters `dashboard_filters`, its tags `tags`, and each `TEXT` tile becomes a text tile. Other tile types are refused (400 on `template__tiles`). Answers 200, as PostHog does.
+         */
+        post: operations["dashboards_create_from_template_json_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a dashboard
+         * @description A deleted dashboard, or one of another project, is a 404.
+         */
+        get: operations["dashboards_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * Hard delete (refused)
+         * @description Dashboards cannot be hard deleted: this always answers 405 with an empty body. Delete with `PATCH {"deleted": true}` instead.
+         */
+        delete: operations["dashboards_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a dashboard
+         * @description Needs edit rights on the dashboard. `{"deleted": true}` deletes it (soft); a body with `"deleted": false` also reaches a deleted dashboard and restores it. Changing `restriction_level` is reserved to the dashboard's creator and project administrators. `tiles` adds text tiles (no `id`), changes tiles (`id` with `text`, `layouts` or `color`) and removes them (`deleted: true`). `use_template` and `use_dashboard` are ignored here.
+         */
+        patch: operations["dashboards_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{id}/move_tile/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Move a tile to another dashboard
+         * @description Moves the tile `tile.id` of this dashboard to the dashboard `toDashboard` of the same project. Needs edit rights on both. Answers with this (the source) dashboard, as PostHog does.
+         */
+        patch: operations["dashboards_move_tile_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{dashboard_id}/collaborators/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * List a dashboard's collaborators
+         * @description A plain array (not paginated), oldest first.
+         */
+        get: operations["dashboards_collaborators_list"];
+        put?: never;
+        /**
+         * Add a collaborator
+         * @description Gives a member of the project's organization edit rights on a dashboard restricted to collaborators (`restriction_level` 37). Needs edit rights on the dashboard. Only `level` 37 can be given; the dashboard's creator and project administrators already have it and are refused.
+         */
+        post: operations["dashboards_collaborators_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{dashboard_id}/collaborators/{user__uuid}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+                /** @description The collaborator's user uuid. */
+                user__uuid: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a collaborator
+         * @description Needs edit rights on the dashboard, which must be restricted to collaborators.
+         */
+        delete: operations["dashboards_collaborators_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{dashboard_id}/sharing/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * The dashboard's sharing configuration
+         * @description One object, not a list. Until sharing is first saved with PATCH, this is an unsaved configuration (`created_at` null, `enabled` false) with a fresh token on every call.
+         */
+        get: operations["dashboards_sharing_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Enable or disable public sharing
+         * @description Saves the configuration. Toggling `enabled` never changes the token. While enabled, anyone with the token can read the dashboard at `GET /shared/{access_token}`. Needs edit rights on the dashboard.
+         */
+        patch: operations["dashboards_sharing_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{dashboard_id}/sharing/refresh/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the sharing token
+         * @description Gives the configuration a new token; the old one stops working at once. Needs edit rights on the dashboard.
+         */
+        post: operations["dashboards_sharing_refresh_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/shared/{access_token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token of an enabled sharing configuration (a `.json` suffix is accepted). */
+                access_token: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A publicly shared dashboard
+         * @description Needs no key. Answers the dashboard, read-only (`effective_privilege_level` 21), while its sharing is enabled and the token is current; otherwise 404.
+         */
+        get: operations["shared_dashboard_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -507,6 +748,222 @@ export interface components {
             scoped_teams?: number[] | null;
             scoped_organizations?: string[] | null;
         };
+        /** @description A user as embedded in other objects, or null (e.g. once the user is gone). */
+        NullableUserBasic: {
+            readonly id: number;
+            /** Format: uuid */
+            readonly uuid: string;
+            distinct_id: string | null;
+            first_name: string;
+            last_name: string;
+            /** Format: email */
+            email: string;
+            is_email_verified: boolean | null;
+            hedgehog_config: {
+                [key: string]: unknown;
+            } | null;
+        } | null;
+        /** @description Tag names; stored trimmed, lower-cased and de-duplicated, returned sorted. */
+        Tags: string[];
+        /**
+         * @description `21` everyone in the project can edit, `37` only collaborators can edit.
+         * @enum {integer}
+         */
+        RestrictionLevel: 21 | 37;
+        /**
+         * @description `21` can view, `37` can edit.
+         * @enum {integer}
+         */
+        PrivilegeLevel: 21 | 37;
+        /** @description A dashboard as listed. */
+        DashboardBasic: {
+            readonly id: number;
+            name: string | null;
+            description: string;
+            pinned: boolean;
+            /** Format: date-time */
+            readonly created_at: string;
+            created_by: components["schemas"]["NullableUserBasic"];
+            /** @description True while the dashboard's public sharing is enabled. */
+            readonly is_shared: boolean;
+            deleted: boolean;
+            /** @enum {string} */
+            readonly creation_mode: "default" | "template" | "duplicate";
+            tags: components["schemas"]["Tags"];
+            restriction_level: components["schemas"]["RestrictionLevel"];
+            readonly effective_restriction_level: components["schemas"]["RestrictionLevel"];
+            /** @description What the caller may do with this dashboard. */
+            readonly effective_privilege_level: components["schemas"]["PrivilegeLevel"];
+        };
+        PaginatedDashboardBasicList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["DashboardBasic"][];
+        };
+        Filters: {
+            [key: string]: unknown;
+        };
+        DashboardRequest: {
+            name?: string | null;
+            description?: string;
+            pinned?: boolean;
+            deleted?: boolean;
+            /** @description A built-in template's key or name; blank means none. */
+            use_template?: string;
+            /** @description The id of a dashboard of this project to duplicate. */
+            use_dashboard?: number | null;
+            /** @description Accepted for compatibility; this server keeps no insights. */
+            delete_insights?: boolean;
+            tags?: components["schemas"]["Tags"];
+            restriction_level?: components["schemas"]["RestrictionLevel"];
+            filters?: components["schemas"]["Filters"];
+        };
+        DashboardTileText: {
+            body: string;
+            created_by: components["schemas"]["NullableUserBasic"];
+            /** Format: date-time */
+            last_modified_at: string;
+            last_modified_by: components["schemas"]["NullableUserBasic"];
+        };
+        DashboardTile: {
+            id: number;
+            text: components["schemas"]["DashboardTileText"];
+            /** @description Always null; this server has text tiles only. */
+            insight: Record<string, never> | null;
+            /** @description Grid positions per breakpoint, e.g. `{"sm": {"x": 0, "y": 0, "w": 6, "h": 5}}`. */
+            layouts: {
+                [key: string]: unknown;
+            };
+            color: string | null;
+            /** @description Position of the tile when read top to bottom, left to right. */
+            order: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A dashboard with its tiles. */
+        Dashboard: {
+            readonly id: number;
+            name: string | null;
+            description: string;
+            pinned: boolean;
+            /** Format: date-time */
+            readonly created_at: string;
+            created_by: components["schemas"]["NullableUserBasic"];
+            /** @description True while the dashboard's public sharing is enabled. */
+            readonly is_shared: boolean;
+            deleted: boolean;
+            /** @enum {string} */
+            readonly creation_mode: "default" | "template" | "duplicate";
+            tags: components["schemas"]["Tags"];
+            restriction_level: components["schemas"]["RestrictionLevel"];
+            readonly effective_restriction_level: components["schemas"]["RestrictionLevel"];
+            /** @description What the caller may do with this dashboard. */
+            readonly effective_privilege_level: components["schemas"]["PrivilegeLevel"];
+            /** @description The template the dashboard was created from, or blank. */
+            use_template: string;
+            /** @description The dashboard this one was duplicated from, if any. */
+            use_dashboard: number | null;
+            /** @description Always false in answers. */
+            delete_insights: boolean;
+            readonly filters: {
+                [key: string]: unknown;
+            };
+            /** @description The dashboard's tiles, top to bottom and left to right. */
+            readonly tiles: components["schemas"]["DashboardTile"][];
+        };
+        DashboardTemplateTile: {
+            /** @description Only `TEXT` is supported; any other type is a 400 on `template__tiles`. */
+            type: string;
+            /** @description The text of a `TEXT` tile (required for it). */
+            body?: string;
+            layouts?: {
+                [key: string]: unknown;
+            };
+            color?: string | null;
+        };
+        DashboardTemplateJson: {
+            template_name: string;
+            dashboard_description?: string;
+            dashboard_filters?: {
+                [key: string]: unknown;
+            };
+            tags?: components["schemas"]["Tags"];
+            tiles?: components["schemas"]["DashboardTemplateTile"][];
+        };
+        DashboardFromTemplateRequest: {
+            template: components["schemas"]["DashboardTemplateJson"];
+            /** @description Where the request came from; accepted for compatibility. */
+            creation_context?: string;
+        };
+        /** @description Without `id`, a new text tile (`text` is then required). With `id`, a change to that tile of this dashboard; `deleted: true` removes it. */
+        DashboardTileRequest: {
+            id?: number;
+            text?: {
+                body: string;
+            };
+            layouts?: {
+                [key: string]: unknown;
+            };
+            color?: string | null;
+            deleted?: boolean;
+        };
+        PatchedDashboardRequest: {
+            name?: string | null;
+            description?: string;
+            pinned?: boolean;
+            deleted?: boolean;
+            /** @description Ignored on update. */
+            use_template?: string;
+            /** @description Ignored on update. */
+            use_dashboard?: number | null;
+            /** @description Accepted for compatibility; this server keeps no insights. */
+            delete_insights?: boolean;
+            tags?: components["schemas"]["Tags"];
+            restriction_level?: components["schemas"]["RestrictionLevel"];
+            filters?: components["schemas"]["Filters"];
+            tiles?: components["schemas"]["DashboardTileRequest"][];
+        };
+        MoveTileRequest: {
+            tile: {
+                id: number;
+            };
+            /** @description The id of the destination dashboard, in the same project. */
+            toDashboard: number;
+        };
+        DashboardCollaborator: {
+            /** Format: uuid */
+            readonly id: string;
+            readonly dashboard_id: number;
+            readonly user: components["schemas"]["UserBasic"];
+            level: components["schemas"]["PrivilegeLevel"];
+            /** Format: date-time */
+            readonly added_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+            /** Format: uuid */
+            user_uuid: string;
+        };
+        DashboardCollaboratorRequest: {
+            level: components["schemas"]["PrivilegeLevel"];
+            /** Format: uuid */
+            user_uuid: string;
+        };
+        SharingConfiguration: {
+            /**
+             * Format: date-time
+             * @description Null until the configuration is first saved.
+             */
+            readonly created_at: string | null;
+            enabled: boolean;
+            /** @description The secret part of the public link `/shared/{access_token}`. */
+            readonly access_token: string;
+        };
+        PatchedSharingConfigurationRequest: {
+            enabled?: boolean;
+        };
     };
     responses: {
         /** @description The request was invalid; `attr` names the field. */
@@ -589,6 +1046,8 @@ export interface components {
         Limit: number;
         /** @description The initial index from which to return the results. */
         Offset: number;
+        /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+        ProjectId: string;
     };
     requestBodies: never;
     headers: never;
@@ -1160,6 +1619,472 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Only dashboards with at least one of these tags (compared trimmed and lower-cased). */
+                tags?: string[];
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of dashboards. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedDashboardBasicList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DashboardRequest"];
+            };
+        };
+        responses: {
+            /** @description The new dashboard. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_create_from_template_json_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardFromTemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description The new dashboard. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dashboard. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description Hard delete is not allowed; the body is empty. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedDashboardRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated dashboard. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_move_tile_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MoveTileRequest"];
+            };
+        };
+        responses: {
+            /** @description The source dashboard, without the moved tile. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_collaborators_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collaborators. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardCollaborator"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_collaborators_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardCollaboratorRequest"];
+            };
+        };
+        responses: {
+            /** @description The new collaborator. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardCollaborator"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_collaborators_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+                /** @description The collaborator's user uuid. */
+                user__uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_sharing_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sharing configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingConfiguration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_sharing_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedSharingConfigurationRequest"];
+            };
+        };
+        responses: {
+            /** @description The saved sharing configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingConfiguration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_sharing_refresh_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration with its new token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingConfiguration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    shared_dashboard_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token of an enabled sharing configuration (a `.json` suffix is accepted). */
+                access_token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The shared dashboard. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

@@ -1,4 +1,7 @@
 import type { AllHandlers } from '../http/types.js';
+import { dashboardCollaboratorHandlers } from './dashboard-collaborators.js';
+import { dashboardSharingHandlers } from './dashboard-sharing.js';
+import { dashboardHandlers } from './dashboards.js';
 import { metaHandlers } from './meta.js';
 import { organizationHandlers } from './organizations.js';
 import { personalApiKeyHandlers } from './personal-api-keys.js';
@@ -12,4 +15,7 @@ export const handlers = {
   ...projectHandlers,
   ...userHandlers,
   ...personalApiKeyHandlers,
+  ...dashboardHandlers,
+  ...dashboardCollaboratorHandlers,
+  ...dashboardSharingHandlers,
 } satisfies AllHandlers;
