@@ -1,8 +1,12 @@
 import type { AllHandlers } from '../http/types.js';
+import { domainHandlers } from './domains.js';
+import { inviteHandlers } from './invites.js';
+import { memberHandlers } from './members.js';
 import { metaHandlers } from './meta.js';
 import { organizationHandlers } from './organizations.js';
 import { personalApiKeyHandlers } from './personal-api-keys.js';
 import { projectHandlers } from './projects.js';
+import { signupHandlers } from './signup.js';
 import { userHandlers } from './users.js';
 
 /** Every operation of the contract, keyed by operationId; `satisfies` makes a gap a compile error. */
@@ -12,4 +16,8 @@ export const handlers = {
   ...projectHandlers,
   ...userHandlers,
   ...personalApiKeyHandlers,
+  ...domainHandlers,
+  ...inviteHandlers,
+  ...memberHandlers,
+  ...signupHandlers,
 } satisfies AllHandlers;
