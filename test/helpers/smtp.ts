@@ -13,9 +13,13 @@ export interface TestSmtp {
 
 /**
  * A real SMTP server on 127.0.0.1 (port 0), closed with the test. Its bundled STARTTLS certificate has
- * expired, so STARTTLS is off. With `auth`, it accepts only that user and password.
+ * expired, so STARTTLS is off. With `auth`, it accepts only that user and password; with
+ * `greetingDelayMs`, it greets each connection only after that long (a slow server).
  */
-export async function startSmtp(t: Test, auth?: { user: string; password: string }): Promise<TestSmtp> {
+export async function startSmtp(
+  t: Test,
+  { auth, greetingDelayMs = 0 }: { auth?: { user: string; password: string }; greetingDelayMs?: number } = {},
+): Promise<TestSmtp> {
   const messages: TestSmtp['messages'] = [];
   const waiters: (() => void)[] = [];
   const server = new SMTPServer({
@@ -23,6 +27,9 @@ export async function startSmtp(t: Test, auth?: { user: string; password: string
     allowInsecureAuth: true,
     authOptional: !auth,
     logger: false,
+    onConnect(_session, cb) {
+      setTimeout(() => cb(), greetingDelayMs);
+    },
     onAuth(a, _session, cb) {
       if (auth && a.username === auth.user && a.password === auth.password) cb(null, { user: a.username });
       else cb(new Error('Invalid username or password'));
