@@ -510,6 +510,242 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{organization_id}/domains/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List domains
+         * @description The organization's domains in byte order of `domain`. Any member may read.
+         */
+        get: operations["domains_list"];
+        put?: never;
+        /**
+         * Add a domain
+         * @description Needs administrator level (8) or higher. A domain belongs to at most one organization. The answer carries the `verification_challenge` to publish as a TXT record at `_posthog-challenge.<domain>`. `jit_provisioning_enabled` and `sso_enforcement` are ignored until the domain is verified.
+         */
+        post: operations["domains_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/domains/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The domain's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** Retrieve a domain */
+        get: operations["domains_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a domain
+         * @description Needs administrator level (8) or higher.
+         */
+        delete: operations["domains_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a domain
+         * @description Needs administrator level (8) or higher. `domain` itself cannot change (it is ignored, like the read-only fields). `jit_provisioning_enabled` and `sso_enforcement` are refused with `verification_required` until the domain is verified.
+         */
+        patch: operations["domains_partial_update"];
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/domains/{id}/verify/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The domain's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a domain
+         * @description Looks up the TXT record `_posthog-challenge.<domain>` (through `DNS_SERVERS` when set, else the system's resolver). When one of its values equals `verification_challenge` the domain becomes verified; otherwise it stays unverified. Either way the answer is the domain. Needs administrator level (8) or higher; an already verified domain is a 400 `already_verified`.
+         */
+        post: operations["domains_verify_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/invites/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List invites
+         * @description Pending invites of the organization, newest first, expired ones included (`is_expired`).
+         */
+        get: operations["invites_list"];
+        put?: never;
+        /**
+         * Invite someone
+         * @description Any member may invite, at a level up to their own. Earlier invites for the same address are replaced. When e-mail is configured (`EMAIL_HOST`) and `send_email` is not false, the invitee is sent the sign-up link `<SITE_URL>/signup/<invite id>` after the answer, and `emailing_attempt_made` is true; a failing mail server is logged and never fails the request. Invites stay valid for 3 days.
+         */
+        post: operations["invites_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/invites/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The invite's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Cancel an invite
+         * @description Needs administrator level (8) or higher.
+         */
+        delete: operations["invites_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/invites/bulk/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Invite several people at once
+         * @description A JSON array of up to 20 invites, each as for a single invite. All or nothing: one refused invite and none is created. E-mails go out as for a single invite.
+         */
+        post: operations["invites_bulk_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/members/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List members
+         * @description Active members of the organization, newest first (`order=joined_at` for oldest first). Any member may list them.
+         */
+        get: operations["members_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/members/{user__uuid}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The member's user UUID, or `@me` for the caller. */
+                user__uuid: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member, or leave
+         * @description Removing yourself means leaving; anyone but an owner may leave. Removing someone else needs administrator level and a target whose level is not above yours. An owner cannot be removed (demote them first). The removed member's keys lose access to the organization at once.
+         */
+        delete: operations["members_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's level
+         * @description Needs administrator level (8) or higher, and a target whose level is not above the caller's. Nobody changes their own level, only owners make owners, and nobody raises another above their own level. The change applies at once to every key of the member.
+         */
+        patch: operations["members_partial_update"];
+        trace?: never;
+    };
+    "/api/signup/{invite_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invite's UUID, as in the sign-up link. */
+                invite_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Describe an invite
+         * @description Who the invite is for and which organization it is from. An unknown invite is a 400 `invalid_input`, an expired one a 400 `expired`. Needs no key.
+         */
+        get: operations["signup_retrieve"];
+        put?: never;
+        /**
+         * Accept an invite
+         * @description Creates the user with the invite's e-mail address (or reuses the existing user with that address), adds them to the organization at the invite's level, makes it their current organization, deletes the invite, and answers with the user and a new personal API key (scopes `["*"]`) whose value is shown this once. A key minted for an already existing user is scoped to the inviting organization, since the invite proves nothing about the user's other organizations. Needs no key.
+         */
+        post: operations["signup_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -964,6 +1200,177 @@ export interface components {
         PatchedSharingConfigurationRequest: {
             enabled?: boolean;
         };
+        OrganizationDomain: {
+            /** Format: uuid */
+            readonly id: string;
+            domain: string;
+            readonly is_verified: boolean;
+            /** Format: date-time */
+            readonly verified_at: string | null;
+            /** @description 43 URL-safe characters to publish as the TXT record `_posthog-challenge.<domain>`. */
+            readonly verification_challenge: string;
+            jit_provisioning_enabled: boolean;
+            sso_enforcement: string;
+            /** @description True when the SAML entity id, ACS URL and certificate are all set. */
+            readonly has_saml: boolean;
+            saml_entity_id: string | null;
+            saml_acs_url: string | null;
+            saml_x509_cert: string | null;
+        };
+        PaginatedOrganizationDomainList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["OrganizationDomain"][];
+        };
+        /** @description A lower-case domain or subdomain name such as `example.com`. */
+        DomainName: string;
+        OrganizationDomainRequest: {
+            domain: components["schemas"]["DomainName"];
+            /** @description Ignored on create; settable once the domain is verified. */
+            jit_provisioning_enabled?: boolean;
+            /** @description Ignored on create; settable once the domain is verified. */
+            sso_enforcement?: string;
+            saml_entity_id?: string | null;
+            saml_acs_url?: string | null;
+            saml_x509_cert?: string | null;
+        };
+        PatchedOrganizationDomainRequest: {
+            /** @description Only once the domain is verified. */
+            jit_provisioning_enabled?: boolean;
+            /** @description The login provider members with an address at this domain must use (`google-oauth2`, `github`, `gitlab`, `saml`), or `""` for none. Only once the domain is verified. */
+            sso_enforcement?: string;
+            saml_entity_id?: string | null;
+            saml_acs_url?: string | null;
+            saml_x509_cert?: string | null;
+        };
+        /**
+         * @description Organization membership level. `1` member, `8` administrator, `15` owner.
+         * @enum {integer}
+         */
+        MembershipLevel: 1 | 8 | 15;
+        InviteProjectAccess: {
+            /** @description A project of the organization. */
+            id: number;
+            /**
+             * @description `1` member, `8` administrator of that project.
+             * @enum {integer}
+             */
+            level: 1 | 8;
+        };
+        OrganizationInvite: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: email */
+            target_email: string;
+            first_name: string;
+            readonly emailing_attempt_made: boolean;
+            level: components["schemas"]["MembershipLevel"];
+            /** @description True once the invite is more than 3 days old. */
+            readonly is_expired: boolean;
+            /** @description Who sent the invite (null once that user is gone). */
+            readonly created_by: components["schemas"]["UserBasic"] | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+            message: string | null;
+            private_project_access: components["schemas"]["InviteProjectAccess"][] | null;
+        };
+        PaginatedOrganizationInviteList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["OrganizationInvite"][];
+        };
+        OrganizationInviteRequest: {
+            /**
+             * Format: email
+             * @description The domain part is stored lower-cased.
+             */
+            target_email: string;
+            /** @default  */
+            first_name: string;
+            /** @default 1 */
+            level: components["schemas"]["MembershipLevel"];
+            /** @description A personal note included in the e-mail. */
+            message?: string | null;
+            private_project_access?: components["schemas"]["InviteProjectAccess"][] | null;
+            /**
+             * @description Whether to e-mail the invitee (when e-mail is configured).
+             * @default true
+             */
+            send_email: boolean;
+            /**
+             * @description Keep the highest level and project access of the address's unexpired pending invites instead of simply replacing them.
+             * @default false
+             */
+            combine_pending_invites: boolean;
+        };
+        OrganizationInviteBulkRequest: components["schemas"]["OrganizationInviteRequest"][];
+        OrganizationMember: {
+            /**
+             * Format: uuid
+             * @description The membership's id.
+             */
+            readonly id: string;
+            readonly user: components["schemas"]["UserBasic"];
+            level: components["schemas"]["MembershipLevel"];
+            /** Format: date-time */
+            readonly joined_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+            /** @description Always false; this server has no password or second-factor login. */
+            readonly is_2fa_enabled: boolean;
+            /** @description Always false; this server has no social login. */
+            readonly has_social_auth: boolean;
+        };
+        PaginatedOrganizationMemberList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["OrganizationMember"][];
+        };
+        PatchedOrganizationMemberRequest: {
+            level?: components["schemas"]["MembershipLevel"];
+        };
+        SignupInvite: {
+            /** Format: uuid */
+            id: string;
+            /** Format: email */
+            target_email: string;
+            first_name: string;
+            organization_name: string;
+        };
+        SignupRequest: {
+            /** @description For a new user; defaults to the invite's `first_name`. Ignored for an existing user. */
+            first_name?: string;
+            /** @description For a new user. Ignored for an existing user. */
+            last_name?: string;
+        };
+        SignupResult: {
+            user: components["schemas"]["User"];
+            organization: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            };
+            personal_api_key: {
+                id: string;
+                label: string;
+                /** @description The key itself, shown only in this answer. */
+                value: string;
+                scopes: string[];
+                /** @description Null for a new user; the inviting organization for an existing user. */
+                scoped_organizations: string[] | null;
+            };
+        };
     };
     responses: {
         /** @description The request was invalid; `attr` names the field. */
@@ -1048,6 +1455,8 @@ export interface components {
         Offset: number;
         /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
         ProjectId: string;
+        /** @description The organization's UUID, or `@current` for the caller's current organization. */
+        OrganizationId: string;
     };
     requestBodies: never;
     headers: never;
@@ -2086,6 +2495,497 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domains_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of domains. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedOrganizationDomainList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domains_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizationDomainRequest"];
+            };
+        };
+        responses: {
+            /** @description The new, unverified domain. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationDomain"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domains_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The domain's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The domain. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationDomain"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domains_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The domain's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domains_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The domain's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedOrganizationDomainRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated domain. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationDomain"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domains_verify_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The domain's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The domain after the check. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationDomain"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    invites_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of invites. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedOrganizationInviteList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    invites_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizationInviteRequest"];
+            };
+        };
+        responses: {
+            /** @description The new invite. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationInvite"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    invites_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The invite's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    invites_bulk_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizationInviteBulkRequest"];
+            };
+        };
+        responses: {
+            /** @description The new invites, in the order given. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationInvite"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    members_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Only the member with exactly this e-mail address. */
+                email?: string;
+                /** @description `joined_at` or `-joined_at` (the default); any other value means the default. */
+                order?: string;
+                /** @description Only memberships changed after this time. */
+                updated_after?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of members. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedOrganizationMemberList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    members_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The member's user UUID, or `@me` for the caller. */
+                user__uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    members_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The member's user UUID, or `@me` for the caller. */
+                user__uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedOrganizationMemberRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated membership. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationMember"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    signup_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invite's UUID, as in the sign-up link. */
+                invite_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invite. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignupInvite"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    signup_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invite's UUID, as in the sign-up link. */
+                invite_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SignupRequest"];
+            };
+        };
+        responses: {
+            /** @description The user, their new membership's organization, and their new key. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignupResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -24,9 +24,25 @@ export function operationInfo(operationId: OperationId): OperationInfo {
   return info;
 }
 
+/**
+ * OpenAPI 3.0's `nullable: true` next to `allOf`/`oneOf`/`anyOf`/`$ref` allows null, but ajv applies
+ * the composed schemas to null too and refuses it; spell such schemas as JSON Schema does.
+ */
+function nullableComposition(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(nullableComposition);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) out[k] = nullableComposition(v);
+  if (out.nullable === true && (out.allOf || out.oneOf || out.anyOf || out.$ref)) {
+    const { nullable: _, ...rest } = out;
+    return { anyOf: [{ type: 'null' }, rest] };
+  }
+  return out;
+}
+
 const ajv = new Ajv({ strict: false, allErrors: true });
 formats.default(ajv);
-ajv.addSchema(spec as object, 'spec');
+ajv.addSchema(nullableComposition(spec) as object, 'spec');
 
 const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 

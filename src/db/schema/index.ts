@@ -3,3 +3,4 @@ export * from './projects.js';
 export * from './users.js';
 export * from './events.js';
 export * from './dashboards.js';
+export * from './people.js';
