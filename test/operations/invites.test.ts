@@ -331,7 +331,6 @@ t.test('e-mail settings', async (t) => {
     const local = await startSmtp(t, { greetingDelayMs: 1500 });
     const app = await buildTestApp(t, { emailHost: '127.0.0.1', emailPort: local.port });
     const tenant = await makeTenant(app.db);
-    const started = Date.now();
     const res = await app.call('invites_create', {
       key: tenant.key,
       params: { organization_id: tenant.organization.id },
@@ -339,8 +338,8 @@ t.test('e-mail settings', async (t) => {
       headers: { host: 'api.example.net:8443' },
     });
     t.equal(res.status, 201);
-    t.ok(Date.now() - started < 1000, 'answered before the slow server even greeted');
-    t.equal(local.messages.length, 0);
+    // The server greets only after 1.5 s: had the request waited for the mail, it would be there now.
+    t.equal(local.messages.length, 0, 'the answer did not wait for the mail');
     const { mail, user } = (await local.waitFor(1))[0]!;
     t.ok(mail.text?.includes(`http://api.example.net:8443/signup/${res.body.id}`), 'link on the request origin');
     t.equal(user, undefined, 'no login without EMAIL_USER');
