@@ -10,6 +10,12 @@ export interface Config {
   siteUrl: string | undefined;
   rateLimits: boolean;
   worker: boolean;
+  /** Where `repository` reads the plugin catalogue (a JSON list); unset means no catalogue. */
+  pluginRepositoryUrl: string | undefined;
+  /** The largest plugin archive downloaded, and the most any one file in it may unpack to. */
+  pluginArchiveMaxBytes: number;
+  /** The folder `local` plugins (`file:` urls) must live under; unset refuses local plugins. */
+  pluginLocalDir: string | undefined;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -24,5 +30,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     siteUrl: env.SITE_URL ? env.SITE_URL.replace(/\/+$/, '') : undefined,
     rateLimits: (env.RATE_LIMITS ?? 'on') !== 'off',
     worker: (env.WORKER ?? '1') !== '0',
+    pluginRepositoryUrl: env.PLUGIN_REPOSITORY_URL || undefined,
+    pluginArchiveMaxBytes: Number(env.PLUGIN_ARCHIVE_MAX_BYTES || 20 * 1024 * 1024),
+    pluginLocalDir: env.PLUGIN_LOCAL_DIR || undefined,
   };
 }

@@ -2,6 +2,8 @@ import type { AllHandlers } from '../http/types.js';
 import { metaHandlers } from './meta.js';
 import { organizationHandlers } from './organizations.js';
 import { personalApiKeyHandlers } from './personal-api-keys.js';
+import { pipelinePluginHandlers } from './pipeline-plugins.js';
+import { pluginConfigHandlers } from './plugin-configs.js';
 import { projectHandlers } from './projects.js';
 import { userHandlers } from './users.js';
 
@@ -12,4 +14,6 @@ export const handlers = {
   ...projectHandlers,
   ...userHandlers,
   ...personalApiKeyHandlers,
+  ...pipelinePluginHandlers,
+  ...pluginConfigHandlers,
 } satisfies AllHandlers;
