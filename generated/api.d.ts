@@ -1688,7 +1688,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             /** @description Who did it; null once that user is deleted. */
-            user: components["schemas"]["UserBasic"] | null;
+            user: components["schemas"]["UserBasic"] | (never | null);
             /** @enum {string} */
             activity: "created" | "updated" | "deleted";
             /** @enum {string} */
@@ -1723,7 +1723,8 @@ export interface components {
             /** @description Always null (errors live in plugin logs). */
             readonly error: Record<string, never> | null;
             readonly team_id: number;
-            readonly plugin_info: components["schemas"]["Plugin"] | null;
+            /** @description The plugin; null in lists. */
+            readonly plugin_info: components["schemas"]["Plugin"] | (never | null);
             /** @description Always null; delivery metrics are not collected. */
             readonly delivery_rate_24h: number | null;
             /** Format: date-time */
