@@ -3,7 +3,7 @@ import type { SomeHandlers } from '../http/types.js';
 import { ApiError } from '../http/errors.js';
 import { pick } from '../http/access.js';
 import { pageOf, paginated } from '../http/pagination.js';
-import { getPluginWithOrg, isPluginVisible, type PluginWithOrg } from '../db/queries/plugins.js';
+import { getPluginWithOrg, getPluginsWithOrg, isPluginVisible, type PluginWithOrg } from '../db/queries/plugins.js';
 import {
   getPluginConfig,
   insertPluginConfig,
@@ -51,9 +51,8 @@ export const pluginConfigHandlers = {
     const page = pageOf(req.query);
     if (!(await canConfigure(req))) return paginated(req, page, 0, []);
     const { count, rows } = await listPluginConfigs(req.server.db, req.tenant.project_id!, page);
-    const results = [];
-    for (const row of rows) results.push(serializePluginConfig(row, (await getPluginWithOrg(req.server.db, row.plugin_id))!, false));
-    return paginated(req, page, count, results);
+    const plugins = await getPluginsWithOrg(req.server.db, rows.map((r) => r.plugin_id));
+    return paginated(req, page, count, rows.map((r) => serializePluginConfig(r, plugins.get(r.plugin_id)!, false)));
   },
 
   async plugin_configs_create(req, reply) {

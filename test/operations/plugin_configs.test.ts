@@ -218,3 +218,13 @@ t.test('activity keeps entries of deleted users, with no user', async (t) => {
   const res = await call('pipeline_destinations_activity_retrieve', { key: a.key, params: { organization_id: a.organization.id } });
   t.match(res.body.results[0], { scope: 'PluginConfig', activity: 'created', item_id: String(made.body.id), user: null });
 });
+
+t.test('local plugins are refused when the server has no PLUGIN_LOCAL_DIR', async (t) => {
+  const a = await makeTenant(db);
+  const res = await call('pipeline_import_apps_create', {
+    key: a.key,
+    params: { organization_id: a.organization.id },
+    body: { plugin_type: 'local', url: 'file:/etc' },
+  });
+  t.match(res, { status: 400, body: { attr: 'url', detail: /Local plugins are not enabled on this server/ } });
+});

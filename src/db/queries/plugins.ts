@@ -75,6 +75,13 @@ export async function getPluginWithOrg(db: Db, id: number): Promise<PluginWithOr
   return row as PluginWithOrg | undefined;
 }
 
+/** Several plugins by id, in one query (for lists of plugin configs). */
+export async function getPluginsWithOrg(db: Db, ids: number[]): Promise<Map<number, PluginWithOrg>> {
+  if (!ids.length) return new Map();
+  const rows = (await select(db).where(inArray(plugins.id, [...new Set(ids)]))) as PluginWithOrg[];
+  return new Map(rows.map((p) => [p.id, p]));
+}
+
 /** Whether a plugin is visible to the organization at all, whatever its family. */
 export async function isPluginVisible(db: Db, organizationId: string, id: number): Promise<boolean> {
   const [row] = await db.select({ id: plugins.id }).from(plugins).where(and(eq(plugins.id, id), visibleWhere(organizationId))).limit(1);

@@ -4,6 +4,7 @@ import { requestUrl } from '../../http/pagination.js';
 import type { Handler } from '../../http/types.js';
 import {
   getPluginWithOrg,
+  getPluginsWithOrg,
   getSourceFiles,
   replaceSourceFiles,
   unusedPluginIds,
@@ -166,9 +167,8 @@ export function actionHandlers(family: Family) {
     async exports_unsubscribe_configs_retrieve(req) {
       await requirePluginsAccess(req, PluginsAccess.CONFIG);
       const configs = await exportConfigs(req.server.db, req.tenant.organization_id);
-      const out = [];
-      for (const c of configs) out.push(serializePluginConfig(c, (await getPluginWithOrg(req.server.db, c.plugin_id))!, true));
-      return out;
+      const plugins = await getPluginsWithOrg(req.server.db, configs.map((c) => c.plugin_id));
+      return configs.map((c) => serializePluginConfig(c, plugins.get(c.plugin_id)!, true));
     },
 
     async repository_retrieve(req) {
