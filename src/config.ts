@@ -25,6 +25,12 @@ export interface Config {
   emailUseSsl: boolean;
   /** DNS servers for domain verification (`host` or `host:port`); unset means the system's. */
   dnsServers: string[] | undefined;
+  /** Where `repository` reads the plugin catalogue (a JSON list); unset means no catalogue. */
+  pluginRepositoryUrl: string | undefined;
+  /** The largest plugin archive downloaded, and the most any one file in it may unpack to. */
+  pluginArchiveMaxBytes: number;
+  /** The folder `local` plugins (`file:` urls) must live under; unset refuses local plugins. */
+  pluginLocalDir: string | undefined;
 }
 
 const truthy = (v: string | undefined) => /^(1|true|yes|on)$/i.test(v ?? '');
@@ -56,5 +62,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           .map((s) => s.trim())
           .filter(Boolean)
       : undefined,
+    pluginRepositoryUrl: env.PLUGIN_REPOSITORY_URL || undefined,
+    pluginArchiveMaxBytes: Number(env.PLUGIN_ARCHIVE_MAX_BYTES || 20 * 1024 * 1024),
+    pluginLocalDir: env.PLUGIN_LOCAL_DIR || undefined,
   };
 }

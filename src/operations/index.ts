@@ -8,6 +8,8 @@ import { memberHandlers } from './members.js';
 import { metaHandlers } from './meta.js';
 import { organizationHandlers } from './organizations.js';
 import { personalApiKeyHandlers } from './personal-api-keys.js';
+import { pipelinePluginHandlers } from './pipeline-plugins.js';
+import { pluginConfigHandlers } from './plugin-configs.js';
 import { projectHandlers } from './projects.js';
 import { signupHandlers } from './signup.js';
 import { userHandlers } from './users.js';
@@ -26,4 +28,6 @@ export const handlers = {
   ...inviteHandlers,
   ...memberHandlers,
   ...signupHandlers,
+  ...pipelinePluginHandlers,
+  ...pluginConfigHandlers,
 } satisfies AllHandlers;

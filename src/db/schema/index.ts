@@ -4,3 +4,4 @@ export * from './users.js';
 export * from './events.js';
 export * from './dashboards.js';
 export * from './people.js';
+export * from './plugins.js';

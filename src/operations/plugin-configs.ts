@@ -1,0 +1,141 @@
+import type { FastifyRequest } from 'fastify';
+import type { SomeHandlers } from '../http/types.js';
+import { ApiError } from '../http/errors.js';
+import { pick } from '../http/access.js';
+import { pageOf, paginated } from '../http/pagination.js';
+import { getPluginWithOrg, getPluginsWithOrg, isPluginVisible, type PluginWithOrg } from '../db/queries/plugins.js';
+import {
+  getPluginConfig,
+  insertPluginConfig,
+  listPluginConfigs,
+  logActivity,
+  updatePluginConfig,
+  type PluginConfigRow,
+} from '../db/queries/plugin-configs.js';
+import { SECRET_FIELD_VALUE, secretFields, serializePluginConfig } from '../serializers/plugins.js';
+import { configChanges, fieldChanges } from '../plugins/changes.js';
+import { PluginsAccess, pluginsAccessLevel } from './plugins/access.js';
+
+const WRITABLE = ['enabled', 'order', 'config', 'name', 'description', 'deleted'] as const;
+const LOGGED = ['enabled', 'order', 'name', 'description', 'deleted'] as const;
+
+/** Below the config level PostHog shows a project no plugin configs at all. */
+async function canConfigure(req: FastifyRequest): Promise<boolean> {
+  return (await pluginsAccessLevel(req)) >= PluginsAccess.CONFIG;
+}
+
+async function loadConfig(req: FastifyRequest, id: number): Promise<{ config: PluginConfigRow; plugin: PluginWithOrg }> {
+  if (!(await canConfigure(req))) throw ApiError.notFound();
+  const config = await getPluginConfig(req.server.db, req.tenant.project_id!, id);
+  if (!config) throw ApiError.notFound();
+  return { config, plugin: (await getPluginWithOrg(req.server.db, config.plugin_id))! };
+}
+
+/**
+ * Secret settings sent as null, left out, or sent back masked keep their stored value, so a client
+ * can PATCH back what it read without wiping them.
+ */
+function mergeSecrets(incoming: Record<string, unknown>, stored: Record<string, unknown>, secrets: Set<string>) {
+  const out = { ...incoming };
+  for (const key of secrets) {
+    if (out[key] === null || out[key] === undefined || out[key] === SECRET_FIELD_VALUE) {
+      if (stored[key] === undefined) delete out[key];
+      else out[key] = stored[key];
+    }
+  }
+  return out;
+}
+
+export const pluginConfigHandlers = {
+  async plugin_configs_list(req) {
+    const page = pageOf(req.query);
+    if (!(await canConfigure(req))) return paginated(req, page, 0, []);
+    const { count, rows } = await listPluginConfigs(req.server.db, req.tenant.project_id!, page);
+    const plugins = await getPluginsWithOrg(req.server.db, rows.map((r) => r.plugin_id));
+    return paginated(req, page, count, rows.map((r) => serializePluginConfig(r, plugins.get(r.plugin_id)!, false)));
+  },
+
+  async plugin_configs_create(req, reply) {
+    if (!(await canConfigure(req))) {
+      throw ApiError.validation(null, 'Plugin configuration is not available for the current organization!');
+    }
+    const { plugin: pluginId } = req.body;
+    if (!(await isPluginVisible(req.server.db, req.tenant.organization_id, pluginId))) {
+      throw ApiError.validation('plugin', `Invalid pk "${pluginId}" - object does not exist.`, 'does_not_exist');
+    }
+    const plugin = (await getPluginWithOrg(req.server.db, pluginId))!;
+    const values = pick(req.body, WRITABLE);
+    if (values.deleted) values.enabled = false;
+    const config = await req.server.db.transaction(async (tx) => {
+      const row = await insertPluginConfig(tx, {
+        ...values,
+        order: req.body.order,
+        plugin_id: pluginId,
+        project_id: req.tenant.project_id!,
+      });
+      await logActivity(tx, {
+        organization_id: req.tenant.organization_id,
+        project_id: row.project_id,
+        user_id: req.principal.user.id,
+        activity: 'created',
+        scope: 'PluginConfig',
+        item_id: row.id,
+        detail: { name: plugin.name, changes: null },
+      });
+      return row;
+    });
+    reply.code(201);
+    return serializePluginConfig(config, plugin, true);
+  },
+
+  async plugin_configs_retrieve(req) {
+    const { config, plugin } = await loadConfig(req, req.params.id);
+    return serializePluginConfig(config, plugin, true);
+  },
+
+  async plugin_configs_partial_update(req) {
+    const { config, plugin } = await loadConfig(req, req.params.id);
+    const values = pick(req.body, WRITABLE);
+    if (values.deleted) values.enabled = false;
+    const secrets = secretFields(plugin.config_schema);
+    if (values.config) values.config = mergeSecrets(values.config, config.config, secrets);
+    const updated = await req.server.db.transaction(async (tx) => {
+      const row = await updatePluginConfig(tx, config.id, values);
+      const changes = [
+        ...fieldChanges('PluginConfig', config, row, LOGGED),
+        ...configChanges(config.config, row.config, secrets),
+      ];
+      if (changes.length) {
+        await logActivity(tx, {
+          organization_id: req.tenant.organization_id,
+          project_id: row.project_id,
+          user_id: req.principal.user.id,
+          activity: 'updated',
+          scope: 'PluginConfig',
+          item_id: row.id,
+          detail: { name: plugin.name, changes },
+        });
+      }
+      return row;
+    });
+    return serializePluginConfig(updated, plugin, true);
+  },
+
+  async plugin_configs_destroy(req, reply) {
+    const { config, plugin } = await loadConfig(req, req.params.id);
+    // As PostHog: the config is switched off and hidden, not removed.
+    await req.server.db.transaction(async (tx) => {
+      await updatePluginConfig(tx, config.id, { enabled: false, deleted: true });
+      await logActivity(tx, {
+        organization_id: req.tenant.organization_id,
+        project_id: config.project_id,
+        user_id: req.principal.user.id,
+        activity: 'deleted',
+        scope: 'PluginConfig',
+        item_id: config.id,
+        detail: { name: plugin.name, changes: null },
+      });
+    });
+    reply.code(204);
+  },
+} satisfies SomeHandlers;

@@ -1,0 +1,4 @@
+import t from 'tap';
+import { runFamilySuite } from '../helpers/family-suite.js';
+
+await runFamilySuite(t, 'pipeline_import_apps');
