@@ -103,7 +103,15 @@ export const personalApiKeyHandlers = {
   },
 
   async personal_api_keys_roll_create(req) {
-    const rolled = await rollKey(req.server.db, req.principal.user.id, keyId(req));
+    const target = await getKey(req.server.db, req.principal.user.id, keyId(req));
+    if (!target) throw ApiError.notFound();
+    // Rolling reveals the new value: only a key that could have created the target may roll it.
+    try {
+      checkGrant(req, target);
+    } catch {
+      throw ApiError.permissionDenied('A key can only roll keys that grant no more than it holds itself.');
+    }
+    const rolled = await rollKey(req.server.db, req.principal.user.id, target.id);
     if (!rolled) throw ApiError.notFound();
     await req.server.authCache.invalidate();
     return serializeKey(rolled.row, rolled.value);

@@ -92,6 +92,14 @@ t.test('personal_api_keys_retrieve, partial_update, roll, destroy', async (t) =>
   t.equal((await call('projects_list', { key: created.value })).status, 401, 'the old value is dead at once');
   t.equal((await call('projects_list', { key: rolled.body.value })).status, 200);
 
+  const narrow = await makeKey(db, a.user, ['personal_api_key:write', 'project:read']);
+  const wider = await call('personal_api_keys_roll_create', { key: narrow, params: { id: rolled.body.id } });
+  t.equal(wider.status, 200, 'a key may roll a key that grants no more than it holds');
+  const star = (await call('personal_api_keys_create', { key: a.key, body: { label: 'star', scopes: ['*'] } })).body;
+  const refused = await call('personal_api_keys_roll_create', { key: narrow, params: { id: star.id } });
+  t.equal(refused.status, 403, 'but never a more powerful key, whose new value it would learn');
+  t.equal((await call('projects_list', { key: star.value })).status, 200, 'and the refused roll changed nothing');
+  rolled.body.value = wider.body.value;
   t.equal((await call('personal_api_keys_destroy', { key: b.key, params: { id: created.id } })).status, 404);
   t.equal((await call('personal_api_keys_destroy', { key: a.key, params: { id: created.id } })).status, 204);
   t.equal((await call('projects_list', { key: rolled.body.value })).status, 401, 'a deleted key is dead at once');
