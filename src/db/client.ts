@@ -100,7 +100,16 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
     connect_timeout: 5,
     idle_timeout: 60,
   });
-  const db = drizzle({ client: sql, schema }) as unknown as Db;
+  // drizzle sends unnamed queries with `prepare: false`, so PostgreSQL would parse and plan each one
+  // anew; postgres.js's own default is to prepare every statement once per connection, so restore it.
+  const preparing = new Proxy(sql, {
+    get(target, prop, receiver) {
+      if (prop !== 'unsafe') return Reflect.get(target, prop, receiver);
+      return (query: string, params?: unknown[], options?: object) =>
+        target.unsafe(query, params as never[], { ...options, prepare: true });
+    },
+  });
+  const db = drizzle({ client: preparing, schema }) as unknown as Db;
   return {
     db,
     kind: 'postgres',
