@@ -4,6 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from './config.js';
 import type { Database, Db } from './db/client.js';
 import { AuthCache } from './http/auth-cache.js';
+import { registerCapture } from './http/capture.js';
 import { errorHandler } from './http/errors.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';
@@ -53,5 +54,6 @@ export async function buildApp({ config, database, logger = false }: AppOptions)
   await app.register(swagger, { mode: 'static', specification: { document: spec as never } });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await registerOperations(app);
+  await registerCapture(app);
   return app;
 }

@@ -1,4 +1,7 @@
 import type { AllHandlers } from '../http/types.js';
+import { captureHandlers } from './capture.js';
+import { eventDefinitionHandlers } from './event-definitions.js';
+import { eventHandlers } from './events.js';
 import { metaHandlers } from './meta.js';
 import { organizationHandlers } from './organizations.js';
 import { personalApiKeyHandlers } from './personal-api-keys.js';
@@ -12,4 +15,7 @@ export const handlers = {
   ...projectHandlers,
   ...userHandlers,
   ...personalApiKeyHandlers,
+  ...eventDefinitionHandlers,
+  ...eventHandlers,
+  ...captureHandlers,
 } satisfies AllHandlers;
