@@ -24,9 +24,24 @@ export function operationInfo(operationId: OperationId): OperationInfo {
   return info;
 }
 
+/**
+ * OpenAPI 3.0 writes a nullable reference as `nullable: true` beside `allOf: [{$ref}]` (PostHog's own
+ * schema does); plain JSON Schema would still apply the reference to null, so say it explicitly.
+ */
+function nullableRefs(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(nullableRefs);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, nullableRefs(v)]));
+  if (out.nullable === true && Array.isArray(out.allOf)) {
+    const { nullable: _nullable, ...rest } = out;
+    return { anyOf: [{ type: 'null' }, rest] };
+  }
+  return out;
+}
+
 const ajv = new Ajv({ strict: false, allErrors: true });
 formats.default(ajv);
-ajv.addSchema(spec as object, 'spec');
+ajv.addSchema(nullableRefs(spec) as object, 'spec');
 
 const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
