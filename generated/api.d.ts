@@ -353,7 +353,7 @@ export interface paths {
         /**
          * Values of an event property
          * @deprecated
-         * @description Distinct values of the property `key` among the project's events of the last 7 days, most frequent first, at most 100. Values are strings (`true`/`false` for booleans, JSON text for objects); list values contribute each element. `key=custom_event` lists event names that do not start with `$`; with `is_column=true`, `key` names a column (`event` or `distinct_id`).
+         * @description Distinct values of the property `key` among the project's events of the last 7 days (the newest 100,000 of them at most), most frequent first, at most 100. Values are strings (`true`/`false` for booleans, JSON text for objects); list values contribute each element. `key=custom_event` lists event names that do not start with `$`; with `is_column=true`, `key` names a column (`event` or `distinct_id`).
          */
         get: operations["events_values_retrieve"];
         put?: never;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { event_definitions, person_distinct_ids, persons } from '../../src/db/schema/index.js';
 import { buildTestApp } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
@@ -174,4 +174,30 @@ t.test('autocapture elements become elements_chain', async (t) => {
     headers: { 'content-type': 'application/json' },
   });
   t.equal(odd.status, 200, 'characters PostgreSQL cannot store are replaced, not a 500');
+});
+
+t.test('a batch that fails in the database leaves nothing behind', async (t) => {
+  const a = await makeTenant(db);
+  // A trigger stands in for any failure half-way through the writes.
+  await db.execute(sql`create or replace function refuse_boom() returns trigger language plpgsql as $$
+    begin if new.event = 'boom' then raise exception 'boom refused'; end if; return new; end $$`);
+  await db.execute(sql`create trigger refuse_boom before insert on events for each row execute function refuse_boom()`);
+  t.teardown(() => db.execute(sql`drop trigger if exists refuse_boom on events`));
+  const res = await ctx.inject({
+    method: 'POST',
+    url: '/batch/',
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify({
+      api_key: a.project.api_token,
+      batch: [
+        { event: 'fine', distinct_id: 'p1', properties: { $set: { a: 1 } } },
+        { event: 'boom', distinct_id: 'p2' },
+      ],
+    }),
+  });
+  t.equal(res.statusCode, 500);
+  t.same(res.json(), { type: 'server_error', code: 'error', detail: 'A server error occurred.', attr: null });
+  t.same(await storedEvents(db, a.project.id), []);
+  t.same(await definitions(db, a.project.id), [], 'no definition either');
+  t.notOk(await personOf(db, a.project.id, 'p1'), 'no person either');
 });

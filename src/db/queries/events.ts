@@ -178,25 +178,33 @@ export interface ValuesQuery {
 }
 
 const VALUES_LIMIT = 100;
+/** Like PostHog's sampling: values come from the newest events of the window, at most this many. */
+const VALUES_SAMPLE = 100_000;
 
 /** Distinct values, most frequent first; list values count element by element. */
 export async function propertyValues(db: Db, q: ValuesQuery): Promise<string[]> {
   const conds: SQL[] = [eq(events.project_id, q.projectId), sql`${events.timestamp} >= ${q.since.toISOString()}::timestamptz`];
   if (q.eventNames?.length) conds.push(inArray(events.event, q.eventNames));
-  let value: SQL;
+  let picked: SQL;
+  let expand = sql`p`;
   if (q.isColumn) {
-    value = q.key === 'event' ? sql`${events.event}` : sql`${events.distinct_id}`;
+    picked = q.key === 'event' ? sql`${events.event}` : sql`${events.distinct_id}`;
   } else if (q.key === 'custom_event') {
-    value = sql`${events.event}`;
+    picked = sql`${events.event}`;
     conds.push(sql`${events.event} not like '$%'`);
   } else {
-    const p = sql`(${events.properties} -> ${q.key})`;
-    conds.push(sql`${p} is not null`);
-    value = sql`jsonb_array_elements_text(case when jsonb_typeof(${p}) = 'array' then ${p} else jsonb_build_array(${p}) end)`;
+    picked = sql`(${events.properties} -> ${q.key})`;
+    conds.push(sql`${picked} is not null`);
+    expand = sql`jsonb_array_elements_text(case when jsonb_typeof(p) = 'array' then p else jsonb_build_array(p) end)`;
   }
   const pattern = q.value ? `%${q.value.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
   const result = await db.execute(sql`
-    select v as name, count(*) as n from (select ${value} as v from ${events} where ${and(...conds)}) as s
+    select v as name, count(*) as n from (
+      select ${expand} as v from (
+        select ${picked} as p from ${events} where ${and(...conds)}
+        order by ${events.timestamp} desc limit ${VALUES_SAMPLE}
+      ) as sample
+    ) as s
     where v is not null ${pattern ? sql`and v ilike ${pattern}` : sql``}
     group by v order by n desc, v limit ${VALUES_LIMIT}`);
   const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as { name: string }[];
