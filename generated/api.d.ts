@@ -852,7 +852,7 @@ export interface components {
              */
             sent_at?: string;
             api_key?: string;
-            /** @description Free-form. `$set` and `$set_once` (objects) update the person's properties (`$set_once` only where unset), `$unset` (a list) removes them; `$elements` (autocapture) and `$elements_chain` become the event's `elements_chain`; `token` may name the project. */
+            /** @description Free-form. `$set` and `$set_once` (objects) update the person's properties (`$set_once` only where unset), `$unset` (a list) removes them; `$elements` (autocapture) and `$elements_chain` become the event's `elements_chain`; `token` may name the project. `$ip` is set to the sender's address when absent, and removed when the project anonymises addresses (`anonymize_ips`). */
             properties?: {
                 [key: string]: unknown;
             };

@@ -15,6 +15,11 @@ async function capture(req: RequestOf<'capture_batch_create'>) {
   const project = await projectByToken(req.server.db, token);
   if (!project) throw new ApiError(401, 'authentication_error', 'invalid_api_key', INVALID_KEY);
   const batch = events.map((raw) => normalizeEvent(raw, sentAt, now));
+  // PostHog records the sender's address on every event, unless the project anonymises addresses.
+  for (const e of batch) {
+    if (project.anonymize_ips) delete e.properties.$ip;
+    else e.properties.$ip ??= req.ip;
+  }
   await ingest(req.server.db, project, batch, now);
   return { status: 1 as const };
 }

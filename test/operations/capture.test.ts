@@ -152,6 +152,19 @@ t.test('bad requests are refused with a clear body and store nothing', async (t)
   t.same(await storedEvents(db, a.project.id), [], 'no refused request stored anything, not even the valid events of a bad batch');
 });
 
+t.test("the sender's address, unless the project anonymises addresses", async (t) => {
+  const a = await makeTenant(db);
+  const body = (name: string, props = {}) =>
+    JSON.stringify({ api_key: a.project.api_token, batch: [{ event: name, distinct_id: 'd', properties: props }] });
+  const headers = { 'content-type': 'application/json' };
+  await send(ctx, 'capture_batch_create', { body: body('seen'), headers });
+  await send(ctx, 'capture_batch_create', { body: body('own ip', { $ip: '203.0.113.9' }), headers });
+  await db.update(projects).set({ anonymize_ips: true }).where(eq(projects.id, a.project.id));
+  await send(ctx, 'capture_batch_create', { body: body('anonymous', { $ip: '203.0.113.9' }), headers });
+  const ips = (await storedEvents(db, a.project.id)).map((r) => [r.event, r.properties.$ip]);
+  t.same(ips, [['seen', '127.0.0.1'], ['own ip', '203.0.113.9'], ['anonymous', undefined]]);
+});
+
 t.test('retries are idempotent by uuid, and a project only gets its own events', async (t) => {
   const a = await makeTenant(db);
   const other = await makeProject(db, a);

@@ -161,9 +161,12 @@ t.test('CSV', async (t) => {
   t.equal(res.status, 200);
   t.match(res.headers['content-type'], /^text\/csv/);
   const lines = res.raw.split('\r\n');
-  t.equal(lines[0], 'id,event,distinct_id,timestamp,elements_chain,person,properties.n,properties.nested.deep,properties.note,properties.other');
-  t.match(lines[1], /^[0-9a-f-]{36},plain,c,2024-06-01T12:00:01\.000Z,,,,,,x$/);
-  t.match(res.raw, /,"quote ""me""","a,b",2024-06-01T12:00:00\.000Z,,,3,true,"line1\nline2",\r\n$/);
+  t.equal(
+    lines[0],
+    'id,event,distinct_id,timestamp,elements_chain,person,properties.$ip,properties.n,properties.nested.deep,properties.note,properties.other',
+  );
+  t.match(lines[1], /^[0-9a-f-]{36},plain,c,2024-06-01T12:00:01\.000Z,,,127\.0\.0\.1,,,,x$/);
+  t.match(res.raw, /,"quote ""me""","a,b",2024-06-01T12:00:00\.000Z,,,127\.0\.0\.1,3,true,"line1\nline2",\r\n$/);
   const byAccept = await call('events_list', { key: a.key, params, headers: { accept: 'text/csv' } });
   t.equal(byAccept.raw, res.raw, 'Accept: text/csv selects CSV');
   const json = await call('events_list', { key: a.key, params, query: { format: 'json' }, headers: { accept: 'text/csv' } });
@@ -187,7 +190,7 @@ t.test('events_retrieve', async (t) => {
   const withPerson = await call('events_retrieve', { key: a.key, params, query: { include_person: true } });
   t.same(withPerson.body.person.distinct_ids, ['d']);
   const csv = await call('events_retrieve', { key: a.key, params, query: { format: 'csv' } });
-  t.match(csv.raw, new RegExp(`^id,event,distinct_id,timestamp,elements_chain,person,properties.k\\r\\n${uuid},one,d,`));
+  t.match(csv.raw, new RegExp(`^id,event,distinct_id,timestamp,elements_chain,person,properties.\\$ip,properties.k\\r\\n${uuid},one,d,`));
   const invalid = await call('events_retrieve', { key: a.key, params: { ...params, id: 'nope' } });
   t.same(invalid.body, { type: 'validation_error', code: 'invalid_input', detail: 'Invalid UUID', attr: 'id' });
   const missing = randomUUID();

@@ -10,11 +10,12 @@ type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 export interface IngestProject {
   id: number;
   ingested_event: boolean;
+  anonymize_ips: boolean;
 }
 
 export async function projectByToken(db: Db, token: string): Promise<IngestProject | undefined> {
   const [row] = await db
-    .select({ id: projects.id, ingested_event: projects.ingested_event })
+    .select({ id: projects.id, ingested_event: projects.ingested_event, anonymize_ips: projects.anonymize_ips })
     .from(projects)
     .where(eq(projects.api_token, token))
     .limit(1);
