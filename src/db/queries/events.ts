@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, inArray, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { events, person_distinct_ids, persons } from '../schema/index.js';
 import { dateValue, needsPersons, type FilterNode, type Scalar } from '../../events/filters.js';
@@ -124,7 +124,11 @@ export async function listEvents(db: Db, q: EventQuery): Promise<EventRow[]> {
   if (q.filters) conds.push(filterSql(q.filters));
   let query = db.select(columns).from(events).$dynamic();
   if (needsPersons(q.filters)) query = query.leftJoin(persons, eq(persons.id, events.person_id));
-  const order = q.ascending ? [asc(events.timestamp), asc(events.id)] : [desc(events.timestamp), desc(events.id)];
+  // The listing indexes are `timestamp DESC NULLS LAST, id DESC NULLS LAST`; PostgreSQL only walks them
+  // (forwards or backwards) for an ORDER BY that names the same null placement.
+  const order = q.ascending
+    ? [sql`${events.timestamp} asc nulls first`, sql`${events.id} asc nulls first`]
+    : [sql`${events.timestamp} desc nulls last`, sql`${events.id} desc nulls last`];
   return (await query
     .where(and(...conds))
     .orderBy(...order)
@@ -202,7 +206,7 @@ export async function propertyValues(db: Db, q: ValuesQuery): Promise<string[]> 
     select v as name, count(*) as n from (
       select ${expand} as v from (
         select ${picked} as p from ${events} where ${and(...conds)}
-        order by ${events.timestamp} desc limit ${VALUES_SAMPLE}
+        order by ${events.timestamp} desc nulls last limit ${VALUES_SAMPLE}
       ) as sample
     ) as s
     where v is not null ${pattern ? sql`and v ilike ${pattern}` : sql``}
