@@ -41,3 +41,7 @@ check: check-generated typecheck
 
 clean:
 	rm -rf .tap node_modules/.cache
+
+## Throughput and latency of the API against same-run baselines; writes bench/results.md.
+bench: install
+	$(NPX) tsx bench/run.ts

@@ -269,6 +269,483 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project_id}/dashboards/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List dashboards
+         * @description The project's dashboards that are not deleted, pinned ones first, then by name. `tags` (repeatable) keeps dashboards carrying any of the given tags. Items leave out `tiles`, `filters` and the write-only fields.
+         */
+        get: operations["dashboards_list"];
+        put?: never;
+        /**
+         * Create a dashboard
+         * @description The caller becomes `created_by`. `use_template` fills the dashboard from a built-in template (`BLANK`, `DEFAULT_APP`, or a template's name such as `Product analytics`); `use_dashboard` copies another dashboard of the project with its tiles and filters. The two cannot be combined. `creation_mode` is `template`, `duplicate` or `default` accordingly.
+         */
+        post: operations["dashboards_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/create_from_template_json/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a dashboard from a template document
+         * @description Creates a dashboard from PostHog's template shape: its name is `template_name`, its description `dashboard_description`, its filters `dashboard_filters`, its tags `tags`, and each `TEXT` tile becomes a text tile. Other tile types are refused (400 on `template__tiles`). Answers 200, as PostHog does.
+         */
+        post: operations["dashboards_create_from_template_json_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a dashboard
+         * @description A deleted dashboard, or one of another project, is a 404.
+         */
+        get: operations["dashboards_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * Hard delete (refused)
+         * @description Dashboards cannot be hard deleted: this always answers 405 with an empty body. Delete with `PATCH {"deleted": true}` instead.
+         */
+        delete: operations["dashboards_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a dashboard
+         * @description Needs edit rights on the dashboard. `{"deleted": true}` deletes it (soft); a body with `"deleted": false` also reaches a deleted dashboard and restores it. Changing `restriction_level` is reserved to the dashboard's creator and project administrators. `tiles` adds text tiles (no `id`), changes tiles (`id` with `text`, `layouts` or `color`) and removes them (`deleted: true`). `use_template` and `use_dashboard` are ignored here.
+         */
+        patch: operations["dashboards_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{id}/move_tile/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Move a tile to another dashboard
+         * @description Moves the tile `tile.id` of this dashboard to the dashboard `toDashboard` of the same project. Needs edit rights on both. Answers with this (the source) dashboard, as PostHog does.
+         */
+        patch: operations["dashboards_move_tile_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{dashboard_id}/collaborators/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * List a dashboard's collaborators
+         * @description A plain array (not paginated), oldest first.
+         */
+        get: operations["dashboards_collaborators_list"];
+        put?: never;
+        /**
+         * Add a collaborator
+         * @description Gives a member of the project's organization edit rights on a dashboard restricted to collaborators (`restriction_level` 37). Needs edit rights on the dashboard. Only `level` 37 can be given; the dashboard's creator and project administrators already have it and are refused.
+         */
+        post: operations["dashboards_collaborators_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{dashboard_id}/collaborators/{user__uuid}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+                /** @description The collaborator's user uuid. */
+                user__uuid: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a collaborator
+         * @description Needs edit rights on the dashboard, which must be restricted to collaborators.
+         */
+        delete: operations["dashboards_collaborators_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{dashboard_id}/sharing/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * The dashboard's sharing configuration
+         * @description One object, not a list. Until sharing is first saved with PATCH, this is an unsaved configuration (`created_at` null, `enabled` false) with a fresh token on every call.
+         */
+        get: operations["dashboards_sharing_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Enable or disable public sharing
+         * @description Saves the configuration. Toggling `enabled` never changes the token. While enabled, anyone with the token can read the dashboard at `GET /shared/{access_token}`. Needs edit rights on the dashboard.
+         */
+        patch: operations["dashboards_sharing_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{dashboard_id}/sharing/refresh/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the sharing token
+         * @description Gives the configuration a new token; the old one stops working at once. Needs edit rights on the dashboard.
+         */
+        post: operations["dashboards_sharing_refresh_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/shared/{access_token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token of an enabled sharing configuration (a `.json` suffix is accepted). */
+                access_token: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A publicly shared dashboard
+         * @description Needs no key. Answers the dashboard, read-only (`effective_privilege_level` 21), while its sharing is enabled and the token is current; otherwise 404.
+         */
+        get: operations["shared_dashboard_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/domains/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List domains
+         * @description The organization's domains in byte order of `domain`. Any member may read.
+         */
+        get: operations["domains_list"];
+        put?: never;
+        /**
+         * Add a domain
+         * @description Needs administrator level (8) or higher. A domain belongs to at most one organization. The answer carries the `verification_challenge` to publish as a TXT record at `_posthog-challenge.<domain>`. `jit_provisioning_enabled` and `sso_enforcement` are ignored until the domain is verified.
+         */
+        post: operations["domains_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/domains/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The domain's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** Retrieve a domain */
+        get: operations["domains_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a domain
+         * @description Needs administrator level (8) or higher.
+         */
+        delete: operations["domains_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a domain
+         * @description Needs administrator level (8) or higher. `domain` itself cannot change (it is ignored, like the read-only fields). `jit_provisioning_enabled` and `sso_enforcement` are refused with `verification_required` until the domain is verified.
+         */
+        patch: operations["domains_partial_update"];
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/domains/{id}/verify/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The domain's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a domain
+         * @description Looks up the TXT record `_posthog-challenge.<domain>` (through `DNS_SERVERS` when set, else the system's resolver). When one of its values equals `verification_challenge` the domain becomes verified; otherwise it stays unverified. Either way the answer is the domain. Needs administrator level (8) or higher; an already verified domain is a 400 `already_verified`.
+         */
+        post: operations["domains_verify_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/invites/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List invites
+         * @description Pending invites of the organization, newest first, expired ones included (`is_expired`).
+         */
+        get: operations["invites_list"];
+        put?: never;
+        /**
+         * Invite someone
+         * @description Any member may invite, at a level up to their own. Earlier invites for the same address are replaced. When e-mail is configured (`EMAIL_HOST`) and `send_email` is not false, the invitee is sent the sign-up link `<SITE_URL>/signup/<invite id>` after the answer, and `emailing_attempt_made` is true; a failing mail server is logged and never fails the request. Invites stay valid for 3 days.
+         */
+        post: operations["invites_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/invites/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The invite's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Cancel an invite
+         * @description Needs administrator level (8) or higher.
+         */
+        delete: operations["invites_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/invites/bulk/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Invite several people at once
+         * @description A JSON array of up to 20 invites, each as for a single invite. All or nothing: one refused invite and none is created. E-mails go out as for a single invite.
+         */
+        post: operations["invites_bulk_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/members/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List members
+         * @description Active members of the organization, newest first (`order=joined_at` for oldest first). Any member may list them.
+         */
+        get: operations["members_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/members/{user__uuid}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The member's user UUID, or `@me` for the caller. */
+                user__uuid: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member, or leave
+         * @description Removing yourself means leaving; anyone but an owner may leave. Removing someone else needs administrator level and a target whose level is not above yours. An owner cannot be removed (demote them first). The removed member's keys lose access to the organization at once.
+         */
+        delete: operations["members_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's level
+         * @description Needs administrator level (8) or higher, and a target whose level is not above the caller's. Nobody changes their own level, only owners make owners, and nobody raises another above their own level. The change applies at once to every key of the member.
+         */
+        patch: operations["members_partial_update"];
+        trace?: never;
+    };
+    "/api/signup/{invite_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invite's UUID, as in the sign-up link. */
+                invite_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Describe an invite
+         * @description Who the invite is for and which organization it is from. An unknown invite is a 400 `invalid_input`, an expired one a 400 `expired`. Needs no key.
+         */
+        get: operations["signup_retrieve"];
+        put?: never;
+        /**
+         * Accept an invite
+         * @description Creates the user with the invite's e-mail address (or reuses the existing user with that address), adds them to the organization at the invite's level, makes it their current organization, deletes the invite, and answers with the user and a new personal API key (scopes `["*"]`) whose value is shown this once. A key minted for an already existing user is scoped to the inviting organization, since the invite proves nothing about the user's other organizations. Needs no key.
+         */
+        post: operations["signup_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project_id}/event_definitions/": {
         parameters: {
             query?: never;
@@ -703,6 +1180,393 @@ export interface components {
             scoped_teams?: number[] | null;
             scoped_organizations?: string[] | null;
         };
+        /** @description A user as embedded in other objects, or null (e.g. once the user is gone). */
+        NullableUserBasic: {
+            readonly id: number;
+            /** Format: uuid */
+            readonly uuid: string;
+            distinct_id: string | null;
+            first_name: string;
+            last_name: string;
+            /** Format: email */
+            email: string;
+            is_email_verified: boolean | null;
+            hedgehog_config: {
+                [key: string]: unknown;
+            } | null;
+        } | null;
+        /** @description Tag names; stored trimmed, lower-cased and de-duplicated, returned sorted. */
+        Tags: string[];
+        /**
+         * @description `21` everyone in the project can edit, `37` only collaborators can edit.
+         * @enum {integer}
+         */
+        RestrictionLevel: 21 | 37;
+        /**
+         * @description `21` can view, `37` can edit.
+         * @enum {integer}
+         */
+        PrivilegeLevel: 21 | 37;
+        /** @description A dashboard as listed. */
+        DashboardBasic: {
+            readonly id: number;
+            name: string | null;
+            description: string;
+            pinned: boolean;
+            /** Format: date-time */
+            readonly created_at: string;
+            created_by: components["schemas"]["NullableUserBasic"];
+            /** @description True while the dashboard's public sharing is enabled. */
+            readonly is_shared: boolean;
+            deleted: boolean;
+            /** @enum {string} */
+            readonly creation_mode: "default" | "template" | "duplicate";
+            tags: components["schemas"]["Tags"];
+            restriction_level: components["schemas"]["RestrictionLevel"];
+            readonly effective_restriction_level: components["schemas"]["RestrictionLevel"];
+            /** @description What the caller may do with this dashboard. */
+            readonly effective_privilege_level: components["schemas"]["PrivilegeLevel"];
+        };
+        PaginatedDashboardBasicList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["DashboardBasic"][];
+        };
+        Filters: {
+            [key: string]: unknown;
+        };
+        DashboardRequest: {
+            name?: string | null;
+            description?: string;
+            pinned?: boolean;
+            deleted?: boolean;
+            /** @description A built-in template's key or name; blank means none. */
+            use_template?: string;
+            /** @description The id of a dashboard of this project to duplicate. */
+            use_dashboard?: number | null;
+            /** @description Accepted for compatibility; this server keeps no insights. */
+            delete_insights?: boolean;
+            tags?: components["schemas"]["Tags"];
+            restriction_level?: components["schemas"]["RestrictionLevel"];
+            filters?: components["schemas"]["Filters"];
+        };
+        DashboardTileText: {
+            body: string;
+            created_by: components["schemas"]["NullableUserBasic"];
+            /** Format: date-time */
+            last_modified_at: string;
+            last_modified_by: components["schemas"]["NullableUserBasic"];
+        };
+        DashboardTile: {
+            id: number;
+            text: components["schemas"]["DashboardTileText"];
+            /** @description Always null; this server has text tiles only. */
+            insight: Record<string, never> | null;
+            /** @description Grid positions per breakpoint, e.g. `{"sm": {"x": 0, "y": 0, "w": 6, "h": 5}}`. */
+            layouts: {
+                [key: string]: unknown;
+            };
+            color: string | null;
+            /** @description Position of the tile when read top to bottom, left to right. */
+            order: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A dashboard with its tiles. */
+        Dashboard: {
+            readonly id: number;
+            name: string | null;
+            description: string;
+            pinned: boolean;
+            /** Format: date-time */
+            readonly created_at: string;
+            created_by: components["schemas"]["NullableUserBasic"];
+            /** @description True while the dashboard's public sharing is enabled. */
+            readonly is_shared: boolean;
+            deleted: boolean;
+            /** @enum {string} */
+            readonly creation_mode: "default" | "template" | "duplicate";
+            tags: components["schemas"]["Tags"];
+            restriction_level: components["schemas"]["RestrictionLevel"];
+            readonly effective_restriction_level: components["schemas"]["RestrictionLevel"];
+            /** @description What the caller may do with this dashboard. */
+            readonly effective_privilege_level: components["schemas"]["PrivilegeLevel"];
+            /** @description The template the dashboard was created from, or blank. */
+            use_template: string;
+            /** @description The dashboard this one was duplicated from, if any. */
+            use_dashboard: number | null;
+            /** @description Always false in answers. */
+            delete_insights: boolean;
+            readonly filters: {
+                [key: string]: unknown;
+            };
+            /** @description The dashboard's tiles, top to bottom and left to right. */
+            readonly tiles: components["schemas"]["DashboardTile"][];
+        };
+        DashboardTemplateTile: {
+            /** @description Only `TEXT` is supported; any other type is a 400 on `template__tiles`. */
+            type: string;
+            /** @description The text of a `TEXT` tile (required for it). */
+            body?: string;
+            layouts?: {
+                [key: string]: unknown;
+            };
+            color?: string | null;
+        };
+        DashboardTemplateJson: {
+            template_name: string;
+            dashboard_description?: string;
+            dashboard_filters?: {
+                [key: string]: unknown;
+            };
+            tags?: components["schemas"]["Tags"];
+            tiles?: components["schemas"]["DashboardTemplateTile"][];
+        };
+        DashboardFromTemplateRequest: {
+            template: components["schemas"]["DashboardTemplateJson"];
+            /** @description Where the request came from; accepted for compatibility. */
+            creation_context?: string;
+        };
+        /** @description Without `id`, a new text tile (`text` is then required). With `id`, a change to that tile of this dashboard; `deleted: true` removes it. */
+        DashboardTileRequest: {
+            id?: number;
+            text?: {
+                body: string;
+            };
+            layouts?: {
+                [key: string]: unknown;
+            };
+            color?: string | null;
+            deleted?: boolean;
+        };
+        PatchedDashboardRequest: {
+            name?: string | null;
+            description?: string;
+            pinned?: boolean;
+            deleted?: boolean;
+            /** @description Ignored on update. */
+            use_template?: string;
+            /** @description Ignored on update. */
+            use_dashboard?: number | null;
+            /** @description Accepted for compatibility; this server keeps no insights. */
+            delete_insights?: boolean;
+            tags?: components["schemas"]["Tags"];
+            restriction_level?: components["schemas"]["RestrictionLevel"];
+            filters?: components["schemas"]["Filters"];
+            tiles?: components["schemas"]["DashboardTileRequest"][];
+        };
+        MoveTileRequest: {
+            tile: {
+                id: number;
+            };
+            /** @description The id of the destination dashboard, in the same project. */
+            toDashboard: number;
+        };
+        DashboardCollaborator: {
+            /** Format: uuid */
+            readonly id: string;
+            readonly dashboard_id: number;
+            readonly user: components["schemas"]["UserBasic"];
+            level: components["schemas"]["PrivilegeLevel"];
+            /** Format: date-time */
+            readonly added_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+            /** Format: uuid */
+            user_uuid: string;
+        };
+        DashboardCollaboratorRequest: {
+            level: components["schemas"]["PrivilegeLevel"];
+            /** Format: uuid */
+            user_uuid: string;
+        };
+        SharingConfiguration: {
+            /**
+             * Format: date-time
+             * @description Null until the configuration is first saved.
+             */
+            readonly created_at: string | null;
+            enabled: boolean;
+            /** @description The secret part of the public link `/shared/{access_token}`. */
+            readonly access_token: string;
+        };
+        PatchedSharingConfigurationRequest: {
+            enabled?: boolean;
+        };
+        OrganizationDomain: {
+            /** Format: uuid */
+            readonly id: string;
+            domain: string;
+            readonly is_verified: boolean;
+            /** Format: date-time */
+            readonly verified_at: string | null;
+            /** @description 43 URL-safe characters to publish as the TXT record `_posthog-challenge.<domain>`. */
+            readonly verification_challenge: string;
+            jit_provisioning_enabled: boolean;
+            sso_enforcement: string;
+            /** @description True when the SAML entity id, ACS URL and certificate are all set. */
+            readonly has_saml: boolean;
+            saml_entity_id: string | null;
+            saml_acs_url: string | null;
+            saml_x509_cert: string | null;
+        };
+        PaginatedOrganizationDomainList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["OrganizationDomain"][];
+        };
+        /** @description A lower-case domain or subdomain name such as `example.com`. */
+        DomainName: string;
+        OrganizationDomainRequest: {
+            domain: components["schemas"]["DomainName"];
+            /** @description Ignored on create; settable once the domain is verified. */
+            jit_provisioning_enabled?: boolean;
+            /** @description Ignored on create; settable once the domain is verified. */
+            sso_enforcement?: string;
+            saml_entity_id?: string | null;
+            saml_acs_url?: string | null;
+            saml_x509_cert?: string | null;
+        };
+        PatchedOrganizationDomainRequest: {
+            /** @description Only once the domain is verified. */
+            jit_provisioning_enabled?: boolean;
+            /** @description The login provider members with an address at this domain must use (`google-oauth2`, `github`, `gitlab`, `saml`), or `""` for none. Only once the domain is verified. */
+            sso_enforcement?: string;
+            saml_entity_id?: string | null;
+            saml_acs_url?: string | null;
+            saml_x509_cert?: string | null;
+        };
+        /**
+         * @description Organization membership level. `1` member, `8` administrator, `15` owner.
+         * @enum {integer}
+         */
+        MembershipLevel: 1 | 8 | 15;
+        InviteProjectAccess: {
+            /** @description A project of the organization. */
+            id: number;
+            /**
+             * @description `1` member, `8` administrator of that project.
+             * @enum {integer}
+             */
+            level: 1 | 8;
+        };
+        OrganizationInvite: {
+            /** Format: uuid */
+            readonly id: string;
+            /** Format: email */
+            target_email: string;
+            first_name: string;
+            readonly emailing_attempt_made: boolean;
+            level: components["schemas"]["MembershipLevel"];
+            /** @description True once the invite is more than 3 days old. */
+            readonly is_expired: boolean;
+            /** @description Who sent the invite (null once that user is gone). */
+            readonly created_by: components["schemas"]["UserBasic"] | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+            message: string | null;
+            private_project_access: components["schemas"]["InviteProjectAccess"][] | null;
+        };
+        PaginatedOrganizationInviteList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["OrganizationInvite"][];
+        };
+        OrganizationInviteRequest: {
+            /**
+             * Format: email
+             * @description The domain part is stored lower-cased.
+             */
+            target_email: string;
+            /** @default  */
+            first_name: string;
+            /** @default 1 */
+            level: components["schemas"]["MembershipLevel"];
+            /** @description A personal note included in the e-mail. */
+            message?: string | null;
+            private_project_access?: components["schemas"]["InviteProjectAccess"][] | null;
+            /**
+             * @description Whether to e-mail the invitee (when e-mail is configured).
+             * @default true
+             */
+            send_email: boolean;
+            /**
+             * @description Keep the highest level and project access of the address's unexpired pending invites instead of simply replacing them.
+             * @default false
+             */
+            combine_pending_invites: boolean;
+        };
+        OrganizationInviteBulkRequest: components["schemas"]["OrganizationInviteRequest"][];
+        OrganizationMember: {
+            /**
+             * Format: uuid
+             * @description The membership's id.
+             */
+            readonly id: string;
+            readonly user: components["schemas"]["UserBasic"];
+            level: components["schemas"]["MembershipLevel"];
+            /** Format: date-time */
+            readonly joined_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+            /** @description Always false; this server has no password or second-factor login. */
+            readonly is_2fa_enabled: boolean;
+            /** @description Always false; this server has no social login. */
+            readonly has_social_auth: boolean;
+        };
+        PaginatedOrganizationMemberList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["OrganizationMember"][];
+        };
+        PatchedOrganizationMemberRequest: {
+            level?: components["schemas"]["MembershipLevel"];
+        };
+        SignupInvite: {
+            /** Format: uuid */
+            id: string;
+            /** Format: email */
+            target_email: string;
+            first_name: string;
+            organization_name: string;
+        };
+        SignupRequest: {
+            /** @description For a new user; defaults to the invite's `first_name`. Ignored for an existing user. */
+            first_name?: string;
+            /** @description For a new user. Ignored for an existing user. */
+            last_name?: string;
+        };
+        SignupResult: {
+            user: components["schemas"]["User"];
+            organization: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            };
+            personal_api_key: {
+                id: string;
+                label: string;
+                /** @description The key itself, shown only in this answer. */
+                value: string;
+                scopes: string[];
+                /** @description Null for a new user; the inviting organization for an existing user. */
+                scoped_organizations: string[] | null;
+            };
+        };
         EventDefinition: {
             /** Format: uuid */
             readonly id: string;
@@ -973,6 +1837,8 @@ export interface components {
         Offset: number;
         /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
         ProjectId: string;
+        /** @description The organization's UUID, or `@current` for the caller's current organization. */
+        OrganizationId: string;
     };
     requestBodies: never;
     headers: never;
@@ -1545,6 +2411,963 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Only dashboards with at least one of these tags (compared trimmed and lower-cased). */
+                tags?: string[];
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of dashboards. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedDashboardBasicList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DashboardRequest"];
+            };
+        };
+        responses: {
+            /** @description The new dashboard. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_create_from_template_json_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardFromTemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description The new dashboard. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dashboard. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description Hard delete is not allowed; the body is empty. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedDashboardRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated dashboard. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_move_tile_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MoveTileRequest"];
+            };
+        };
+        responses: {
+            /** @description The source dashboard, without the moved tile. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_collaborators_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collaborators. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardCollaborator"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_collaborators_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardCollaboratorRequest"];
+            };
+        };
+        responses: {
+            /** @description The new collaborator. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardCollaborator"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_collaborators_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+                /** @description The collaborator's user uuid. */
+                user__uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_sharing_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sharing configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingConfiguration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_sharing_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedSharingConfigurationRequest"];
+            };
+        };
+        responses: {
+            /** @description The saved sharing configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingConfiguration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_sharing_refresh_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration with its new token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingConfiguration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    shared_dashboard_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token of an enabled sharing configuration (a `.json` suffix is accepted). */
+                access_token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The shared dashboard. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domains_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of domains. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedOrganizationDomainList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domains_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizationDomainRequest"];
+            };
+        };
+        responses: {
+            /** @description The new, unverified domain. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationDomain"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domains_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The domain's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The domain. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationDomain"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domains_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The domain's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domains_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The domain's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedOrganizationDomainRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated domain. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationDomain"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domains_verify_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The domain's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The domain after the check. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationDomain"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    invites_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of invites. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedOrganizationInviteList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    invites_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizationInviteRequest"];
+            };
+        };
+        responses: {
+            /** @description The new invite. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationInvite"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    invites_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The invite's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    invites_bulk_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizationInviteBulkRequest"];
+            };
+        };
+        responses: {
+            /** @description The new invites, in the order given. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationInvite"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    members_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Only the member with exactly this e-mail address. */
+                email?: string;
+                /** @description `joined_at` or `-joined_at` (the default); any other value means the default. */
+                order?: string;
+                /** @description Only memberships changed after this time. */
+                updated_after?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of members. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedOrganizationMemberList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    members_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The member's user UUID, or `@me` for the caller. */
+                user__uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    members_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The member's user UUID, or `@me` for the caller. */
+                user__uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedOrganizationMemberRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated membership. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationMember"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    signup_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invite's UUID, as in the sign-up link. */
+                invite_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invite. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignupInvite"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    signup_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invite's UUID, as in the sign-up link. */
+                invite_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SignupRequest"];
+            };
+        };
+        responses: {
+            /** @description The user, their new membership's organization, and their new key. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignupResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

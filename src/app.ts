@@ -9,6 +9,7 @@ import { errorHandler } from './http/errors.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';
 import { spec } from './http/spec.js';
+import { parseRate, RateLimiter } from './http/rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -16,6 +17,8 @@ declare module 'fastify' {
     database: Database;
     db: Db;
     authCache: AuthCache;
+    /** Absent when RATE_LIMITS=off. */
+    rateLimiter?: RateLimiter;
   }
 }
 
@@ -42,7 +45,13 @@ export async function buildApp({ config, database, logger = false }: AppOptions)
   app.decorate('database', database);
   app.decorate('db', database.db);
   app.decorate('authCache', authCache);
+  if (config.rateLimits) {
+    app.decorate('rateLimiter', new RateLimiter([parseRate(config.rateLimitBurst), parseRate(config.rateLimitSustained)]));
+  }
 
+  // Bodies are validated per media type and the contract only has JSON bodies: a text/plain body
+  // would reach a handler unvalidated, so only JSON is parsed (anything else is a 415).
+  app.removeContentTypeParser('text/plain');
   app.setErrorHandler(errorHandler);
   installNotFound(app);
   app.addHook('onSend', async (_req, reply) => {

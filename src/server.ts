@@ -7,7 +7,7 @@ import { DataDirLockedError, openDatabase } from './db/client.js';
 const config = loadConfig();
 
 async function main(): Promise<void> {
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
   const boot = await bootstrap(database.db, { email: config.bootstrapEmail, apiKey: config.bootstrapApiKey });
   if (boot.generatedKey) {
     // Shown this once: only its hash is stored.

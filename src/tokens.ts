@@ -31,3 +31,8 @@ export function hashKeyValue(value: string): string {
 export function maskKeyValue(value: string): string {
   return value.length < 16 ? '********' : `${value.slice(0, 4)}...${value.slice(-4)}`;
 }
+
+/** A public sharing token: 22 random bytes, URL-safe (PostHog's `secrets.token_urlsafe(22)`, 30 characters). */
+export function newSharingToken(): string {
+  return randomBytes(22).toString('base64url');
+}

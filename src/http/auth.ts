@@ -65,6 +65,7 @@ export function authenticate(meta: RouteMeta) {
     const principal = await req.server.authCache.get(hashKeyValue(value));
     if (!principal) throw ApiError.authenticationFailed();
     req.principal = principal;
+    req.server.rateLimiter?.hit(principal.key.id);
     if (!principal.key.last_used_at || Date.now() - principal.key.last_used_at.getTime() > HOUR_MS) {
       principal.key.last_used_at = new Date();
       touchKey(req.server.db, principal.key.id).catch((err) => req.log.warn({ err }, 'could not record key use'));

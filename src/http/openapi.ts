@@ -33,9 +33,11 @@ export async function registerOperations(app: FastifyInstance): Promise<void> {
   const coercing = makeAjv('array');
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
 
+  // The contract's own media types appear only in responses; as request bodies they are a 415.
+  app.addContentTypeParser(['application/vnd.oai.openapi', 'application/vnd.oai.openapi+json'], (_req, _body, done) =>
+    done(Object.assign(new Error('Unsupported media type in request.'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }), undefined),
+  );
   await app.register(openapiGlue, {
-    // Glue warns that the contract's response-only media types have no body parser; they need none.
-    logLevel: 'error',
     specification: spec,
     operationResolver(operationId: string, method: string, openapiPath: string) {
       const handler = handlers[operationId as keyof typeof handlers];

@@ -32,6 +32,23 @@ const FORMAT_MESSAGES: Record<string, string> = {
 };
 
 /**
+ * PostHog's own wording for a failed check: `x-error-detail` is either one message for every check
+ * of the schema, or a map from ajv keyword to a message or `{code, detail}`.
+ */
+function customError(error: AjvError): { code: string; detail: string } | undefined {
+  const custom = error.parentSchema?.['x-error-detail'];
+  if (typeof custom === 'string') return { code: 'invalid_input', detail: custom };
+  if (!custom || typeof custom !== 'object') return undefined;
+  const entry = (custom as Record<string, unknown>)[error.keyword];
+  if (typeof entry === 'string') return { code: 'invalid_input', detail: entry };
+  if (entry && typeof entry === 'object') {
+    const { code, detail } = entry as { code?: string; detail?: string };
+    if (typeof detail === 'string') return { code: code ?? 'invalid_input', detail };
+  }
+  return undefined;
+}
+
+/**
  * Turns the first ajv failure into DRF's wording and codes (reference §1.2). A schema may carry
  * `x-error-detail` ("Invalid scope: {value}") for the messages PostHog words itself; such an error
  * names the whole field, not an index inside it.
@@ -39,10 +56,10 @@ const FORMAT_MESSAGES: Record<string, string> = {
 export function validationErrorBody(errors: FastifySchemaValidationError[]): ApiError {
   const error = errors[0] as AjvError;
   let attr = attrOf(error);
-  const custom = error.parentSchema?.['x-error-detail'];
-  if (typeof custom === 'string' && error.keyword !== 'required') {
+  const custom = error.keyword === 'required' ? undefined : customError(error);
+  if (custom) {
     attr = attr?.replace(/(__\d+)+$/, '') ?? null;
-    return ApiError.validation(attr, custom.replace('{value}', String(error.data)));
+    return ApiError.validation(attr, custom.detail.replace('{value}', String(error.data)), custom.code);
   }
   const p = error.params as Record<string, unknown>;
   switch (error.keyword) {

@@ -1,11 +1,18 @@
 import type { AllHandlers } from '../http/types.js';
 import { captureHandlers } from './capture.js';
+import { dashboardCollaboratorHandlers } from './dashboard-collaborators.js';
+import { dashboardSharingHandlers } from './dashboard-sharing.js';
+import { dashboardHandlers } from './dashboards.js';
+import { domainHandlers } from './domains.js';
 import { eventDefinitionHandlers } from './event-definitions.js';
 import { eventHandlers } from './events.js';
+import { inviteHandlers } from './invites.js';
+import { memberHandlers } from './members.js';
 import { metaHandlers } from './meta.js';
 import { organizationHandlers } from './organizations.js';
 import { personalApiKeyHandlers } from './personal-api-keys.js';
 import { projectHandlers } from './projects.js';
+import { signupHandlers } from './signup.js';
 import { userHandlers } from './users.js';
 
 /** Every operation of the contract, keyed by operationId; `satisfies` makes a gap a compile error. */
@@ -15,6 +22,13 @@ export const handlers = {
   ...projectHandlers,
   ...userHandlers,
   ...personalApiKeyHandlers,
+  ...dashboardHandlers,
+  ...dashboardCollaboratorHandlers,
+  ...dashboardSharingHandlers,
+  ...domainHandlers,
+  ...inviteHandlers,
+  ...memberHandlers,
+  ...signupHandlers,
   ...eventDefinitionHandlers,
   ...eventHandlers,
   ...captureHandlers,

@@ -6,6 +6,8 @@ import { insertProject } from '../../src/db/queries/projects.js';
 import { createUser, type UserRow } from '../../src/db/queries/users.js';
 import type { OrganizationRow } from '../../src/db/queries/organizations.js';
 import type { ProjectRow } from '../../src/db/queries/projects.js';
+import type { InviteRow } from '../../src/db/queries/invites.js';
+import { organization_invites } from '../../src/db/schema/index.js';
 
 export interface Tenant {
   user: UserRow;
@@ -52,4 +54,25 @@ export async function makeMember(
 
 export async function makeProject(db: Db, tenant: Tenant, name = `Project ${unique()}`): Promise<ProjectRow> {
   return insertProject(db, tenant.organization.id, { name });
+}
+
+/** A pending invite to `tenant`'s organization, sent by its owner; `ageDays` backdates it. */
+export async function makeInvite(
+  db: Db,
+  tenant: Tenant,
+  email = `invitee-${unique()}@example.com`,
+  { level = 1, ageDays = 0, first_name = '' }: { level?: number; ageDays?: number; first_name?: string } = {},
+): Promise<InviteRow> {
+  const [row] = await db
+    .insert(organization_invites)
+    .values({
+      organization_id: tenant.organization.id,
+      target_email: email,
+      first_name,
+      level,
+      created_by_id: tenant.user.id,
+      created_at: new Date(Date.now() - ageDays * 86_400_000),
+    })
+    .returning();
+  return row!;
 }

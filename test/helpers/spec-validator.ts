@@ -25,15 +25,16 @@ export function operationInfo(operationId: OperationId): OperationInfo {
 }
 
 /**
- * OpenAPI 3.0 writes a nullable reference as `nullable: true` beside `allOf: [{$ref}]` (PostHog's own
- * schema does); plain JSON Schema would still apply the reference to null, so say it explicitly.
+ * OpenAPI 3.0's `nullable: true` next to `allOf`/`oneOf`/`anyOf`/`$ref` allows null, but ajv applies
+ * the composed schemas to null too and refuses it; spell such schemas as JSON Schema does.
  */
-function nullableRefs(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(nullableRefs);
+function nullableComposition(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(nullableComposition);
   if (!node || typeof node !== 'object') return node;
-  const out: Record<string, unknown> = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, nullableRefs(v)]));
-  if (out.nullable === true && Array.isArray(out.allOf)) {
-    const { nullable: _nullable, ...rest } = out;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) out[k] = nullableComposition(v);
+  if (out.nullable === true && (out.allOf || out.oneOf || out.anyOf || out.$ref)) {
+    const { nullable: _, ...rest } = out;
     return { anyOf: [{ type: 'null' }, rest] };
   }
   return out;
@@ -41,7 +42,7 @@ function nullableRefs(node: unknown): unknown {
 
 const ajv = new Ajv({ strict: false, allErrors: true });
 formats.default(ajv);
-ajv.addSchema(nullableRefs(spec) as object, 'spec');
+ajv.addSchema(nullableComposition(spec) as object, 'spec');
 
 const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 

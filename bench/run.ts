@@ -1,0 +1,181 @@
+// `make bench`: drives the API and two same-run baselines with autocannon and writes bench/results.md.
+// Speed is measured here and only here; tests never time anything.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import postgres from 'postgres';
+import { scenarios, type Scenario, type Seeded } from './scenarios.js';
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const KEY = 'phx_benchmarkkey0000000000000000000000000000000000';
+const tsx = join('node_modules', '.bin', 'tsx');
+
+interface Row {
+  backend: string;
+  scenario: string;
+  target: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  rssMb?: number;
+  ratio?: string;
+}
+
+function start(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(tsx, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const onData = (d: Buffer) => {
+      out += d;
+      if (ready.test(out)) resolve(child);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${out.slice(-2000)}`)));
+  });
+}
+
+/** Peak resident memory of a process, sampled while it works. */
+function rssSampler(pid: number) {
+  let peak = 0;
+  const read = () => {
+    try {
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+      peak = Math.max(peak, kb);
+    } catch {}
+  };
+  const timer = setInterval(read, 200);
+  return {
+    reset: () => {
+      peak = 0;
+    },
+    peakMb: () => (read(), Math.round(peak / 1024)),
+    stop: () => clearInterval(timer),
+  };
+}
+
+async function drive(url: string, scenario: Scenario, seeded: Seeded): Promise<Omit<Row, 'backend' | 'scenario' | 'target'>> {
+  const request = scenario.request(seeded);
+  const opts = {
+    url,
+    connections: CONNECTIONS,
+    duration: DURATION,
+    method: request.method ?? 'GET',
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...request.headers },
+    body: request.body,
+    requests: request.requests,
+  } as autocannon.Options;
+  await autocannon({ ...opts, duration: 2 }); // warm-up
+  const r = await autocannon(opts);
+  return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
+}
+
+async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Promise<void> {
+  const port = 18000 + Math.floor(Math.random() * 1000);
+  let databaseUrl: string | undefined;
+  let dataDir: string | undefined;
+  let admin: postgres.Sql | undefined;
+  const dbName = `bench_${Date.now()}`;
+  if (backend === 'postgresql') {
+    admin = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`create database ${dbName}`);
+    const u = new URL(process.env.DATABASE_URL!);
+    u.pathname = `/${dbName}`;
+    databaseUrl = u.toString();
+  } else {
+    dataDir = mkdtempSync(join(tmpdir(), 'bench-data-'));
+  }
+  const env = {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BOOTSTRAP_API_KEY: KEY,
+    RATE_LIMITS: 'off',
+    LOG_LEVEL: 'warn',
+    WORKER: '0',
+    DATABASE_URL: databaseUrl ?? '',
+    DATA_DIR: dataDir ?? '',
+  };
+  // One process (no tsx launcher in between), so its memory is the server's.
+  const server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...process.env, ...env }, stdio: 'inherit' });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    const up = await fetch(`${base}/_health`).then((r) => r.ok, () => false);
+    if (up) break;
+    if (i > 600 || server.exitCode !== null) throw new Error('the server did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const rss = rssSampler(server.pid!);
+  let baseline: ChildProcess | undefined;
+  try {
+    const seeded = await seed(base, databaseUrl);
+    const fixtures: Record<string, unknown> = {};
+    for (const s of scenarios) {
+      if (s.backends && !s.backends.includes(backend)) continue;
+      const r = s.request(seeded);
+      const res = await fetch(base + r.path, {
+        method: r.method ?? 'GET',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: r.body,
+      });
+      fixtures[s.id] = await res.json();
+    }
+    const bport = port + 1;
+    baseline = await start(['bench/baseline.ts', String(bport), databaseUrl ?? '', JSON.stringify(fixtures)], {}, /ready/);
+    const bbase = `http://127.0.0.1:${bport}`;
+    for (const s of scenarios) {
+      if (s.backends && !s.backends.includes(backend)) continue;
+      rss.reset();
+      const ours = await drive(base + s.request(seeded).path, s, seeded);
+      const row: Row = { backend, scenario: s.name, target: 'api', ...ours, rssMb: rss.peakMb() };
+      const json = await drive(`${bbase}/json/${s.id}`, { ...s, request: () => ({ path: '' }) }, seeded);
+      rows.push(row, { backend, scenario: s.name, target: 'bare fastify, same JSON', ...json });
+      row.ratio = `${((ours.rps / json.rps) * 100).toFixed(0)}% of bare`;
+      const sqlPath = s.baselineSql?.(seeded);
+      if (sqlPath && databaseUrl) {
+        const sql = await drive(bbase + sqlPath, { ...s, request: () => ({ path: '' }) }, seeded);
+        rows.push({ backend, scenario: s.name, target: 'bare fastify + same SQL', ...sql });
+        row.ratio += `, ${((ours.rps / sql.rps) * 100).toFixed(0)}% of bare+SQL`;
+      }
+      process.stdout.write(`${backend} ${s.name}: ${ours.rps} req/s p50 ${ours.p50} ms p99 ${ours.p99} ms (${row.ratio})\n`);
+    }
+    rows.push({ backend, scenario: 'after the read scenarios', target: 'api RSS', rps: 0, p50: 0, p99: 0, errors: 0, rssMb: rss.peakMb() });
+  } finally {
+    rss.stop();
+    baseline?.kill();
+    server.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 500));
+    if (admin) {
+      await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+      await admin.end();
+    }
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function seed(base: string, databaseUrl: string | undefined): Promise<Seeded> {
+  const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
+  const me = (await (await fetch(`${base}/api/users/@me/`, { headers })).json()) as { organization: { id: string }; team: { id: number } };
+  for (let i = 0; i < 20; i++) {
+    await fetch(`${base}/api/projects/`, { method: 'POST', headers, body: JSON.stringify({ name: `Bench ${i}` }) });
+  }
+  return { organizationId: me.organization.id, projectId: me.team.id, databaseUrl, base, key: KEY };
+}
+
+const rows: Row[] = [];
+await benchBackend('embedded', rows);
+if (process.env.DATABASE_URL) await benchBackend('postgresql', rows);
+
+const table = [
+  '| backend | scenario | target | req/s | p50 ms | p99 ms | errors | peak RSS MB | ratio |',
+  '|---|---|---|---:|---:|---:|---:|---:|---|',
+  ...rows.map((r) =>
+    `| ${r.backend} | ${r.scenario} | ${r.target} | ${r.rps || ''} | ${r.rps ? r.p50 : ''} | ${r.rps ? r.p99 : ''} | ${r.rps ? r.errors : ''} | ${r.rssMb ?? ''} | ${r.ratio ?? ''} |`,
+  ),
+].join('\n');
+const header = `# Benchmark results\n\n${new Date().toISOString()} on ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}; autocannon ${CONNECTIONS} connections, ${DURATION} s per target after a 2 s warm-up.\n\n`;
+writeFileSync('bench/results.md', `${header}${table}\n`);
+process.stdout.write(`\n${table}\n`);

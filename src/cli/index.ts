@@ -1,0 +1,51 @@
+// Operator commands on the server's database. Each prints exactly one JSON document on stdout;
+// a mistake prints one line on stderr and exits non-zero.
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.js';
+import { openDatabase, type Database } from '../db/client.js';
+import { AuthCache } from '../http/auth-cache.js';
+import { commands, CliError } from './commands.js';
+
+const USAGE = `usage: npm run --silent cli -- <command> [--flags]
+  create-user --email E [--first-name F] [--last-name L]
+  create-organization --email OWNER_EMAIL --name N
+  add-member --organization ORG_ID --email E --level 1|8|15
+  create-project --organization ORG_ID --name N
+  create-key --email E [--label L] [--scopes a:read,b:write|*] [--scoped-teams 1,2] [--scoped-organizations U1,U2]`;
+
+async function main(): Promise<number> {
+  const [name, ...rest] = process.argv.slice(2);
+  const command = name ? commands[name] : undefined;
+  if (!command) {
+    process.stderr.write(`${name ? `unknown command: ${name}\n` : ''}${USAGE}\n`);
+    return 2;
+  }
+  let flags: Record<string, string | undefined>;
+  try {
+    flags = parseArgs({ args: rest, options: command.options, strict: true, allowPositionals: false }).values as Record<
+      string,
+      string | undefined
+    >;
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    return 2;
+  }
+  const config = loadConfig();
+  let database: Database | undefined;
+  try {
+    database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+    const result = await command.run(database.db, flags);
+    // Running servers on the same PostgreSQL drop cached permissions at once.
+    await new AuthCache(database).invalidate();
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (err) {
+    const message = err instanceof CliError || (err as Error).name === 'DataDirLockedError' ? (err as Error).message : String((err as Error).message ?? err);
+    process.stderr.write(`${message.split('\n')[0]}\n`);
+    return 1;
+  } finally {
+    await database?.close();
+  }
+}
+
+process.exitCode = await main();

@@ -1,0 +1,112 @@
+import { and, asc, desc, eq, gt, inArray, notLike, sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../client.js';
+import { organization_memberships, projects, users } from '../schema/index.js';
+import type { Page } from '../../http/pagination.js';
+import type { UserRow } from './users.js';
+
+export type MembershipRow = typeof organization_memberships.$inferSelect;
+export interface MemberRow {
+  membership: MembershipRow;
+  user: UserRow;
+}
+
+const BOT_EMAIL_SUFFIX = '@posthogbot.user';
+
+export interface MemberFilter {
+  email?: string;
+  updated_after?: Date;
+  ascending?: boolean;
+}
+
+/** Active, human members of one organization. */
+export async function listMembers(
+  db: Db,
+  organizationId: string,
+  filter: MemberFilter,
+  page: Page,
+): Promise<{ count: number; rows: MemberRow[] }> {
+  const conditions: SQL[] = [
+    eq(organization_memberships.organization_id, organizationId),
+    eq(users.is_active, true),
+    notLike(users.email, `%${BOT_EMAIL_SUFFIX}`),
+  ];
+  if (filter.email !== undefined) conditions.push(eq(users.email, filter.email));
+  if (filter.updated_after) conditions.push(gt(organization_memberships.updated_at, filter.updated_after));
+  const where = and(...conditions);
+  const order = filter.ascending
+    ? [asc(organization_memberships.joined_at), asc(organization_memberships.id)]
+    : [desc(organization_memberships.joined_at), desc(organization_memberships.id)];
+  const [[counted], rows] = await Promise.all([
+    db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(organization_memberships)
+      .innerJoin(users, eq(users.id, organization_memberships.user_id))
+      .where(where),
+    db
+      .select({ membership: organization_memberships, user: users })
+      .from(organization_memberships)
+      .innerJoin(users, eq(users.id, organization_memberships.user_id))
+      .where(where)
+      .orderBy(...order)
+      .limit(page.limit)
+      .offset(page.offset),
+  ]);
+  return { count: counted?.n ?? 0, rows };
+}
+
+/** A member of the organization by user uuid, bots excluded as in the list. */
+export async function getMemberByUserUuid(db: Db, organizationId: string, userUuid: string): Promise<MemberRow | undefined> {
+  const [row] = await db
+    .select({ membership: organization_memberships, user: users })
+    .from(organization_memberships)
+    .innerJoin(users, eq(users.id, organization_memberships.user_id))
+    .where(
+      and(
+        eq(organization_memberships.organization_id, organizationId),
+        eq(users.uuid, userUuid),
+        notLike(users.email, `%${BOT_EMAIL_SUFFIX}`),
+      ),
+    )
+    .limit(1);
+  return row;
+}
+
+export async function getMembership(db: Db, organizationId: string, userId: number): Promise<MembershipRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(organization_memberships)
+    .where(and(eq(organization_memberships.organization_id, organizationId), eq(organization_memberships.user_id, userId)))
+    .limit(1);
+  return row;
+}
+
+export async function setMemberLevel(db: Db, membershipId: string, level: number): Promise<MembershipRow | undefined> {
+  const [row] = await db
+    .update(organization_memberships)
+    .set({ level, updated_at: sql`now()` })
+    .where(eq(organization_memberships.id, membershipId))
+    .returning();
+  return row;
+}
+
+/** Removes a membership; the user's current organization and project move off it, as PostHog's leave does. */
+export async function removeMember(db: Db, organizationId: string, userId: number): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx
+      .delete(organization_memberships)
+      .where(and(eq(organization_memberships.organization_id, organizationId), eq(organization_memberships.user_id, userId)));
+    await tx
+      .update(users)
+      .set({ current_organization_id: null })
+      .where(and(eq(users.id, userId), eq(users.current_organization_id, organizationId)));
+    await tx
+      .update(users)
+      .set({ current_team_id: null })
+      .where(
+        and(
+          eq(users.id, userId),
+          inArray(users.current_team_id, tx.select({ id: projects.id }).from(projects).where(eq(projects.organization_id, organizationId))),
+        ),
+      );
+  });
+}

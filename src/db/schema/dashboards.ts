@@ -1,0 +1,98 @@
+import { sql } from 'drizzle-orm';
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  serial,
+  smallint,
+  text,
+  timestamp,
+  unique,
+  uuid,
+  varchar,
+} from 'drizzle-orm/pg-core';
+import { projects } from './projects.js';
+import { users } from './users.js';
+
+/**
+ * Dashboards are soft-deleted (`deleted`), never removed through the API. Tags live on the row as a
+ * normalised, sorted text array, which keeps them per project and makes `?tags=` one overlap test.
+ */
+export const dashboards = pgTable(
+  'dashboards',
+  {
+    id: serial('id').primaryKey(),
+    project_id: integer('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    name: varchar('name', { length: 400 }),
+    description: text('description').notNull().default(''),
+    pinned: boolean('pinned').notNull().default(false),
+    created_at: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    created_by_id: integer('created_by_id').references(() => users.id, { onDelete: 'set null' }),
+    deleted: boolean('deleted').notNull().default(false),
+    creation_mode: varchar('creation_mode', { length: 16 }).notNull().default('default'),
+    restriction_level: smallint('restriction_level').notNull().default(21),
+    filters: jsonb('filters').$type<Record<string, unknown>>().notNull().default({}),
+    tags: text('tags').array().notNull().default(sql`'{}'::text[]`),
+    // What the dashboard was made from, echoed back in `use_template` / `use_dashboard`.
+    use_template: varchar('use_template', { length: 400 }).notNull().default(''),
+    use_dashboard: integer('use_dashboard'),
+  },
+  (t) => [index('dashboards_project_idx').on(t.project_id, t.deleted)],
+);
+
+/** Text tiles. A deleted tile is kept (soft delete) so that it no longer shows but can be inspected. */
+export const dashboard_tiles = pgTable(
+  'dashboard_tiles',
+  {
+    id: serial('id').primaryKey(),
+    dashboard_id: integer('dashboard_id')
+      .notNull()
+      .references(() => dashboards.id, { onDelete: 'cascade' }),
+    body: text('body').notNull().default(''),
+    layouts: jsonb('layouts').$type<Record<string, unknown>>().notNull().default({}),
+    color: varchar('color', { length: 400 }),
+    deleted: boolean('deleted').notNull().default(false),
+    created_by_id: integer('created_by_id').references(() => users.id, { onDelete: 'set null' }),
+    last_modified_by_id: integer('last_modified_by_id').references(() => users.id, { onDelete: 'set null' }),
+    created_at: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    last_modified_at: timestamp('last_modified_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('dashboard_tiles_dashboard_idx').on(t.dashboard_id)],
+);
+
+/** Explicit edit rights on dashboards restricted to collaborators (PostHog's DashboardPrivilege). */
+export const dashboard_collaborators = pgTable(
+  'dashboard_collaborators',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    dashboard_id: integer('dashboard_id')
+      .notNull()
+      .references(() => dashboards.id, { onDelete: 'cascade' }),
+    user_id: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    level: smallint('level').notNull(),
+    added_at: timestamp('added_at', { withTimezone: true }).notNull().defaultNow(),
+    updated_at: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [unique('dashboard_collaborators_dashboard_user_unique').on(t.dashboard_id, t.user_id)],
+);
+
+/**
+ * Public sharing, one row per dashboard once first saved. Rotating replaces the token in place, so an
+ * old token stops resolving at once.
+ */
+export const sharing_configurations = pgTable('sharing_configurations', {
+  id: serial('id').primaryKey(),
+  dashboard_id: integer('dashboard_id')
+    .notNull()
+    .unique()
+    .references(() => dashboards.id, { onDelete: 'cascade' }),
+  access_token: varchar('access_token', { length: 400 }).notNull().unique(),
+  enabled: boolean('enabled').notNull().default(false),
+  created_at: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});

@@ -1,0 +1,18 @@
+import type { components } from '../../generated/api.js';
+import type { MemberRow } from '../db/queries/members.js';
+import { serializeUserBasic } from './users.js';
+
+type OrganizationMember = components['schemas']['OrganizationMember'];
+
+export function serializeMember({ membership: m, user }: MemberRow): OrganizationMember {
+  return {
+    id: m.id,
+    user: serializeUserBasic(user),
+    level: m.level as OrganizationMember['level'],
+    joined_at: m.joined_at.toISOString(),
+    updated_at: m.updated_at.toISOString(),
+    // There is no password, second-factor or social login here.
+    is_2fa_enabled: false,
+    has_social_auth: false,
+  };
+}

@@ -1,0 +1,120 @@
+import t from 'tap';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { openDatabase } from '../../src/db/client.js';
+import { buildTestApp } from '../helpers/app.js';
+import { makeKey, makeTenant } from '../helpers/factories.js';
+
+const ctx = await buildTestApp(t);
+const { call, db } = ctx;
+
+t.test('personal_api_keys_create and list', async (t) => {
+  const a = await makeTenant(db);
+  const res = await call('personal_api_keys_create', {
+    key: a.key,
+    body: { label: 'CI', scopes: ['dashboard:read', 'organization:write'], scoped_organizations: [a.organization.id] },
+  });
+  t.equal(res.status, 201);
+  t.match(res.body, { label: 'CI', value: /^phx_[0-9A-Za-z]{40,}$/, user_id: a.user.id, last_used_at: null });
+  t.equal(res.body.mask_value, `${res.body.value.slice(0, 4)}...${res.body.value.slice(-4)}`);
+  const works = await call('organizations_retrieve', { key: res.body.value, params: { id: a.organization.id } });
+  t.equal(works.status, 200, 'the new key works at once, and write implies read');
+  const list = await call('personal_api_keys_list', { key: a.key });
+  t.equal(list.body.length, 2);
+  t.equal(list.body[0].id, res.body.id, 'newest first');
+  t.ok(list.body.every((k: { value: unknown }) => k.value === null), 'values are never shown again');
+
+  t.test('validation', async (t) => {
+    const scope = await call('personal_api_keys_create', { key: a.key, body: { label: 'x', scopes: ['dashboard:read', 'nope:read'] } });
+    t.same(scope.body, { type: 'validation_error', code: 'invalid_input', detail: 'Invalid scope: nope:read', attr: 'scopes' });
+    const empty = await call('personal_api_keys_create', { key: a.key, body: { label: 'x', scopes: [] } });
+    t.match(empty.body, { attr: 'scopes', code: 'empty' });
+    const label = await call('personal_api_keys_create', { key: a.key, body: { scopes: ['*'] } });
+    t.match(label.body, { attr: 'label', code: 'required' });
+    const other = await makeTenant(db);
+    const foreign = await call('personal_api_keys_create', {
+      key: a.key,
+      body: { label: 'x', scopes: ['*'], scoped_organizations: [other.organization.id] },
+    });
+    t.match(foreign.body, { attr: 'scoped_organizations', detail: /must be a member/ });
+    const foreignTeam = await call('personal_api_keys_create', { key: a.key, body: { label: 'x', scopes: ['*'], scoped_teams: [other.project.id] } });
+    t.match(foreignTeam.body, { attr: 'scoped_teams' });
+  });
+
+  t.test('a key grants only what it holds', async (t) => {
+    const limited = await makeKey(db, a.user, ['personal_api_key:write', 'dashboard:read']);
+    const wider = await call('personal_api_keys_create', { key: limited, body: { label: 'x', scopes: ['dashboard:write'] } });
+    t.match(wider.body, { status: undefined, attr: 'scopes', detail: /does not hold/ });
+    const star = await call('personal_api_keys_create', { key: limited, body: { label: 'x', scopes: ['*'] } });
+    t.equal(star.status, 400);
+    const ok = await call('personal_api_keys_create', { key: limited, body: { label: 'x', scopes: ['dashboard:read'] } });
+    t.equal(ok.status, 201);
+    const readOnly = await makeKey(db, a.user, ['personal_api_key:read']);
+    t.equal((await call('personal_api_keys_create', { key: readOnly, body: { label: 'x', scopes: ['dashboard:read'] } })).status, 403);
+    const scoped = await makeKey(db, a.user, ['*'], { scoped_teams: [a.project.id] });
+    const unscoped = await call('personal_api_keys_create', { key: scoped, body: { label: 'x', scopes: ['*'] } });
+    t.match(unscoped.body, { attr: 'scoped_teams' });
+  });
+
+  t.test('at most 10 keys', async (t) => {
+    const b = await makeTenant(db);
+    for (let i = 0; i < 9; i++) t.equal((await call('personal_api_keys_create', { key: b.key, body: { label: `k${i}`, scopes: ['*'] } })).status, 201);
+    const eleventh = await call('personal_api_keys_create', { key: b.key, body: { label: 'k10', scopes: ['*'] } });
+    t.same(eleventh.body, {
+      type: 'validation_error',
+      code: 'invalid_input',
+      detail: 'You can only have 10 personal API keys. Remove an existing key before creating a new one.',
+      attr: null,
+    });
+  });
+});
+
+t.test('personal_api_keys_retrieve, partial_update, roll, destroy', async (t) => {
+  const a = await makeTenant(db);
+  const b = await makeTenant(db);
+  const created = (await call('personal_api_keys_create', { key: a.key, body: { label: 'one', scopes: ['organization:read'] } })).body;
+  const got = await call('personal_api_keys_retrieve', { key: a.key, params: { id: created.id } });
+  t.match(got.body, { id: created.id, label: 'one', value: null });
+  const current = await call('personal_api_keys_retrieve', { key: created.value, params: { id: '@current' } });
+  t.equal(current.status, 403, 'reading keys needs personal_api_key:read');
+  t.equal((await call('personal_api_keys_retrieve', { key: b.key, params: { id: created.id } })).status, 404, 'another user’s key is invisible');
+
+  const patched = await call('personal_api_keys_partial_update', { key: a.key, params: { id: created.id }, body: { label: 'renamed', scopes: ['project:read'] } });
+  t.match(patched.body, { label: 'renamed', scopes: ['project:read'] });
+  t.equal((await call('organizations_list', { key: created.value })).status, 403, 'narrowed scopes take effect at once');
+  t.equal((await call('personal_api_keys_partial_update', { key: b.key, params: { id: created.id }, body: { label: 'x' } })).status, 404);
+  t.match((await call('personal_api_keys_partial_update', { key: a.key, params: { id: created.id }, body: { label: '' } })).body, { attr: 'label', code: 'blank' });
+
+  const rolled = await call('personal_api_keys_roll_create', { key: a.key, params: { id: created.id } });
+  t.equal(rolled.status, 200);
+  t.not(rolled.body.value, created.value);
+  t.ok(rolled.body.last_rolled_at);
+  t.equal((await call('projects_list', { key: created.value })).status, 401, 'the old value is dead at once');
+  t.equal((await call('projects_list', { key: rolled.body.value })).status, 200);
+
+  t.equal((await call('personal_api_keys_destroy', { key: b.key, params: { id: created.id } })).status, 404);
+  t.equal((await call('personal_api_keys_destroy', { key: a.key, params: { id: created.id } })).status, 204);
+  t.equal((await call('projects_list', { key: rolled.body.value })).status, 401, 'a deleted key is dead at once');
+  t.equal((await call('personal_api_keys_destroy', { key: a.key, params: { id: created.id } })).status, 404);
+  t.equal((await call('personal_api_keys_list')).status, 401);
+});
+
+t.test('revocation reaches every process at once (PostgreSQL)', { skip: !ctx.url && 'needs DATABASE_URL' }, async (t) => {
+  const database = await openDatabase({ url: ctx.url, poolSize: 2 });
+  const other = await buildApp({ config: loadConfig({ RATE_LIMITS: 'off', WORKER: '0' }), database });
+  t.teardown(async () => {
+    await other.close();
+    await database.close();
+  });
+  const a = await makeTenant(db);
+  const key = (await call('personal_api_keys_create', { key: a.key, body: { label: 'x', scopes: ['*'] } })).body;
+  const ask = () => other.inject({ url: '/api/projects/', headers: { authorization: `Bearer ${key.value}` } });
+  t.equal((await ask()).statusCode, 200, 'warm in the other process');
+  await call('personal_api_keys_destroy', { key: a.key, params: { id: key.id } });
+  let status = 200;
+  for (let i = 0; i < 50 && status === 200; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    status = (await ask()).statusCode;
+  }
+  t.equal(status, 401, 'the other process refuses the deleted key within a second');
+});
