@@ -794,7 +794,7 @@ export interface paths {
         head?: never;
         /**
          * Update an event definition
-         * @description Any member of the project may edit `description`, `tags`, `owner`, `verified` and `hidden`; other fields are read-only and ignored. A definition cannot be both hidden and verified: asking for both is a 400, hiding clears the verification, and verifying shows it again. Verifying records `verified_by` and `verified_at`; every change records `updated_by` and `updated_at`. Tags are trimmed, lower-cased and de-duplicated.
+         * @description Any member of the project may edit `description`, `tags`, `owner`, `verified` and `hidden`; other fields are read-only and ignored. A definition cannot be both hidden and verified: asking for both is a 400, hiding clears the verification, and verifying shows it again. Verifying records `verified_by` and `verified_at`; every change records `updated_by` and `updated_at`. Tags are normalised as dashboard tags are: trimmed, lower-cased, de-duplicated and sorted.
          */
         patch: operations["event_definitions_partial_update"];
         trace?: never;

@@ -14,14 +14,10 @@ import {
   type Ordering,
 } from '../db/queries/event-definitions.js';
 import { getUsers } from '../db/queries/users.js';
+import { normalizeTags } from '../dashboards/tags.js';
 import { serializeEventDefinition, userIdsOf } from '../serializers/event-definitions.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** PostHog's tagify: trimmed, lower-cased, each once. */
-export function normalizeTags(tags: string[]): string[] {
-  return [...new Set(tags.map((t) => t.trim().toLowerCase()).filter(Boolean))];
-}
 
 function nameList(text: string | undefined): string[] {
   if (text === undefined || text === '') return [];

@@ -114,7 +114,7 @@ t.test('event_definitions_partial_update', async (t) => {
   const params = { project_id: a.project.id, id: id('signed up') };
   const patch = (body: unknown, key = a.key) => call('event_definitions_partial_update', { key, params, body });
 
-  const res = await patch({ description: 'A user signs up', tags: [' Growth ', 'growth', 'KPI', ''], owner: member.user.id, name: 'renamed', verified: true });
+  const res = await patch({ description: 'A user signs up', tags: ['KPI', ' Growth ', 'growth', ''], owner: member.user.id, name: 'renamed', verified: true });
   t.equal(res.status, 200);
   t.match(res.body, { name: 'signed up', description: 'A user signs up', tags: ['growth', 'kpi'], verified: true, hidden: false });
   t.match(res.body.owner, { id: member.user.id, email: member.user.email });
