@@ -49,8 +49,9 @@ export async function buildApp({ config, database, logger = false }: AppOptions)
     app.decorate('rateLimiter', new RateLimiter([parseRate(config.rateLimitBurst), parseRate(config.rateLimitSustained)]));
   }
 
-  // Bodies are validated per media type and the contract only has JSON bodies: a text/plain body
-  // would reach a handler unvalidated, so only JSON is parsed (anything else is a 415).
+  // Bodies are validated per media type and the API operations only have JSON bodies: a text/plain
+  // body would reach a handler unvalidated, so only JSON is parsed (anything else is a 415). The
+  // capture routes (registerCapture) parse their own bodies in a scope of their own.
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler(errorHandler);
   installNotFound(app);
