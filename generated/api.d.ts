@@ -1814,6 +1814,202 @@ export interface paths {
         patch: operations["plugin_configs_partial_update"];
         trace?: never;
     };
+    "/api/projects/{project_id}/event_definitions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List event definitions
+         * @description The event names seen in the project. By default ordered by the day of `last_seen_at`, newest first (never-seen last), then by `name`.
+         */
+        get: operations["event_definitions_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/event_definitions/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** Retrieve an event definition */
+        get: operations["event_definitions_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an event definition
+         * @description Removes the definition and its description, tags and owner; the events stay. The next ingested event of that name creates a fresh definition.
+         */
+        delete: operations["event_definitions_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an event definition
+         * @description Any member of the project may edit `description`, `tags`, `owner`, `verified` and `hidden`; other fields are read-only and ignored. A definition cannot be both hidden and verified: asking for both is a 400, hiding clears the verification, and verifying shows it again. Verifying records `verified_by` and `verified_at`; every change records `updated_by` and `updated_at`. Tags are normalised as dashboard tags are: trimmed, lower-cased, de-duplicated and sorted.
+         */
+        patch: operations["event_definitions_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/events/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @deprecated
+         * @description Events of the project, newest first by `timestamp` (`orderBy=["timestamp"]` for oldest first). The answer carries `next` and `results`, no count. `next` is an absolute URL that repeats the query with `before` (or `after` when oldest first) set to the last event's exact timestamp and `cursor` set to an opaque tiebreaker, so following `next` returns every event exactly once even where many share a timestamp; it is null on the last page and for CSV. There is no default time window. `limit` defaults to 100; larger values than 1000 are clamped to 1000.
+         */
+        get: operations["events_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/events/values/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Values of an event property
+         * @deprecated
+         * @description Distinct values of the property `key` among the project's events of the last 7 days (the newest 100,000 of them at most), most frequent first, at most 100. Values are strings (`true`/`false` for booleans, JSON text for objects); list values contribute each element. `key=custom_event` lists event names that do not start with `$`; with `is_column=true`, `key` names a column (`event` or `distinct_id`).
+         */
+        get: operations["events_values_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/events/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve an event
+         * @deprecated
+         * @description One event by its uuid. An id that is not a UUID is a 400 "Invalid UUID"; an unknown one a 404 "No events exist for event UUID <id>".
+         */
+        get: operations["events_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/batch/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Capture a batch of events
+         * @description What posthog-node and the other server SDKs call (`/batch/`).
+         */
+        post: operations["capture_batch_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/capture/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Capture events
+         * @description The single-event endpoint of older SDKs (`/capture/`); it takes batches too.
+         */
+        post: operations["capture_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/e/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Capture events (browser)
+         * @description What posthog-js calls (`/e/`), usually a gzip body sent as `text/plain`.
+         */
+        post: operations["capture_e_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/i/v0/e/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Capture events (current path)
+         * @description PostHog's current capture path (`/i/v0/e/`), same behaviour.
+         */
+        post: operations["capture_i_v0_e_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2630,6 +2826,192 @@ export interface components {
             name?: string | null;
             description?: string | null;
             deleted?: boolean;
+        };
+        EventDefinition: {
+            /** Format: uuid */
+            readonly id: string;
+            readonly name: string;
+            /** @description Written as a user id, read as the user. */
+            owner: components["schemas"]["UserBasic"] | null;
+            description: string | null;
+            tags: string[];
+            /**
+             * Format: date-time
+             * @description When ingestion first saw the event name.
+             */
+            readonly created_at: string | null;
+            /** Format: date-time */
+            readonly updated_at: string;
+            readonly updated_by: components["schemas"]["UserBasic"] | null;
+            /**
+             * Format: date-time
+             * @description When an event of this name was last ingested (kept to the minute).
+             */
+            readonly last_seen_at: string | null;
+            /**
+             * Format: date-time
+             * @description The later of `updated_at` and `last_seen_at`.
+             */
+            readonly last_updated_at: string;
+            verified: boolean;
+            /** Format: date-time */
+            readonly verified_at: string | null;
+            readonly verified_by: components["schemas"]["UserBasic"] | null;
+            hidden: boolean | null;
+            /** @description Always false; actions are not event definitions here. */
+            readonly is_action: boolean;
+            readonly action_id: number | null;
+            readonly is_calculating: boolean;
+            /** Format: date-time */
+            readonly last_calculated_at: string | null;
+            /** @description Null; ingestion creates definitions. */
+            readonly created_by: components["schemas"]["UserBasic"] | null;
+            readonly post_to_slack: boolean;
+            readonly default_columns: string[];
+            /** @description Deprecated by PostHog; always null. */
+            readonly volume_30_day: number | null;
+            /** @description Deprecated by PostHog; always null. */
+            readonly query_usage_30_day: number | null;
+        };
+        PaginatedEventDefinitionList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["EventDefinition"][];
+        };
+        PatchedEventDefinitionRequest: {
+            description?: string | null;
+            tags?: string[];
+            /** @description The id of a user of the project's organization, or null. */
+            owner?: number | null;
+            verified?: boolean;
+            hidden?: boolean | null;
+        };
+        /** @description A property filter `{key, value, operator, type}`, or a group `{"type": "AND"|"OR", "values": [...]}`. */
+        PropertyFilter: {
+            key?: string;
+            /** @description A string, number or boolean, or a list of them for `exact` and `is_not`. */
+            value?: unknown;
+            /** @enum {string} */
+            operator?: "exact" | "is_not" | "icontains" | "not_icontains" | "regex" | "not_regex" | "gt" | "gte" | "lt" | "lte" | "is_set" | "is_not_set" | "is_date_before" | "is_date_after" | "is_date_exact";
+            /** @enum {string} */
+            type?: "event" | "person" | "AND" | "OR";
+            values?: components["schemas"]["PropertyFilter"][];
+        };
+        EventPerson: {
+            id: number;
+            /** Format: uuid */
+            uuid: string;
+            is_identified: boolean;
+            distinct_ids: string[];
+            properties: {
+                [key: string]: unknown;
+            };
+        };
+        Element: {
+            text: string | null;
+            tag_name: string | null;
+            attr_class: string[] | null;
+            href: string | null;
+            attr_id: string | null;
+            nth_child: number | null;
+            nth_of_type: number | null;
+            attributes: {
+                [key: string]: string;
+            };
+            order: number | null;
+        };
+        Event: {
+            /**
+             * Format: uuid
+             * @description The event's uuid (the one the client sent, else generated at ingestion).
+             */
+            readonly id: string;
+            readonly distinct_id: string;
+            readonly properties: {
+                [key: string]: unknown;
+            };
+            readonly event: string;
+            /**
+             * Format: date-time
+             * @description When the event happened, corrected for the client's clock skew.
+             */
+            readonly timestamp: string;
+            /** @description The event's person with `include_person=true`, else null. */
+            readonly person: components["schemas"]["EventPerson"] | null;
+            /** @description The autocaptured elements, parsed from `elements_chain` (innermost first). */
+            readonly elements: components["schemas"]["Element"][];
+            readonly elements_chain: string;
+        };
+        EventList: {
+            /** Format: uri */
+            next: string | null;
+            results: components["schemas"]["Event"][];
+        };
+        PropertyValue: {
+            name: string;
+        };
+        CaptureEvent: {
+            /** @description The event name. `$identify` (with `properties.$anon_distinct_id`) links the anonymous id to `distinct_id`'s person, merging the two persons unless the anonymous one is already identified; `$create_alias` (with `properties.alias`) links an alias the same way. */
+            event: string;
+            /** @description The user's id (a string, or a number taken as its text); also read from `properties.distinct_id`. */
+            distinct_id?: string | number;
+            /**
+             * Format: uuid
+             * @description Makes retries idempotent; generated when absent.
+             */
+            uuid?: string;
+            /**
+             * Format: date-time
+             * @description When the event happened by the client's clock. With `sent_at`, the stored timestamp is the server's receive time minus (`sent_at` - `timestamp`); timestamps more than 23 hours in the future become the receive time.
+             */
+            timestamp?: string;
+            /** @description Without `timestamp`, the event happened this many milliseconds before receipt. */
+            offset?: number;
+            /**
+             * Format: date-time
+             * @description Per-event `sent_at`, overriding the batch's.
+             */
+            sent_at?: string;
+            api_key?: string;
+            /** @description Free-form. `$set` and `$set_once` (objects) update the person's properties (`$set_once` only where unset), `$unset` (a list) removes them; `$elements` (autocapture) and `$elements_chain` become the event's `elements_chain`; `token` may name the project. `$ip` is set to the sender's address when absent, and removed when the project anonymises addresses (`anonymize_ips`). */
+            properties?: {
+                [key: string]: unknown;
+            };
+            $set?: {
+                [key: string]: unknown;
+            };
+            $set_once?: {
+                [key: string]: unknown;
+            };
+            elements_chain?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        CaptureBatch: {
+            /** @description The project's `api_token` (`phc_...`). */
+            api_key?: string;
+            /** @description Same as `api_key`. */
+            token?: string;
+            /**
+             * Format: date-time
+             * @description When the client sent the request, by its own clock; used to correct clock skew.
+             */
+            sent_at?: string;
+            batch: components["schemas"]["CaptureEvent"][];
+        };
+        CaptureRequest: components["schemas"]["CaptureBatch"] | components["schemas"]["CaptureEvent"][] | components["schemas"]["CaptureEvent"];
+        CaptureForm: {
+            /** @description base64 of the JSON payload (or of its gzip). */
+            data: string;
+            /** @enum {string} */
+            compression?: "gzip-js" | "gzip" | "base64";
+        };
+        CaptureResponse: {
+            /** @enum {integer} */
+            status: 1;
         };
     };
     responses: {
@@ -6101,6 +6483,514 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    event_definitions_list: {
+        parameters: {
+            query?: {
+                /** @description Only names containing every whitespace-separated word of this text (case-insensitive). */
+                search?: string;
+                /** @description `event` (default) and `all`: every event definition; `event_posthog`: names starting with `$`; `event_custom`: the others; `action_event`: actions, of which there are none here. */
+                event_type?: "all" | "event" | "event_posthog" | "event_custom" | "action_event";
+                /** @description Sort keys, repeatable, applied in order; a leading `-` sorts descending (never-seen definitions last). `last_seen_at::date` compares the UTC day only. */
+                ordering?: ("name" | "-name" | "last_seen_at" | "-last_seen_at" | "last_seen_at::date" | "-last_seen_at::date")[];
+                /** @description Leave out hidden definitions. */
+                exclude_hidden?: boolean;
+                /** @description JSON array of event names to leave out. */
+                excluded_properties?: string;
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of event definitions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedEventDefinitionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    event_definitions_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event definition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDefinition"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    event_definitions_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    event_definitions_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedEventDefinitionRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated event definition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDefinition"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    events_list: {
+        parameters: {
+            query?: {
+                /** @description Only events with this name. */
+                event?: string;
+                /** @description Only events sent with this distinct id. */
+                distinct_id?: string;
+                /** @description Only events of this person, by the person's integer `id` or its `uuid`. Events sent under any of the person's distinct ids count, including ids merged into it by `$identify`. */
+                person_id?: string;
+                /** @description Only events with a timestamp after this ISO 8601 time (exclusive; UTC when no offset is given). */
+                after?: string;
+                /** @description Only events with a timestamp before this ISO 8601 time (exclusive; UTC when no offset is given). */
+                before?: string;
+                /** @description Opaque tiebreaker that `next` links carry. Together with `before` (newest first) or `after` (oldest first) it also admits the events at exactly that timestamp which come after the previous page's last event. Take it from `next`; do not build it. */
+                cursor?: string;
+                /** @description JSON array of property filters, all of which must match, e.g. `[{"key": "$browser", "value": "Chrome", "operator": "exact", "type": "event"}]`. A filter is `{key, value, operator, type}`: `type` is `event` (default) or `person` (the event's person's properties); `operator` is `exact` (default; `value` may be a list, any of which matches), `is_not`, `icontains`, `not_icontains`, `regex`, `not_regex`, `gt`, `gte`, `lt`, `lte` (numeric), `is_set`, `is_not_set` (no `value`), `is_date_before`, `is_date_after`, `is_date_exact` (ISO dates). Negative operators also match events that lack the property. In place of a filter, a group `{"type": "AND"|"OR", "values": [...]}` combines filters and groups. */
+                properties?: string;
+                /** @description JSON array with one of `"-timestamp"` (default, newest first) or `"timestamp"`. */
+                orderBy?: string;
+                /** @description Experimental: JSON array of query-language expressions to return instead of the event fields. Not supported yet: any value is a 400. */
+                select?: string;
+                /** @description Experimental: JSON array of query-language expressions that must all hold. Not supported yet: any value is a 400. */
+                where?: string;
+                /** @description Fill each event's `person` (otherwise null). */
+                include_person?: boolean;
+                /** @description `csv` answers `text/csv` (a header row, then one row per event, quoted as RFC 4180 says); `json` is the default. An `Accept: text/csv` header also selects CSV. */
+                format?: "csv" | "json";
+                /** @description Number of events per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    events_values_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The property whose values to list. Required (400 "You must provide a key" without it). */
+                key?: string;
+                /** @description Only values containing this text (case-insensitive). */
+                value?: string;
+                /** @description Only events with one of these names (repeatable). */
+                event_name?: string[];
+                /** @description `key` names an event column (`event`, `distinct_id`) instead of a property. */
+                is_column?: boolean;
+                /** @description `csv` answers `text/csv` (a header row, then one row per event, quoted as RFC 4180 says); `json` is the default. An `Accept: text/csv` header also selects CSV. */
+                format?: "csv" | "json";
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The values. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PropertyValue"][];
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    events_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Fill each event's `person` (otherwise null). */
+                include_person?: boolean;
+                /** @description `csv` answers `text/csv` (a header row, then one row per event, quoted as RFC 4180 says); `json` is the default. An `Accept: text/csv` header also selects CSV. */
+                format?: "csv" | "json";
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The event's uuid. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    capture_batch_create: {
+        parameters: {
+            query?: {
+                /** @description `gzip-js` or `gzip`: the body is gzip; `base64`: the body (or its `data` field) is base64. Gzip is also recognised without it, by its magic bytes. */
+                compression?: "gzip-js" | "gzip" | "base64";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A batch `{api_key, batch: [event, ...], sent_at}`, a list of events, or one event. The project is the one whose `api_token` is the body's `api_key` (or `token`), else the first event's `api_key`, `token` or `properties.token`. A batch is stored whole or not at all. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CaptureRequest"];
+                "text/plain": string;
+                "application/x-www-form-urlencoded": components["schemas"]["CaptureForm"];
+            };
+        };
+        responses: {
+            /** @description Every event of the request was stored (or had been already, by its uuid). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CaptureResponse"];
+                };
+            };
+            /** @description The body could not be decoded (code `invalid_payload`), or an event lacks `distinct_id` or `event` (code `required`, `attr` naming the field). Nothing of the request was stored. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No project API key in the payload (code `missing_api_key`), or none of this server's projects has it (code `invalid_api_key`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body, or what it decompresses to, is larger than 20 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    capture_create: {
+        parameters: {
+            query?: {
+                /** @description `gzip-js` or `gzip`: the body is gzip; `base64`: the body (or its `data` field) is base64. Gzip is also recognised without it, by its magic bytes. */
+                compression?: "gzip-js" | "gzip" | "base64";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A batch `{api_key, batch: [event, ...], sent_at}`, a list of events, or one event. The project is the one whose `api_token` is the body's `api_key` (or `token`), else the first event's `api_key`, `token` or `properties.token`. A batch is stored whole or not at all. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CaptureRequest"];
+                "text/plain": string;
+                "application/x-www-form-urlencoded": components["schemas"]["CaptureForm"];
+            };
+        };
+        responses: {
+            /** @description Every event of the request was stored (or had been already, by its uuid). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CaptureResponse"];
+                };
+            };
+            /** @description The body could not be decoded (code `invalid_payload`), or an event lacks `distinct_id` or `event` (code `required`, `attr` naming the field). Nothing of the request was stored. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No project API key in the payload (code `missing_api_key`), or none of this server's projects has it (code `invalid_api_key`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body, or what it decompresses to, is larger than 20 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    capture_e_create: {
+        parameters: {
+            query?: {
+                /** @description `gzip-js` or `gzip`: the body is gzip; `base64`: the body (or its `data` field) is base64. Gzip is also recognised without it, by its magic bytes. */
+                compression?: "gzip-js" | "gzip" | "base64";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A batch `{api_key, batch: [event, ...], sent_at}`, a list of events, or one event. The project is the one whose `api_token` is the body's `api_key` (or `token`), else the first event's `api_key`, `token` or `properties.token`. A batch is stored whole or not at all. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CaptureRequest"];
+                "text/plain": string;
+                "application/x-www-form-urlencoded": components["schemas"]["CaptureForm"];
+            };
+        };
+        responses: {
+            /** @description Every event of the request was stored (or had been already, by its uuid). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CaptureResponse"];
+                };
+            };
+            /** @description The body could not be decoded (code `invalid_payload`), or an event lacks `distinct_id` or `event` (code `required`, `attr` naming the field). Nothing of the request was stored. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No project API key in the payload (code `missing_api_key`), or none of this server's projects has it (code `invalid_api_key`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body, or what it decompresses to, is larger than 20 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    capture_i_v0_e_create: {
+        parameters: {
+            query?: {
+                /** @description `gzip-js` or `gzip`: the body is gzip; `base64`: the body (or its `data` field) is base64. Gzip is also recognised without it, by its magic bytes. */
+                compression?: "gzip-js" | "gzip" | "base64";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A batch `{api_key, batch: [event, ...], sent_at}`, a list of events, or one event. The project is the one whose `api_token` is the body's `api_key` (or `token`), else the first event's `api_key`, `token` or `properties.token`. A batch is stored whole or not at all. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CaptureRequest"];
+                "text/plain": string;
+                "application/x-www-form-urlencoded": components["schemas"]["CaptureForm"];
+            };
+        };
+        responses: {
+            /** @description Every event of the request was stored (or had been already, by its uuid). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CaptureResponse"];
+                };
+            };
+            /** @description The body could not be decoded (code `invalid_payload`), or an event lacks `distinct_id` or `event` (code `required`, `attr` naming the field). Nothing of the request was stored. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No project API key in the payload (code `missing_api_key`), or none of this server's projects has it (code `invalid_api_key`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body, or what it decompresses to, is larger than 20 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             503: components["responses"]["ServiceUnavailable"];
         };
     };

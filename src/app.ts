@@ -4,6 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from './config.js';
 import type { Database, Db } from './db/client.js';
 import { AuthCache } from './http/auth-cache.js';
+import { registerCapture } from './http/capture.js';
 import { errorHandler } from './http/errors.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';
@@ -48,8 +49,9 @@ export async function buildApp({ config, database, logger = false }: AppOptions)
     app.decorate('rateLimiter', new RateLimiter([parseRate(config.rateLimitBurst), parseRate(config.rateLimitSustained)]));
   }
 
-  // Bodies are validated per media type and the contract only has JSON bodies: a text/plain body
-  // would reach a handler unvalidated, so only JSON is parsed (anything else is a 415).
+  // Bodies are validated per media type and the API operations only have JSON bodies: a text/plain
+  // body would reach a handler unvalidated, so only JSON is parsed (anything else is a 415). The
+  // capture routes (registerCapture) parse their own bodies in a scope of their own.
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler(errorHandler);
   installNotFound(app);
@@ -62,5 +64,6 @@ export async function buildApp({ config, database, logger = false }: AppOptions)
   await app.register(swagger, { mode: 'static', specification: { document: spec as never } });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await registerOperations(app);
+  await registerCapture(app);
   return app;
 }

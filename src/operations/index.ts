@@ -1,8 +1,11 @@
 import type { AllHandlers } from '../http/types.js';
+import { captureHandlers } from './capture.js';
 import { dashboardCollaboratorHandlers } from './dashboard-collaborators.js';
 import { dashboardSharingHandlers } from './dashboard-sharing.js';
 import { dashboardHandlers } from './dashboards.js';
 import { domainHandlers } from './domains.js';
+import { eventDefinitionHandlers } from './event-definitions.js';
+import { eventHandlers } from './events.js';
 import { inviteHandlers } from './invites.js';
 import { memberHandlers } from './members.js';
 import { metaHandlers } from './meta.js';
@@ -30,4 +33,7 @@ export const handlers = {
   ...signupHandlers,
   ...pipelinePluginHandlers,
   ...pluginConfigHandlers,
+  ...eventDefinitionHandlers,
+  ...eventHandlers,
+  ...captureHandlers,
 } satisfies AllHandlers;

@@ -5,3 +5,4 @@ export * from './events.js';
 export * from './dashboards.js';
 export * from './people.js';
 export * from './plugins.js';
+export * from './event-definitions.js';

@@ -1,0 +1,91 @@
+import { gunzipSync } from 'node:zlib';
+import { ApiError } from '../http/errors.js';
+
+/** Bodies and what they decompress to are both capped, so a small gzip cannot inflate without bound. */
+export const CAPTURE_BODY_LIMIT = 20 * 1024 * 1024;
+
+export interface RawCapture {
+  body: Buffer | undefined;
+  contentType: string | undefined;
+  contentEncoding: string | undefined;
+  /** The `compression` query parameter. */
+  compression: string | undefined;
+}
+
+export function malformed(reason: string): ApiError {
+  return new ApiError(400, 'validation_error', 'invalid_payload', `Malformed request data: ${reason}`);
+}
+
+export function noData(): ApiError {
+  return new ApiError(
+    400,
+    'validation_error',
+    'invalid_payload',
+    'No data found. Make sure to use a POST request when sending the payload in the body of the request.',
+  );
+}
+
+function tooLarge(): ApiError {
+  return new ApiError(413, 'invalid_request', 'request_too_large', 'Request body is too large.');
+}
+
+const isGzip = (b: Buffer) => b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
+
+function gunzip(data: Buffer): Buffer {
+  try {
+    return gunzipSync(data, { maxOutputLength: CAPTURE_BODY_LIMIT });
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge();
+    throw malformed('the body is not valid gzip.');
+  }
+}
+
+function parseJson(data: Buffer): unknown {
+  return JSON.parse(data.toString('utf8'));
+}
+
+/** Standard or URL-safe base64, with the `+` that form decoding turned into a space put back. */
+function fromBase64(text: string): Buffer | undefined {
+  const cleaned = text.trim().replace(/ /g, '+').replace(/-/g, '+').replace(/_/g, '/').replace(/\s+/g, '');
+  if (!cleaned || !/^[A-Za-z0-9+/]+=*$/.test(cleaned)) return undefined;
+  return Buffer.from(cleaned, 'base64');
+}
+
+/**
+ * Turns a capture request's bytes into its JSON payload the way PostHog's SDKs encode it: plain JSON
+ * (any content type, posthog-js uses text/plain), gzip whether or not a header or `?compression=`
+ * says so (recognised by its magic bytes), a form with `data=` holding JSON or base64 of it (or of its
+ * gzip), or a bare base64 body.
+ */
+export function decodeCapture(raw: RawCapture): unknown {
+  let data = raw.body;
+  if (!data || data.length === 0) throw noData();
+  let compression = (raw.compression ?? '').toLowerCase();
+  if (/^application\/x-www-form-urlencoded/i.test(raw.contentType ?? '')) {
+    const form = new URLSearchParams(data.toString('utf8'));
+    const field = form.get('data');
+    if (!field) throw noData();
+    compression ||= (form.get('compression') ?? '').toLowerCase();
+    data = Buffer.from(field, 'utf8');
+  }
+  if (compression === 'lz64') throw malformed('lz64 compression is not supported; send gzip or base64.');
+  const declaredGzip = compression === 'gzip' || compression === 'gzip-js' || /gzip/i.test(raw.contentEncoding ?? '');
+  // The magic bytes decide: a declared compression that the bytes do not show is not trusted.
+  if (isGzip(data)) data = gunzip(data);
+
+  try {
+    return parseJson(data);
+  } catch {
+    // Not JSON: PostHog's older SDKs send base64 of the JSON (or of its gzip).
+  }
+  const decoded = fromBase64(data.toString('latin1'));
+  if (decoded) {
+    const inner = isGzip(decoded) ? gunzip(decoded) : decoded;
+    try {
+      return parseJson(inner);
+    } catch {
+      // fall through to the error below
+    }
+  }
+  throw malformed(declaredGzip ? 'the body is not valid gzip.' : 'the body is neither JSON nor base64-encoded JSON.');
+}

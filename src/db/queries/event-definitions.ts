@@ -1,0 +1,110 @@
+import { and, asc, eq, ilike, like, notInArray, notLike, or, sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../client.js';
+import { event_definitions, organization_memberships } from '../schema/index.js';
+import type { Page } from '../../http/pagination.js';
+import { countWhere } from './util.js';
+
+export type EventDefinitionRow = typeof event_definitions.$inferSelect;
+export type EventDefinitionChanges = Partial<
+  Pick<
+    EventDefinitionRow,
+    'description' | 'tags' | 'owner_id' | 'verified' | 'verified_at' | 'verified_by_id' | 'hidden' | 'updated_by_id'
+  >
+>;
+
+export type EventType = 'all' | 'event' | 'event_posthog' | 'event_custom' | 'action_event';
+export type Ordering = 'name' | '-name' | 'last_seen_at' | '-last_seen_at' | 'last_seen_at::date' | '-last_seen_at::date';
+
+export interface DefinitionFilter {
+  search?: string;
+  eventType: EventType;
+  excludeHidden: boolean;
+  excludedNames: string[];
+  ordering: Ordering[];
+}
+
+const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+function orderOf(o: Ordering): SQL {
+  const descending = o.startsWith('-');
+  const field = o.replace(/^-/, '');
+  const column =
+    field === 'name'
+      ? sql`${event_definitions.name}`
+      : field === 'last_seen_at'
+        ? sql`${event_definitions.last_seen_at}`
+        : sql`(${event_definitions.last_seen_at} at time zone 'UTC')::date`;
+  // Never-seen definitions sort last either way, as PostHog's nulls_last ordering does.
+  return descending ? sql`${column} desc nulls last` : sql`${column} asc nulls last`;
+}
+
+export async function listDefinitions(
+  db: Db,
+  projectId: number,
+  f: DefinitionFilter,
+  page: Page,
+): Promise<{ count: number; rows: EventDefinitionRow[] }> {
+  if (f.eventType === 'action_event') return { count: 0, rows: [] };
+  const conds: (SQL | undefined)[] = [eq(event_definitions.project_id, projectId)];
+  for (const word of (f.search ?? '').split(/\s+/).filter(Boolean)) {
+    conds.push(ilike(event_definitions.name, `%${escapeLike(word)}%`));
+  }
+  if (f.eventType === 'event_posthog') conds.push(like(event_definitions.name, '$%'));
+  if (f.eventType === 'event_custom') conds.push(notLike(event_definitions.name, '$%'));
+  if (f.excludeHidden) conds.push(or(eq(event_definitions.hidden, false), sql`${event_definitions.hidden} is null`));
+  if (f.excludedNames.length) conds.push(notInArray(event_definitions.name, f.excludedNames));
+  const where = and(...conds);
+  const ordering: Ordering[] = f.ordering.length ? f.ordering : ['-last_seen_at::date', 'name'];
+  const [count, rows] = await Promise.all([
+    countWhere(db, event_definitions, where),
+    db
+      .select()
+      .from(event_definitions)
+      .where(where)
+      .orderBy(...ordering.map(orderOf), asc(event_definitions.name), asc(event_definitions.id))
+      .limit(page.limit)
+      .offset(page.offset),
+  ]);
+  return { count, rows };
+}
+
+export async function getDefinition(db: Db, projectId: number, id: string): Promise<EventDefinitionRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(event_definitions)
+    .where(and(eq(event_definitions.project_id, projectId), eq(event_definitions.id, id)))
+    .limit(1);
+  return row;
+}
+
+export async function updateDefinition(
+  db: Db,
+  projectId: number,
+  id: string,
+  changes: EventDefinitionChanges,
+): Promise<EventDefinitionRow | undefined> {
+  const [row] = await db
+    .update(event_definitions)
+    .set({ ...changes, updated_at: sql`now()` })
+    .where(and(eq(event_definitions.project_id, projectId), eq(event_definitions.id, id)))
+    .returning();
+  return row;
+}
+
+export async function deleteDefinition(db: Db, projectId: number, id: string): Promise<boolean> {
+  const rows = await db
+    .delete(event_definitions)
+    .where(and(eq(event_definitions.project_id, projectId), eq(event_definitions.id, id)))
+    .returning({ id: event_definitions.id });
+  return rows.length > 0;
+}
+
+export async function isOrganizationMember(db: Db, organizationId: string, userId: number): Promise<boolean> {
+  const [row] = await db
+    .select({ id: organization_memberships.id })
+    .from(organization_memberships)
+    .where(and(eq(organization_memberships.organization_id, organizationId), eq(organization_memberships.user_id, userId)))
+    .limit(1);
+  return Boolean(row);
+}
+

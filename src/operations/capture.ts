@@ -1,0 +1,32 @@
+import type { SomeHandlers, RequestOf } from '../http/types.js';
+import { ApiError } from '../http/errors.js';
+import { normalizeEvent, readPayload } from '../capture/normalize.js';
+import { ingest, projectByToken } from '../db/queries/ingestion.js';
+
+// PostHog's capture wording; its clients show these to developers setting up an SDK.
+const MISSING_KEY = 'API key not provided. You can find your project API key in PostHog project settings.';
+const INVALID_KEY = 'Project API key invalid. You can find your project API key in PostHog project settings.';
+
+/** One handler for every capture path: the body arrives decoded by the capture routes' own parser. */
+async function capture(req: RequestOf<'capture_batch_create'>) {
+  const now = req.receivedAt ?? new Date();
+  const { token, events, sentAt } = readPayload(req.body, req.query as Record<string, unknown>);
+  if (!token) throw new ApiError(401, 'authentication_error', 'missing_api_key', MISSING_KEY);
+  const project = await projectByToken(req.server.db, token);
+  if (!project) throw new ApiError(401, 'authentication_error', 'invalid_api_key', INVALID_KEY);
+  const batch = events.map((raw) => normalizeEvent(raw, sentAt, now));
+  // PostHog records the sender's address on every event, unless the project anonymises addresses.
+  for (const e of batch) {
+    if (project.anonymize_ips) delete e.properties.$ip;
+    else e.properties.$ip ??= req.ip;
+  }
+  await ingest(req.server.db, project, batch, now);
+  return { status: 1 as const };
+}
+
+export const captureHandlers = {
+  capture_batch_create: capture,
+  capture_create: capture,
+  capture_e_create: capture,
+  capture_i_v0_e_create: capture,
+} satisfies SomeHandlers;

@@ -1,0 +1,146 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { SomeHandlers } from '../http/types.js';
+import { ApiError } from '../http/errors.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, requestUrl } from '../http/pagination.js';
+import { dateValue, parsePropertyFilters } from '../events/filters.js';
+import { getEvent, listEvents, personIdByUuid, personsByIds, propertyValues, type EventRow } from '../db/queries/events.js';
+import { eventsCsv, serializeEvent } from '../serializers/events.js';
+import { toCsv } from '../serializers/csv.js';
+import { sqlState } from '../db/queries/util.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const VALUES_WINDOW_MS = 7 * 24 * 3_600_000;
+const COLUMNS = ['event', 'distinct_id'];
+
+function wantsCsv(req: FastifyRequest, format: string | undefined): boolean {
+  return format === 'csv' || (format === undefined && /\btext\/csv\b/i.test(req.headers.accept ?? ''));
+}
+
+async function sendCsv(reply: FastifyReply, body: string): Promise<never> {
+  await reply.type('text/csv; charset=utf-8').send(body);
+  return undefined as never;
+}
+
+/** `before`/`after` exactly as given (PostgreSQL keeps their microseconds), or relative (`-1d`); no offset means UTC. */
+function bound(attr: string, value: string): string {
+  const iso = dateValue(value);
+  if (!iso) {
+    throw ApiError.validation(attr, 'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].');
+  }
+  if (/^-\d+[hdwmy]$/.test(value.trim())) return iso;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return `${value}T00:00:00Z`;
+  return /[zZ]|[+-]\d{2}:?\d{2}$/.test(value) ? value : `${value}Z`;
+}
+
+function ascendingOf(orderBy: string | undefined): boolean {
+  if (orderBy === undefined || orderBy === '') return false;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(orderBy);
+  } catch {
+    throw ApiError.validation('orderBy', 'orderBy must be a JSON list, e.g. ["-timestamp"].');
+  }
+  const list = Array.isArray(parsed) ? parsed : [parsed];
+  if (list.length > 1 || (list.length === 1 && list[0] !== 'timestamp' && list[0] !== '-timestamp')) {
+    throw ApiError.validation('orderBy', 'Only ["-timestamp"] (newest first) and ["timestamp"] (oldest first) are supported.');
+  }
+  return list[0] === 'timestamp';
+}
+
+const encodeCursor = (id: number) => Buffer.from(`e${id}`).toString('base64url');
+
+function decodeCursor(cursor: string): number {
+  const m = /^e(\d{1,18})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
+  if (!m) throw ApiError.validation('cursor', 'Invalid cursor.');
+  return Number(m[1]);
+}
+
+async function personFilter(req: FastifyRequest, projectId: number, raw: string): Promise<number | null> {
+  if (/^\d+$/.test(raw)) return Number(raw) <= 2147483647 ? Number(raw) : null;
+  if (UUID.test(raw)) return (await personIdByUuid(req.server.db, projectId, raw.toLowerCase())) ?? null;
+  throw ApiError.validation('person_id', "A person's integer id or UUID is required.");
+}
+
+async function present(req: FastifyRequest, projectId: number, rows: EventRow[], includePerson: boolean) {
+  const ids = includePerson ? [...new Set(rows.map((r) => r.person_id).filter((id): id is number => id !== null))] : [];
+  const people = await personsByIds(req.server.db, projectId, ids);
+  return rows.map((r) => serializeEvent(r, (r.person_id !== null && people.get(r.person_id)) || null));
+}
+
+export const eventHandlers = {
+  async events_list(req, reply) {
+    const q = req.query;
+    const projectId = req.tenant.project_id!;
+    // The query-language subset is shared with batch exports and is wired in separately.
+    if (q.select !== undefined) throw ApiError.validation('select', 'select/where expressions are not supported yet');
+    if (q.where !== undefined) throw ApiError.validation('where', 'select/where expressions are not supported yet');
+    const filters = parsePropertyFilters(q.properties);
+    const ascending = ascendingOf(q.orderBy);
+    const cursorId = q.cursor ? decodeCursor(q.cursor) : undefined;
+    const limit = q.limit && q.limit > 0 ? Math.min(q.limit, MAX_LIMIT) : DEFAULT_LIMIT;
+    const offset = q.offset && q.offset > 0 ? q.offset : 0;
+    const csv = wantsCsv(req, q.format);
+    const personId = q.person_id !== undefined ? await personFilter(req, projectId, q.person_id) : undefined;
+    const rows =
+      personId === null
+        ? []
+        : await listEvents(req.server.db, {
+            projectId,
+            event: q.event,
+            distinctId: q.distinct_id,
+            personId,
+            before: q.before !== undefined ? bound('before', q.before) : undefined,
+            after: q.after !== undefined ? bound('after', q.after) : undefined,
+            cursorId,
+            ascending,
+            filters,
+            limit,
+            offset,
+          }).catch((err) => {
+            if (sqlState(err) === '2201B') throw ApiError.validation('properties', 'Invalid regular expression in a property filter.');
+            throw err;
+          });
+    const page = rows.slice(0, limit);
+    const results = await present(req, projectId, page, q.include_person === true);
+    if (csv) return sendCsv(reply, eventsCsv(results));
+    let next: string | null = null;
+    const last = page[page.length - 1];
+    if (rows.length > limit && last) {
+      const url = requestUrl(req);
+      url.searchParams.set(ascending ? 'after' : 'before', last.ts_text);
+      url.searchParams.set('cursor', encodeCursor(last.id));
+      url.searchParams.delete('offset');
+      next = url.toString();
+    }
+    return { next, results };
+  },
+
+  async events_retrieve(req, reply) {
+    const projectId = req.tenant.project_id!;
+    const row = await getEvent(req.server.db, projectId, req.params.id.toLowerCase());
+    if (!row) throw ApiError.notFound(`No events exist for event UUID ${req.params.id}`);
+    const [event] = await present(req, projectId, [row], req.query.include_person === true);
+    if (wantsCsv(req, req.query.format)) return sendCsv(reply, eventsCsv([event!]));
+    return event!;
+  },
+
+  async events_values_retrieve(req, reply) {
+    const q = req.query;
+    if (!q.key) throw ApiError.validation('key', 'You must provide a key');
+    const isColumn = q.is_column === true;
+    if (isColumn && !COLUMNS.includes(q.key)) {
+      throw ApiError.validation('key', `With is_column, key must be one of: ${COLUMNS.join(', ')}.`);
+    }
+    const names = await propertyValues(req.server.db, {
+      projectId: req.tenant.project_id!,
+      key: q.key,
+      isColumn,
+      value: q.value || undefined,
+      eventNames: q.event_name,
+      since: new Date(Date.now() - VALUES_WINDOW_MS),
+    });
+    const results = names.map((name) => ({ name }));
+    if (wantsCsv(req, q.format)) return sendCsv(reply, toCsv(results, ['name']));
+    return results;
+  },
+} satisfies SomeHandlers;

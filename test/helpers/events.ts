@@ -1,0 +1,46 @@
+import { gzipSync } from 'node:zlib';
+import { and, asc, eq } from 'drizzle-orm';
+import type { Db } from '../../src/db/client.js';
+import { event_definitions, events, person_distinct_ids, persons } from '../../src/db/schema/index.js';
+import type { OperationId } from '../../src/http/types.js';
+import type { CallResult, TestContext } from './app.js';
+
+export type RawEvent = Record<string, unknown>;
+
+/** Sends a batch the way posthog-node does (gzip JSON to /batch/) and fails unless it was stored. */
+export async function capture(ctx: TestContext, token: string, batch: RawEvent[], extra: RawEvent = {}): Promise<void> {
+  const res = await send(ctx, 'capture_batch_create', {
+    body: gzipSync(JSON.stringify({ api_key: token, batch, ...extra })),
+    headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+  });
+  if (res.status !== 200) throw new Error(`capture failed: ${res.status} ${res.raw}`);
+}
+
+/** A raw capture request through the contract check. */
+export function send(
+  ctx: TestContext,
+  operationId: Extract<OperationId, `capture_${string}`>,
+  opts: { body: string | Buffer; headers?: Record<string, string>; query?: Record<string, string> },
+): Promise<CallResult> {
+  return ctx.call(operationId, { payload: opts.body, headers: opts.headers ?? {}, query: opts.query });
+}
+
+export async function storedEvents(db: Db, projectId: number) {
+  return db.select().from(events).where(eq(events.project_id, projectId)).orderBy(asc(events.id));
+}
+
+export async function personOf(db: Db, projectId: number, distinctId: string) {
+  const [link] = await db
+    .select()
+    .from(person_distinct_ids)
+    .where(and(eq(person_distinct_ids.project_id, projectId), eq(person_distinct_ids.distinct_id, distinctId)));
+  if (!link) return undefined;
+  const [person] = await db.select().from(persons).where(eq(persons.id, link.person_id));
+  return person;
+}
+
+export async function definitions(db: Db, projectId: number) {
+  return db.select().from(event_definitions).where(eq(event_definitions.project_id, projectId)).orderBy(asc(event_definitions.name));
+}
+
+export const iso = (ms: number) => new Date(ms).toISOString();

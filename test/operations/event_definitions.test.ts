@@ -1,0 +1,170 @@
+import t from 'tap';
+import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { event_definitions } from '../../src/db/schema/index.js';
+import { buildTestApp } from '../helpers/app.js';
+import { makeKey, makeMember, makeTenant, makeUser } from '../helpers/factories.js';
+import { capture, definitions } from '../helpers/events.js';
+
+const ctx = await buildTestApp(t);
+const { call, db } = ctx;
+
+async function seeded() {
+  const tenant = await makeTenant(db);
+  await capture(ctx, tenant.project.api_token, [
+    { event: '$pageview', distinct_id: 'd' },
+    { event: 'signed up', distinct_id: 'd' },
+    { event: 'Purchase Completed', distinct_id: 'd' },
+    { event: '$autocapture', distinct_id: 'd' },
+  ]);
+  const defs = await definitions(db, tenant.project.id);
+  const id = (name: string) => defs.find((d) => d.name === name)!.id;
+  return { tenant, id };
+}
+
+t.test('event_definitions_list', async (t) => {
+  const { tenant: a, id } = await seeded();
+  const b = await makeTenant(db);
+  await capture(ctx, b.project.api_token, [{ event: 'secret', distinct_id: 'x' }]);
+  const params = { project_id: a.project.id };
+  // Two days apart, so the default order (day of last_seen_at, then name) shows.
+  await db.update(event_definitions).set({ last_seen_at: new Date('2024-01-01T10:00:00Z') }).where(eq(event_definitions.id, id('signed up')));
+  await db.update(event_definitions).set({ last_seen_at: null }).where(eq(event_definitions.id, id('$autocapture')));
+
+  const res = await call('event_definitions_list', { key: a.key, params });
+  t.equal(res.status, 200);
+  t.equal(res.body.count, 4);
+  t.same(res.body.results.map((d: any) => d.name), ['$pageview', 'Purchase Completed', 'signed up', '$autocapture']);
+  t.match(res.body.results[0], {
+    id: id('$pageview'),
+    name: '$pageview',
+    owner: null,
+    description: null,
+    tags: [],
+    verified: false,
+    hidden: false,
+    is_action: false,
+    created_by: null,
+    default_columns: [],
+    volume_30_day: null,
+  });
+  t.match(res.body.results[0].last_seen_at, /^\d{4}-\d\d-\d\dT/);
+  t.equal(res.body.results[3].last_seen_at, null);
+
+  const names = async (query: Record<string, string | number | boolean | string[]>) => {
+    const r = await call('event_definitions_list', { key: a.key, params, query });
+    t.equal(r.status, 200, JSON.stringify(query));
+    return r.body.results.map((d: any) => d.name);
+  };
+  t.same(await names({ search: 'PURCH' }), ['Purchase Completed']);
+  t.same(await names({ search: 'up sign' }), ['signed up'], 'every word must match');
+  t.same(await names({ search: '%' }), [], 'wildcards are literal');
+  t.same(await names({ event_type: 'event_posthog', ordering: 'name' }), ['$autocapture', '$pageview']);
+  t.same(await names({ event_type: 'event_custom', ordering: 'name' }), ['Purchase Completed', 'signed up']);
+  t.same(await names({ event_type: 'action_event' }), []);
+  t.equal((await names({ event_type: 'all' })).length, 4);
+  t.same(await names({ ordering: '-name' }), ['signed up', 'Purchase Completed', '$pageview', '$autocapture']);
+  t.same(await names({ ordering: 'last_seen_at' }), ['signed up', '$pageview', 'Purchase Completed', '$autocapture'], 'ties by name, never seen last');
+  t.same(await names({ ordering: ['-last_seen_at::date', '-name'] }), ['Purchase Completed', '$pageview', 'signed up', '$autocapture'], 'repeatable');
+  t.same(await names({ excluded_properties: '["$pageview","signed up"]', ordering: 'name' }), ['$autocapture', 'Purchase Completed']);
+  const page = await call('event_definitions_list', { key: a.key, params, query: { limit: 1, offset: 1, ordering: 'name' } });
+  t.same(page.body.results.map((d: any) => d.name), ['$pageview']);
+  t.match(page.body, { count: 4, next: /limit=1&offset=2/, previous: /limit=1/ });
+
+  await call('event_definitions_partial_update', { key: a.key, params: { ...params, id: id('$pageview') }, body: { hidden: true } });
+  t.notOk((await names({ exclude_hidden: true })).includes('$pageview'));
+  t.ok((await names({})).includes('$pageview'));
+
+  const badOrdering = await call('event_definitions_list', { key: a.key, params, query: { ordering: 'volume' } });
+  t.match(badOrdering, { status: 400, body: { code: 'invalid_choice', attr: 'ordering' } });
+  const badType = await call('event_definitions_list', { key: a.key, params, query: { event_type: 'cohort' } });
+  t.same(badType.body, { type: 'validation_error', code: 'invalid_choice', detail: '"cohort" is not a valid choice.', attr: 'event_type' });
+  const badExcluded = await call('event_definitions_list', { key: a.key, params, query: { excluded_properties: '{' } });
+  t.match(badExcluded, { status: 400, body: { attr: 'excluded_properties' } });
+
+  t.equal((await call('event_definitions_list', { params })).status, 401);
+  const noScope = await makeKey(db, a.user, ['query:read']);
+  t.same((await call('event_definitions_list', { key: noScope, params })).body.detail, "API key missing required scope 'event_definition:read'");
+  const writer = await makeKey(db, a.user, ['event_definition:write']);
+  t.equal((await call('event_definitions_list', { key: writer, params })).status, 200, 'write implies read');
+  t.equal((await call('event_definitions_list', { key: b.key, params })).status, 403, "another organization's project");
+  const own = await call('event_definitions_list', { key: b.key, params: { project_id: b.project.id } });
+  t.same(own.body.results.map((d: any) => d.name), ['secret'], 'each project sees only its own');
+});
+
+t.test('event_definitions_retrieve', async (t) => {
+  const { tenant: a, id } = await seeded();
+  const b = await makeTenant(db);
+  const params = { project_id: a.project.id, id: id('signed up') };
+  const res = await call('event_definitions_retrieve', { key: a.key, params });
+  t.match(res, { status: 200, body: { id: id('signed up'), name: 'signed up' } });
+  t.equal((await call('event_definitions_retrieve', { key: a.key, params: { ...params, id: 'nope' } })).status, 404);
+  t.equal((await call('event_definitions_retrieve', { key: a.key, params: { ...params, id: randomUUID() } })).status, 404);
+  t.equal((await call('event_definitions_retrieve', { key: b.key, params: { project_id: b.project.id, id: id('signed up') } })).status, 404);
+  t.equal((await call('event_definitions_retrieve', { key: b.key, params })).status, 403);
+  t.equal((await call('event_definitions_retrieve', { params })).status, 401);
+  const noScope = await makeKey(db, a.user, ['query:read']);
+  t.equal((await call('event_definitions_retrieve', { key: noScope, params })).status, 403);
+});
+
+t.test('event_definitions_partial_update', async (t) => {
+  const { tenant: a, id } = await seeded();
+  const b = await makeTenant(db);
+  const member = await makeMember(db, a, 1, ['event_definition:write']);
+  const params = { project_id: a.project.id, id: id('signed up') };
+  const patch = (body: unknown, key = a.key) => call('event_definitions_partial_update', { key, params, body });
+
+  const res = await patch({ description: 'A user signs up', tags: ['KPI', ' Growth ', 'growth', ''], owner: member.user.id, name: 'renamed', verified: true });
+  t.equal(res.status, 200);
+  t.match(res.body, { name: 'signed up', description: 'A user signs up', tags: ['growth', 'kpi'], verified: true, hidden: false });
+  t.match(res.body.owner, { id: member.user.id, email: member.user.email });
+  t.match(res.body.verified_by, { id: a.user.id });
+  t.match(res.body.updated_by, { id: a.user.id });
+  t.match(res.body.verified_at, /^\d{4}-/);
+
+  const byMember = await patch({ hidden: true }, member.key);
+  t.match(byMember.body, { hidden: true, verified: false, verified_at: null, verified_by: null }, 'hiding clears verification');
+  t.match(byMember.body.updated_by, { id: member.user.id }, 'any member may edit');
+  const verifyAgain = await patch({ verified: true });
+  t.match(verifyAgain.body, { hidden: false, verified: true }, 'verifying shows it again');
+  const both = await patch({ hidden: true, verified: true });
+  t.same(both.body, { type: 'validation_error', code: 'invalid_input', detail: 'An event cannot be both hidden and verified', attr: null });
+  const unverify = await patch({ verified: false, owner: null, description: null, tags: [] });
+  t.match(unverify.body, { verified: false, verified_by: null, owner: null, description: null, tags: [] });
+
+  const stranger = await makeUser(db);
+  const badOwner = await patch({ owner: stranger.id });
+  t.same(badOwner.body, { type: 'validation_error', code: 'does_not_exist', detail: `Invalid pk "${stranger.id}" - object does not exist.`, attr: 'owner' });
+  t.match(await patch({ owner: 'me' }), { status: 400, body: { attr: 'owner', detail: 'A valid integer is required.' } });
+  t.match(await patch({ tags: 'growth' }), { status: 400, body: { attr: 'tags', code: 'not_a_list' } });
+  t.match(await patch({ verified: 'yes' }), { status: 400, body: { attr: 'verified' } });
+  t.match(await patch({ tags: ['x'.repeat(256)] }), { status: 400, body: { attr: 'tags__0' } });
+
+  t.equal((await patch({})).status, 200);
+  const readOnly = await makeKey(db, a.user, ['event_definition:read']);
+  t.equal((await patch({ description: 'x' }, readOnly)).status, 403);
+  t.equal((await patch({ description: 'x' }, b.key)).status, 403);
+  t.equal((await call('event_definitions_partial_update', { key: b.key, params: { project_id: b.project.id, id: id('signed up') }, body: {} })).status, 404);
+  t.equal((await call('event_definitions_partial_update', { params, body: {} })).status, 401);
+  const stored = (await definitions(db, a.project.id)).find((d) => d.name === 'signed up')!;
+  t.equal(stored.description, null, 'refused updates changed nothing');
+});
+
+t.test('event_definitions_destroy', async (t) => {
+  const { tenant: a, id } = await seeded();
+  const b = await makeTenant(db);
+  const params = { project_id: a.project.id, id: id('signed up') };
+  const readOnly = await makeKey(db, a.user, ['event_definition:read']);
+  t.equal((await call('event_definitions_destroy', { key: readOnly, params })).status, 403);
+  t.equal((await call('event_definitions_destroy', { key: b.key, params })).status, 403);
+  t.equal((await call('event_definitions_destroy', { key: b.key, params: { project_id: b.project.id, id: id('signed up') } })).status, 404);
+  t.equal((await call('event_definitions_destroy', { params })).status, 401);
+  const res = await call('event_definitions_destroy', { key: a.key, params });
+  t.equal(res.status, 204);
+  t.equal(res.raw, '');
+  t.equal((await call('event_definitions_retrieve', { key: a.key, params })).status, 404);
+  t.equal((await call('event_definitions_destroy', { key: a.key, params })).status, 404);
+  await capture(ctx, a.project.api_token, [{ event: 'signed up', distinct_id: 'd' }]);
+  const again = (await definitions(db, a.project.id)).find((d) => d.name === 'signed up');
+  t.ok(again && again.id !== id('signed up'), 'the next event of that name creates a fresh definition');
+});
