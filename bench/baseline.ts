@@ -8,7 +8,7 @@ const fixtures = JSON.parse(fixturesJson ?? '{}') as Record<string, unknown>;
 const app = Fastify({ logger: false });
 
 // Same JSON: each scenario's captured answer, served from memory.
-app.get('/json/:scenario', async (req) => fixtures[(req.params as { scenario: string }).scenario] ?? {});
+app.all('/json/:scenario', async (req) => fixtures[(req.params as { scenario: string }).scenario] ?? {});
 
 if (databaseUrl) {
   const sql = postgres(databaseUrl, { max: 20, onnotice: () => {} });
@@ -23,12 +23,41 @@ if (databaseUrl) {
     ]);
     return { ...org, teams: projects, member_count: count?.n ?? 0 };
   });
-  app.get('/sql/projects', async () => {
+  app.get('/sql/dashboards/:project', async (req) => {
+    const project = Number((req.params as { project: string }).project);
     const [[count], rows] = await Promise.all([
-      sql`select count(*)::int as n from projects`,
-      sql`select * from projects order by id limit 100`,
+      sql`select count(*)::int as n from dashboards where project_id = ${project} and not deleted`,
+      sql`select * from dashboards where project_id = ${project} and not deleted order by pinned desc, name asc nulls last, id limit 100`,
+    ]);
+    const ids = rows.map((d) => d.id as number);
+    const creators = [...new Set(rows.map((d) => d.created_by_id as number))];
+    const [shared, privileges, users] = await Promise.all([
+      sql`select dashboard_id from sharing_configurations where dashboard_id in ${sql(ids)} and enabled`,
+      sql`select dashboard_id, level from dashboard_collaborators where dashboard_id in ${sql(ids)} and user_id = 1`,
+      sql`select * from users where id in ${sql(creators)}`,
+    ]);
+    return { count: count?.n, results: rows, shared, privileges, users };
+  });
+  app.get('/sql/members/:org', async (req) => {
+    const { org } = req.params as { org: string };
+    const [[count], rows] = await Promise.all([
+      sql`select count(*)::int as n from organization_memberships m join users u on u.id = m.user_id
+          where m.organization_id = ${org} and u.is_active and u.email not like '%@posthogbot.user'`,
+      sql`select m.*, row_to_json(u) as user from organization_memberships m join users u on u.id = m.user_id
+          where m.organization_id = ${org} and u.is_active and u.email not like '%@posthogbot.user'
+          order by m.joined_at desc, m.id desc limit 100`,
     ]);
     return { count: count?.n, results: rows };
+  });
+  app.get('/sql/events/:project', async (req) => {
+    const project = Number((req.params as { project: string }).project);
+    const event = (req.query as { event?: string }).event;
+    const rows = event
+      ? await sql`select * from events where project_id = ${project} and event = ${event}
+                  order by timestamp desc nulls last, id desc nulls last limit 101`
+      : await sql`select * from events where project_id = ${project}
+                  order by timestamp desc nulls last, id desc nulls last limit 101`;
+    return { next: null, results: rows.slice(0, 100) };
   });
 }
 

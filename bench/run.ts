@@ -14,6 +14,7 @@ const KEY = 'phx_benchmarkkey0000000000000000000000000000000000';
 const tsx = join('node_modules', '.bin', 'tsx');
 
 interface Row {
+  itemsPerSecond?: number;
   backend: string;
   scenario: string;
   target: string;
@@ -60,14 +61,17 @@ function rssSampler(pid: number) {
 
 async function drive(url: string, scenario: Scenario, seeded: Seeded): Promise<Omit<Row, 'backend' | 'scenario' | 'target'>> {
   const request = scenario.request(seeded);
+  const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...request.headers };
   const opts = {
     url,
     connections: CONNECTIONS,
     duration: DURATION,
     method: request.method ?? 'GET',
-    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...request.headers },
+    headers,
     body: request.body,
-    requests: request.requests,
+    ...(request.setupRequest
+      ? { requests: [{ method: request.method ?? 'GET', headers, body: request.body, setupRequest: request.setupRequest }] }
+      : {}),
   } as autocannon.Options;
   await autocannon({ ...opts, duration: 2 }); // warm-up
   const r = await autocannon(opts);
@@ -131,7 +135,8 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
       rss.reset();
       const ours = await drive(base + s.request(seeded).path, s, seeded);
       const row: Row = { backend, scenario: s.name, target: 'api', ...ours, rssMb: rss.peakMb() };
-      const json = await drive(`${bbase}/json/${s.id}`, { ...s, request: () => ({ path: '' }) }, seeded);
+      if (s.itemsPerRequest) row.itemsPerSecond = ours.rps * s.itemsPerRequest;
+      const json = await drive(`${bbase}/json/${s.id}`, { ...s, request: () => ({ ...s.request(seeded), path: '' }) }, seeded);
       rows.push(row, { backend, scenario: s.name, target: 'bare fastify, same JSON', ...json });
       row.ratio = `${((ours.rps / json.rps) * 100).toFixed(0)}% of bare`;
       const sqlPath = s.baselineSql?.(seeded);
@@ -140,7 +145,8 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
         rows.push({ backend, scenario: s.name, target: 'bare fastify + same SQL', ...sql });
         row.ratio += `, ${((ours.rps / sql.rps) * 100).toFixed(0)}% of bare+SQL`;
       }
-      process.stdout.write(`${backend} ${s.name}: ${ours.rps} req/s p50 ${ours.p50} ms p99 ${ours.p99} ms (${row.ratio})\n`);
+      const items = row.itemsPerSecond ? `, ${row.itemsPerSecond} events/s` : '';
+      process.stdout.write(`${backend} ${s.name}: ${ours.rps} req/s${items} p50 ${ours.p50} ms p99 ${ours.p99} ms, ${ours.errors} errors (${row.ratio})\n`);
     }
     rows.push({ backend, scenario: 'after the read scenarios', target: 'api RSS', rps: 0, p50: 0, p99: 0, errors: 0, rssMb: rss.peakMb() });
   } finally {
@@ -158,11 +164,51 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
 
 async function seed(base: string, databaseUrl: string | undefined): Promise<Seeded> {
   const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
-  const me = (await (await fetch(`${base}/api/users/@me/`, { headers })).json()) as { organization: { id: string }; team: { id: number } };
-  for (let i = 0; i < 20; i++) {
-    await fetch(`${base}/api/projects/`, { method: 'POST', headers, body: JSON.stringify({ name: `Bench ${i}` }) });
+  const api = async (path: string, method = 'GET', body?: unknown) => {
+    const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+    return res.status === 204 ? undefined : res.json();
+  };
+  const me = (await api('/api/users/@me/')) as { organization: { id: string }; team: { id: number; api_token: string } };
+  const org = me.organization.id;
+  const project = me.team.id;
+  process.stdout.write('seeding: 100 dashboards with 20 tiles each\n');
+  for (let i = 0; i < 100; i++) {
+    const d = (await api(`/api/projects/${project}/dashboards/`, 'POST', { name: `Dashboard ${i}`, pinned: i % 10 === 0 })) as { id: number };
+    const tiles = Array.from({ length: 20 }, (_, j) => ({ text: { body: `Tile ${j}` }, layouts: { sm: { x: 0, y: j, w: 6, h: 5 } } }));
+    await api(`/api/projects/${project}/dashboards/${d.id}/`, 'PATCH', { tiles });
   }
-  return { organizationId: me.organization.id, projectId: me.team.id, databaseUrl, base, key: KEY };
+  process.stdout.write('seeding: 500 members\n');
+  await Promise.all(
+    Array.from({ length: 10 }, async (_, worker) => {
+      for (let i = worker; i < 499; i += 10) {
+        const invite = (await api(`/api/organizations/${org}/invites/`, 'POST', { target_email: `member${i}@example.com`, send_email: false })) as { id: string };
+        const res = await fetch(`${base}/api/signup/${invite.id}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+        if (res.status !== 201) throw new Error(`signup: ${res.status} ${await res.text()}`);
+      }
+    }),
+  );
+  const seeded: Seeded = { organizationId: org, projectId: project, apiToken: me.team.api_token, base, key: KEY };
+  if (databaseUrl) {
+    process.stdout.write('seeding: 1,000,000 events\n');
+    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    await sql`
+      insert into events (uuid, project_id, event, distinct_id, properties, timestamp)
+      select gen_random_uuid(), ${project},
+             (array['$pageview', '$pageview', '$autocapture', 'signup', 'purchase'])[1 + i % 5],
+             'user-' || (i % 20000),
+             jsonb_build_object('$browser', (array['Chrome', 'Firefox', 'Safari'])[1 + i % 3], 'plan', (array['free', 'pro'])[1 + i % 2], 'n', i),
+             now() - make_interval(secs => i * 0.5)
+      from generate_series(1, 1000000) as i`;
+    await sql`analyze events`;
+    await sql.end();
+    let next: string | null = `/api/projects/${project}/events/`;
+    for (let page = 1; page < 50 && next; page++) {
+      next = ((await api(next.replace(/^https?:\/\/[^/]+/, ''))) as { next: string | null }).next;
+    }
+    if (next) seeded.eventsPage50 = next.replace(/^https?:\/\/[^/]+/, '');
+  }
+  return seeded;
 }
 
 const rows: Row[] = [];
@@ -170,10 +216,10 @@ await benchBackend('embedded', rows);
 if (process.env.DATABASE_URL) await benchBackend('postgresql', rows);
 
 const table = [
-  '| backend | scenario | target | req/s | p50 ms | p99 ms | errors | peak RSS MB | ratio |',
-  '|---|---|---|---:|---:|---:|---:|---:|---|',
+  '| backend | scenario | target | req/s | events/s | p50 ms | p99 ms | errors | peak RSS MB | ratio |',
+  '|---|---|---|---:|---:|---:|---:|---:|---:|---|',
   ...rows.map((r) =>
-    `| ${r.backend} | ${r.scenario} | ${r.target} | ${r.rps || ''} | ${r.rps ? r.p50 : ''} | ${r.rps ? r.p99 : ''} | ${r.rps ? r.errors : ''} | ${r.rssMb ?? ''} | ${r.ratio ?? ''} |`,
+    `| ${r.backend} | ${r.scenario} | ${r.target} | ${r.rps || ''} | ${r.itemsPerSecond ?? ''} | ${r.rps ? r.p50 : ''} | ${r.rps ? r.p99 : ''} | ${r.rps ? r.errors : ''} | ${r.rssMb ?? ''} | ${r.ratio ?? ''} |`,
   ),
 ].join('\n');
 const header = `# Benchmark results\n\n${new Date().toISOString()} on ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}; autocannon ${CONNECTIONS} connections, ${DURATION} s per target after a 2 s warm-up.\n\n`;

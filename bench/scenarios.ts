@@ -1,19 +1,46 @@
 // What `make bench` measures. Each scenario names the API request and, where it reads the database,
-// the baseline route in bench/baseline.ts that runs the same SQL directly.
+// the route of bench/baseline.ts that runs the same SQL directly through postgres.js.
 export interface Seeded {
   organizationId: string;
   projectId: number;
-  databaseUrl?: string | undefined;
+  apiToken: string;
+  /** Absolute path (with query) of the 50th page of the unfiltered events listing. */
+  eventsPage50?: string;
   base: string;
   key: string;
+}
+
+export interface BenchRequest {
+  path: string;
+  method?: string;
+  body?: string;
+  headers?: Record<string, string>;
+  /** Builds a fresh body for every request (autocannon's setupRequest). */
+  setupRequest?: (req: { body?: string }) => { body?: string };
 }
 
 export interface Scenario {
   id: string;
   name: string;
+  /** Only on these backends (the embedded database is not seeded with a million events). */
   backends?: ('embedded' | 'postgresql')[];
-  request(s: Seeded): { path: string; method?: string; body?: string; headers?: Record<string, string>; requests?: unknown[] };
+  /** Items each request carries, for events-per-second figures. */
+  itemsPerRequest?: number;
+  request(s: Seeded): BenchRequest;
   baselineSql?(s: Seeded): string;
+}
+
+const PROPERTY_FILTER = encodeURIComponent(JSON.stringify([{ key: '$browser', value: 'Firefox', operator: 'exact', type: 'event' }]));
+
+function batchBody(token: string): string {
+  const now = new Date().toISOString();
+  const batch = Array.from({ length: 100 }, (_, i) => ({
+    event: i % 10 ? '$pageview' : 'signup',
+    distinct_id: `bench-${Math.floor(Math.random() * 10_000)}`,
+    timestamp: now,
+    properties: { $current_url: `https://example.com/${i}`, $browser: 'Chrome', plan: 'free' },
+  }));
+  return JSON.stringify({ api_key: token, batch, sent_at: now });
 }
 
 export const scenarios: Scenario[] = [
@@ -24,9 +51,57 @@ export const scenarios: Scenario[] = [
     baselineSql: (s) => `/sql/organization/${s.organizationId}`,
   },
   {
-    id: 'projects',
-    name: 'projects list (21)',
-    request: () => ({ path: '/api/projects/' }),
-    baselineSql: () => '/sql/projects',
+    id: 'dashboards',
+    name: 'dashboards list (100 x 20 tiles)',
+    request: (s) => ({ path: `/api/projects/${s.projectId}/dashboards/` }),
+    baselineSql: (s) => `/sql/dashboards/${s.projectId}`,
+  },
+  {
+    id: 'dashboard_create',
+    name: 'dashboard create',
+    request: (s) => ({ path: `/api/projects/${s.projectId}/dashboards/`, method: 'POST', body: JSON.stringify({ name: 'Bench', tags: ['b'] }) }),
+  },
+  {
+    id: 'members',
+    name: 'members list (500)',
+    request: (s) => ({ path: `/api/organizations/${s.organizationId}/members/` }),
+    baselineSql: (s) => `/sql/members/${s.organizationId}`,
+  },
+  {
+    id: 'events',
+    name: 'events list, 1M events, no filter',
+    backends: ['postgresql'],
+    request: (s) => ({ path: `/api/projects/${s.projectId}/events/` }),
+    baselineSql: (s) => `/sql/events/${s.projectId}`,
+  },
+  {
+    id: 'events_event',
+    name: 'events list, 1M events, event filter',
+    backends: ['postgresql'],
+    request: (s) => ({ path: `/api/projects/${s.projectId}/events/?event=signup` }),
+    baselineSql: (s) => `/sql/events/${s.projectId}?event=signup`,
+  },
+  {
+    id: 'events_property',
+    name: 'events list, 1M events, property filter',
+    backends: ['postgresql'],
+    request: (s) => ({ path: `/api/projects/${s.projectId}/events/?properties=${PROPERTY_FILTER}` }),
+  },
+  {
+    id: 'events_page50',
+    name: 'events list, 1M events, page 50 via next',
+    backends: ['postgresql'],
+    request: (s) => ({ path: s.eventsPage50 ?? `/api/projects/${s.projectId}/events/` }),
+  },
+  {
+    id: 'ingest',
+    name: '/batch/ ingestion, 100 events per request',
+    itemsPerRequest: 100,
+    request: (s) => ({
+      path: '/batch/',
+      method: 'POST',
+      body: batchBody(s.apiToken),
+      setupRequest: (req) => ({ ...req, body: batchBody(s.apiToken) }),
+    }),
   },
 ];
