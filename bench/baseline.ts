@@ -1,10 +1,11 @@
 // The two baselines `make bench` compares against, in a process of their own: a bare Fastify route
 // returning a fixed JSON body, and bare Fastify routes running a scenario's SQL through postgres.js.
+import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import postgres from 'postgres';
 
-const [, , port, databaseUrl, fixturesJson] = process.argv;
-const fixtures = JSON.parse(fixturesJson ?? '{}') as Record<string, unknown>;
+const [, , port, databaseUrl, fixturesFile] = process.argv;
+const fixtures = JSON.parse(fixturesFile ? readFileSync(fixturesFile, 'utf8') : '{}') as Record<string, unknown>;
 const app = Fastify({ logger: false });
 
 // Same JSON: each scenario's captured answer, served from memory.

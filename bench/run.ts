@@ -128,10 +128,13 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
       fixtures[s.id] = await res.json();
     }
     const bport = port + 1;
-    baseline = await start(['bench/baseline.ts', String(bport), databaseUrl ?? '', JSON.stringify(fixtures)], {}, /ready/);
+    const fixturesFile = join(tmpdir(), `bench-fixtures-${port}.json`);
+    writeFileSync(fixturesFile, JSON.stringify(fixtures));
+    baseline = await start(['bench/baseline.ts', String(bport), databaseUrl ?? '', fixturesFile], {}, /ready/);
     const bbase = `http://127.0.0.1:${bport}`;
     for (const s of scenarios) {
       if (s.backends && !s.backends.includes(backend)) continue;
+      if (process.env.BENCH_SCENARIOS && !process.env.BENCH_SCENARIOS.split(',').includes(s.id)) continue;
       rss.reset();
       const ours = await drive(base + s.request(seeded).path, s, seeded);
       const row: Row = { backend, scenario: s.name, target: 'api', ...ours, rssMb: rss.peakMb() };
@@ -162,6 +165,8 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
   }
 }
 
+const wants = (prefix: string) => !process.env.BENCH_SCENARIOS || process.env.BENCH_SCENARIOS.split(',').some((id) => id.startsWith(prefix));
+
 async function seed(base: string, databaseUrl: string | undefined): Promise<Seeded> {
   const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
   const api = async (path: string, method = 'GET', body?: unknown) => {
@@ -172,16 +177,16 @@ async function seed(base: string, databaseUrl: string | undefined): Promise<Seed
   const me = (await api('/api/users/@me/')) as { organization: { id: string }; team: { id: number; api_token: string } };
   const org = me.organization.id;
   const project = me.team.id;
-  process.stdout.write('seeding: 100 dashboards with 20 tiles each\n');
-  for (let i = 0; i < 100; i++) {
+  if (wants('dashboard')) process.stdout.write('seeding: 100 dashboards with 20 tiles each\n');
+  for (let i = 0; i < 100 && wants('dashboard'); i++) {
     const d = (await api(`/api/projects/${project}/dashboards/`, 'POST', { name: `Dashboard ${i}`, pinned: i % 10 === 0 })) as { id: number };
     const tiles = Array.from({ length: 20 }, (_, j) => ({ text: { body: `Tile ${j}` }, layouts: { sm: { x: 0, y: j, w: 6, h: 5 } } }));
     await api(`/api/projects/${project}/dashboards/${d.id}/`, 'PATCH', { tiles });
   }
-  process.stdout.write('seeding: 500 members\n');
+  if (wants('members')) process.stdout.write('seeding: 500 members\n');
   await Promise.all(
     Array.from({ length: 10 }, async (_, worker) => {
-      for (let i = worker; i < 499; i += 10) {
+      for (let i = worker; i < 499 && wants('members'); i += 10) {
         const invite = (await api(`/api/organizations/${org}/invites/`, 'POST', { target_email: `member${i}@example.com`, send_email: false })) as { id: string };
         const res = await fetch(`${base}/api/signup/${invite.id}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
         if (res.status !== 201) throw new Error(`signup: ${res.status} ${await res.text()}`);
@@ -189,7 +194,7 @@ async function seed(base: string, databaseUrl: string | undefined): Promise<Seed
     }),
   );
   const seeded: Seeded = { organizationId: org, projectId: project, apiToken: me.team.api_token, base, key: KEY };
-  if (databaseUrl) {
+  if (databaseUrl && wants('events')) {
     process.stdout.write('seeding: 1,000,000 events\n');
     const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
     await sql`
@@ -212,8 +217,10 @@ async function seed(base: string, databaseUrl: string | undefined): Promise<Seed
 }
 
 const rows: Row[] = [];
-await benchBackend('embedded', rows);
-if (process.env.DATABASE_URL) await benchBackend('postgresql', rows);
+// BENCH_BACKENDS=postgresql (or embedded) runs one of them only.
+const only = process.env.BENCH_BACKENDS;
+if (!only || only === 'embedded') await benchBackend('embedded', rows);
+if (process.env.DATABASE_URL && (!only || only === 'postgresql')) await benchBackend('postgresql', rows);
 
 const table = [
   '| backend | scenario | target | req/s | events/s | p50 ms | p99 ms | errors | peak RSS MB | ratio |',
