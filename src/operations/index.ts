@@ -1,4 +1,6 @@
 import type { AllHandlers } from '../http/types.js';
+import { batchExportRunHandlers } from './batch-export-runs.js';
+import { batchExportHandlers } from './batch-exports.js';
 import { metaHandlers } from './meta.js';
 import { organizationHandlers } from './organizations.js';
 import { personalApiKeyHandlers } from './personal-api-keys.js';
@@ -12,4 +14,6 @@ export const handlers = {
   ...projectHandlers,
   ...userHandlers,
   ...personalApiKeyHandlers,
+  ...batchExportHandlers,
+  ...batchExportRunHandlers,
 } satisfies AllHandlers;

@@ -64,10 +64,10 @@ export async function updateBatchExport(
   db: Db,
   id: string,
   values: Partial<BatchExportInsert>,
-  opts: { onlyIfPaused?: boolean } = {},
+  opts: { ifPaused?: boolean } = {},
 ): Promise<BatchExportRow | undefined> {
   const where = [eq(batch_exports.id, id)];
-  if (opts.onlyIfPaused !== undefined) where.push(eq(batch_exports.paused, opts.onlyIfPaused));
+  if (opts.ifPaused !== undefined) where.push(eq(batch_exports.paused, opts.ifPaused));
   const [row] = await db
     .update(batch_exports)
     .set({ ...values, last_updated_at: sql`now()` })
