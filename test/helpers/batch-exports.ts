@@ -23,8 +23,16 @@ export async function startWorker(
     retryLimit: opts.retryLimit ?? 2,
     retryDelaySeconds: 1,
     runTimeoutSeconds: 600,
+    log: (msg, err) => console.error(msg, err),
   });
-  const worker = new ExportWorker(database, engine, { pollSeconds: 0.5, batchSize: 50, staleSeconds: 5, concurrency: 2, ...opts });
+  const worker = new ExportWorker(database, engine, {
+    pollSeconds: 0.5,
+    batchSize: 50,
+    staleSeconds: 5,
+    concurrency: 2,
+    log: (msg, err) => console.error(msg, err),
+    ...opts,
+  });
   if (opts.start !== false) await worker.start();
   else await engine.boss();
   t.teardown(async () => {
