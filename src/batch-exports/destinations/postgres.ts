@@ -62,7 +62,7 @@ export async function postgresWriter({ exp, source }: DestinationContext): Promi
     await sql.end({ timeout: 5 }).catch(() => {});
     throw wrap(err);
   }
-  const insert = `insert into ${target} (${names}) select ${names} from json_populate_recordset(null::${target}, $1::json)${conflict}`;
+  const insert = `insert into ${target} (${names}) select ${names} from json_populate_recordset(null::${target}, $1::text::json)${conflict}`;
   let bytes = 0;
   const close = async () => {
     conn?.release();
