@@ -14,7 +14,7 @@ import { captureServer, destinationDatabase, startWorker, waitFor } from '../hel
 
 const ctx = await buildTestApp(t);
 const { call, db } = ctx;
-await startWorker(t, ctx.database);
+await startWorker(ctx);
 
 const HOUR = 3_600_000;
 const base = new Date(Math.floor(Date.now() / HOUR) * HOUR - 5 * HOUR);

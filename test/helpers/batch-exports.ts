@@ -6,18 +6,18 @@ import postgres from 'postgres';
 import type { Test } from 'tap';
 import { JobEngine } from '../../src/batch-exports/engine.js';
 import { ExportWorker, type WorkerOptions } from '../../src/batch-exports/worker.js';
-import type { Database } from '../../src/db/client.js';
+import type { TestContext } from './app.js';
 import { withDatabase } from './db.js';
 
 /**
  * A worker with its own supervising job engine, tuned for tests: quick polling and retries. Start it
- * before the app queues anything, so the queues get these options.
+ * before the app queues anything, so the queues get these options. It lives until the test file ends.
  */
 export async function startWorker(
-  t: Test,
-  database: Database,
+  ctx: TestContext,
   opts: Partial<WorkerOptions> & { retryLimit?: number; start?: boolean } = {},
 ): Promise<{ worker: ExportWorker; engine: JobEngine }> {
+  const { database } = ctx;
   const engine = new JobEngine(database, {
     supervise: true,
     retryLimit: opts.retryLimit ?? 2,
@@ -35,7 +35,7 @@ export async function startWorker(
   });
   if (opts.start !== false) await worker.start();
   else await engine.boss();
-  t.teardown(async () => {
+  ctx.beforeClose(async () => {
     await worker.stop();
     await engine.stop();
   });

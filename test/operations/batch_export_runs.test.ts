@@ -7,7 +7,7 @@ import { floorToGrid } from '../../src/batch-exports/intervals.js';
 
 const ctx = await buildTestApp(t);
 const { call, db } = ctx;
-const { worker } = await startWorker(t, ctx.database, { start: false });
+const { worker } = await startWorker(ctx, { start: false });
 
 const HOUR = 3_600_000;
 const base = new Date(Math.floor(Date.now() / HOUR) * HOUR - 6 * HOUR);
