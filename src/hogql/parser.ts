@@ -76,6 +76,8 @@ class Converter {
         return this.binary(node);
       case 'function':
       case 'aggr_func': {
+        const fn = node.name?.name?.map((n: { value: string }) => n.value).join('.');
+        if (String(fn).toUpperCase() === 'NOT' && node.args?.value?.length === 1) return { kind: 'not', expr: this.condition(node.args.value[0]) };
         const name = node.name?.name?.map((n: { value: string }) => n.value).join('.') ?? node.name;
         throw new HogQLError(`Unsupported HogQL query: function ${String(name)}() is not supported`);
       }
@@ -116,12 +118,7 @@ class Converter {
 
   private binary(node: any): Expr {
     const op = String(node.operator).toUpperCase();
-    if (op === 'AND' || op === 'OR') {
-      const kind = op === 'AND' ? 'and' : 'or';
-      const parts = [this.condition(node.left), this.condition(node.right)];
-      const exprs = parts.flatMap((p) => (p.kind === kind ? p.exprs : [p]));
-      return { kind, exprs };
-    }
+    if (op === 'AND' || op === 'OR') return this.logical(node);
     if (op === 'IN' || op === 'NOT IN') {
       const list = node.right?.type === 'expr_list' ? node.right.value : null;
       if (!Array.isArray(list) || !list.length) throw new HogQLError('Unsupported HogQL query');
@@ -154,6 +151,32 @@ class Converter {
       return { kind: 'isNull', negated: mapped === '!=', expr: left };
     }
     return { kind: 'compare', op: mapped, left, right };
+  }
+
+  /**
+   * The parser gives AND and OR the same precedence (`a OR b AND c` comes back as `(a OR b) AND c`),
+   * so the unparenthesised chain is read back in order and regrouped with AND binding tighter.
+   */
+  private logical(node: any): Expr {
+    const operands: any[] = [];
+    const ops: string[] = [];
+    const walk = (n: any, top: boolean) => {
+      const op = n?.type === 'binary_expr' ? String(n.operator).toUpperCase() : '';
+      if ((op === 'AND' || op === 'OR') && (top || !n.parentheses)) {
+        walk(n.left, false);
+        ops.push(op);
+        walk(n.right, false);
+      } else operands.push(n);
+    };
+    walk(node, true);
+    const groups: any[][] = [[operands[0]]];
+    ops.forEach((op, i) => (op === 'AND' ? groups[groups.length - 1]!.push(operands[i + 1]) : groups.push([operands[i + 1]])));
+    const ands = groups.map((g): Expr => {
+      const exprs = g.map((n) => this.condition(n)).flatMap((e) => (e.kind === 'and' ? e.exprs : [e]));
+      return exprs.length === 1 ? exprs[0]! : { kind: 'and', exprs };
+    });
+    if (ands.length === 1) return ands[0]!;
+    return { kind: 'or', exprs: ands.flatMap((e) => (e.kind === 'or' ? e.exprs : [e])) };
   }
 
   /** An operand: a field, a property or a constant, never a condition. */
