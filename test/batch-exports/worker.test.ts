@@ -1,5 +1,7 @@
 // The runner as a deployment sees it: the schedule, several workers sharing runs, a worker stopped
 // mid-run, a worker that died, and cancelling a run in flight.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { eq, sql } from 'drizzle-orm';
 import t from 'tap';
 import { floorToGrid } from '../../src/batch-exports/intervals.js';
@@ -13,6 +15,7 @@ import { captureServer, startWorker, waitFor } from '../helpers/batch-exports.js
 const ctx = await buildTestApp(t);
 const { call, db } = ctx;
 const first = await startWorker(ctx, { batchSize: 50 });
+const inProcess = [first];
 
 const HOUR = 3_600_000;
 const MIN = 60_000;
@@ -95,7 +98,7 @@ t.test('a worker stopped mid-run hands the run back, and another worker finishes
   t.ok(handedBack.records_completed! > 0 && handedBack.records_completed! < 1500, 'it was part-way through');
   const sentBefore = slow.requests.length;
 
-  await startWorker(ctx, { batchSize: 50 });
+  inProcess.push(await startWorker(ctx, { batchSize: 50 }));
   const done = await waitFor('another worker to finish it', async () => {
     const r = await runOf(run!.id);
     return r.status === 'Completed' && r;
@@ -104,12 +107,15 @@ t.test('a worker stopped mid-run hands the run back, and another worker finishes
   t.ok(slow.requests.length > sentBefore);
   const received = new Set(slow.requests.flatMap((r) => r.body.batch.map((e: { uuid: string }) => e.uuid)));
   t.equal(received.size, 1500, 'every event arrived (the receiver deduplicates resent ones by uuid)');
-  const b = await call('projects_batch_exports_backfills_retrieve', { key: a.key, params: { ...P, id: backfill.body.backfill_id } });
-  t.equal(b.body.status, 'Completed');
+  const settled = await waitFor('the backfill to settle', async () => {
+    const b = await call('projects_batch_exports_backfills_retrieve', { key: a.key, params: { ...P, id: backfill.body.backfill_id } });
+    return b.body.status !== 'Running' && b.body;
+  });
+  t.equal(settled.status, 'Completed');
 });
 
 t.test('two workers share a backfill without running a run twice', async (t) => {
-  await startWorker(ctx, { batchSize: 200 });
+  inProcess.push(await startWorker(ctx, { batchSize: 200 }));
   const exp = await createExport({ destination: { type: 'NoOp', config: {} }, interval: 'every 5 minutes' });
   const P = { project_id: a.project.id, batch_export_id: exp.id };
   const backfill = await call('projects_batch_exports_backfills_create', {
@@ -185,4 +191,49 @@ t.test('a run held by a worker that died is taken over', async (t) => {
   t.match(done, { records_completed: 1500, attempts: 2, claimed_by: null });
   const listed = await call('projects_batch_exports_runs_retrieve', { key: a.key, params: { ...P, id: run!.id } });
   t.equal(listed.body.status, 'Completed');
+});
+
+t.test('worker processes started with `npm run worker` share the runs on PostgreSQL', async (t) => {
+  if (!ctx.url) {
+    t.plan(0, 'separate worker processes need PostgreSQL (the embedded database belongs to one process)');
+    return;
+  }
+  // Only the child processes work from here on.
+  for (const w of inProcess) await w.worker.stop();
+  const children = [0, 1].map(() =>
+    spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+      env: { ...process.env, DATABASE_URL: ctx.url, BATCH_EXPORT_BATCH_SIZE: '100', NODE_OPTIONS: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  t.teardown(() => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  const outputs = children.map((child) => {
+    const out = { text: '' };
+    child.stdout!.on('data', (d: Buffer) => (out.text += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (out.text += d.toString()));
+    return out;
+  });
+  await waitFor('both workers to start', async () => outputs.every((o) => o.text.includes('batch export worker started')), 60_000);
+
+  const exp = await createExport({ destination: { type: 'NoOp', config: {} }, interval: 'every 5 minutes' });
+  const P = { project_id: a.project.id, batch_export_id: exp.id };
+  const backfill = await call('projects_batch_exports_backfills_create', {
+    key: a.key,
+    params: P,
+    body: { start_at: lastHour.toISOString(), end_at: new Date(lastHour.getTime() + HOUR).toISOString() },
+  });
+  await waitFor('the backfill', async () => {
+    const b = await call('projects_batch_exports_backfills_retrieve', { key: a.key, params: { ...P, id: backfill.body.backfill_id } });
+    return b.body.status === 'Completed';
+  });
+  const runs = await runsOf(exp.id);
+  t.equal(runs.length, 12);
+  t.ok(runs.every((r) => r.status === 'Completed' && r.attempts === 1), 'no run was exported twice');
+  t.equal(runs.reduce((n, r) => n + r.records_completed!, 0), 1500);
+  for (const child of children) child.kill('SIGINT');
+  const codes = await Promise.all(children.map((child) => (child.exitCode !== null ? [child.exitCode] : once(child, 'exit'))));
+  t.same(codes.map((c) => c[0]), [0, 0], 'SIGINT stops them cleanly');
+  t.ok(outputs.every((o) => o.text.includes('batch export worker stopped')));
 });

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { eq } from 'drizzle-orm';
-import { batch_exports } from '../../src/db/schema/index.js';
+import { batch_export_backfills, batch_export_runs, batch_exports } from '../../src/db/schema/index.js';
 import { insertLog } from '../../src/db/queries/batch-export-lists.js';
 import { buildTestApp } from '../helpers/app.js';
 import { makeKey, makeMember, makeProject, makeTenant } from '../helpers/factories.js';
@@ -327,6 +327,27 @@ t.test('batch_exports_destroy and logs', async (t) => {
   const tooMany = await call('batch_exports_logs_retrieve', { key: a.key, params, query: { limit: 501 } });
   t.match(tooMany.body, { attr: 'limit', detail: 'Ensure this value is less than or equal to 500.' });
 
+  const hour = 3_600_000;
+  const t0 = Math.floor(Date.now() / hour) * hour - 20 * hour;
+  await db.insert(batch_export_runs).values(
+    Array.from({ length: 12 }, (_, i) => ({
+      batch_export_id: created.body.id,
+      status: i < 11 ? 'Completed' : 'Starting',
+      data_interval_start: new Date(t0 + i * hour),
+      data_interval_end: new Date(t0 + (i + 1) * hour),
+      created_at: new Date(t0 + (i + 1) * hour),
+    })),
+  );
+  const withRuns = await call('batch_exports_retrieve', { key: a.key, params });
+  t.equal(withRuns.body.latest_runs.length, 10, 'latest_runs holds the 10 newest');
+  t.equal(withRuns.body.latest_runs[0].data_interval_end, new Date(t0 + 12 * hour).toISOString(), 'newest first');
+  await insertEvents(db, a.project.id, [{ timestamp: new Date(t0) }]);
+  const backfill = await call('batch_exports_backfill_create', {
+    key: a.key,
+    params,
+    body: { start_at: new Date(t0).toISOString(), end_at: new Date(t0 + 2 * hour).toISOString() },
+  });
+
   const b = await makeTenant(db);
   t.equal((await call('batch_exports_destroy', { key: b.key, params: { organization_id: b.organization.id, id: created.body.id } })).status, 404);
   const reader = await makeKey(db, a.user, ['batch_export:read']);
@@ -335,4 +356,12 @@ t.test('batch_exports_destroy and logs', async (t) => {
   t.same([gone.status, gone.raw], [204, '']);
   t.equal((await call('batch_exports_retrieve', { key: a.key, params })).status, 404);
   t.equal((await call('batch_exports_list', { key: a.key, params: { organization_id: a.organization.id } })).body.count, 0, 'deleted exports are not listed');
+  const [stopped] = await db.select().from(batch_export_backfills).where(eq(batch_export_backfills.id, backfill.body.backfill_id));
+  t.equal(stopped!.status, 'Cancelled', 'its backfill is cancelled');
+  const left = await db.select().from(batch_export_runs).where(eq(batch_export_runs.batch_export_id, created.body.id));
+  t.same(
+    [...new Set(left.map((r) => r.status))].sort(),
+    ['Cancelled', 'Completed'],
+    'and its unfinished runs',
+  );
 });
