@@ -24,7 +24,12 @@ const lastHour = floorToGrid(new Date(Date.now() - HOUR), 'hour');
 await insertEvents(db, a.project.id, spread(1500, lastHour, new Date(lastHour.getTime() + HOUR)));
 
 async function createExport(body: Record<string, unknown>) {
-  const res = await call('projects_batch_exports_create', { key: a.key, params: { project_id: a.project.id }, body: { name: 'x', interval: 'hour', ...body } });
+  // Paused unless a test says otherwise, so the minute tick adds no scheduled run to what is counted.
+  const res = await call('projects_batch_exports_create', {
+    key: a.key,
+    params: { project_id: a.project.id },
+    body: { name: 'x', interval: 'hour', paused: true, ...body },
+  });
   if (res.status !== 201) throw new Error(JSON.stringify(res.body));
   return res.body;
 }
@@ -33,7 +38,7 @@ const runOf = async (id: string) => (await db.select().from(batch_export_runs).w
 
 t.test('the schedule: one run per interval on the UTC grid, within start_at and end_at', async (t) => {
   const now = new Date();
-  const hourly = await createExport({ destination: { type: 'NoOp', config: {} } });
+  const hourly = await createExport({ destination: { type: 'NoOp', config: {} }, paused: false });
   await first.worker.tick(new Date(now.getTime() + 2 * HOUR + MIN));
   const runs = await runsOf(hourly.id);
   const h = floorToGrid(now, 'hour').getTime();
@@ -55,6 +60,7 @@ t.test('the schedule: one run per interval on the UTC grid, within start_at and 
   const windowed = await createExport({
     destination: { type: 'NoOp', config: {} },
     interval: 'every 5 minutes',
+    paused: false,
     start_at: new Date(start.getTime() - 2 * MIN).toISOString(),
     end_at: new Date(start.getTime() + HOUR).toISOString(),
   });
@@ -65,7 +71,7 @@ t.test('the schedule: one run per interval on the UTC grid, within start_at and 
   t.ok(five.every((r) => r.data_interval_start!.getTime() % (5 * MIN) === 0));
   t.equal(five[11]!.data_interval_end.getTime(), start.getTime() + HOUR);
 
-  const weekly = await createExport({ destination: { type: 'NoOp', config: {} }, interval: 'week' });
+  const weekly = await createExport({ destination: { type: 'NoOp', config: {} }, interval: 'week', paused: false });
   await first.worker.tick(new Date(now.getTime() + 8 * 24 * HOUR));
   const [week] = await runsOf(weekly.id);
   t.equal(week!.data_interval_start!.getUTCDay(), 1, 'weeks start on Monday');

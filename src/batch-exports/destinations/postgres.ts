@@ -49,12 +49,17 @@ export async function postgresWriter({ exp, source }: DestinationContext): Promi
   }
   let conn: postgres.ReservedSql | undefined;
   try {
-    if (schema !== 'public') await sql.unsafe(`create schema if not exists ${ident(schema)}`);
-    await sql.unsafe(`create table if not exists ${target} (${columns.map((col) => `${ident(col.name)} ${col.type}`).join(', ')})`);
-    if (source.key) {
-      const index = ident(`${table}_${source.key.join('_')}_export_key`.slice(0, 63));
-      await sql.unsafe(`create unique index if not exists ${index} on ${target} (${source.key.map(ident).join(', ')})`);
-    }
+    // Concurrent runs into one table would race on `if not exists` (PostgreSQL then reports a
+    // duplicate); a transaction-scoped advisory lock on the table's name makes them take turns.
+    await sql.begin(async (tx) => {
+      await tx`select pg_advisory_xact_lock(hashtext(${target}))`;
+      if (schema !== 'public') await tx.unsafe(`create schema if not exists ${ident(schema)}`);
+      await tx.unsafe(`create table if not exists ${target} (${columns.map((col) => `${ident(col.name)} ${col.type}`).join(', ')})`);
+      if (source.key) {
+        const index = ident(`${table}_${source.key.join('_')}_export_key`.slice(0, 63));
+        await tx.unsafe(`create unique index if not exists ${index} on ${target} (${source.key.map(ident).join(', ')})`);
+      }
+    });
     conn = await sql.reserve();
     await conn.unsafe('begin');
   } catch (err) {
