@@ -76,4 +76,5 @@ CREATE INDEX "batch_export_runs_backfill_idx" ON "batch_export_runs" USING btree
 CREATE INDEX "batch_export_runs_status_idx" ON "batch_export_runs" USING btree ("status");--> statement-breakpoint
 CREATE UNIQUE INDEX "batch_export_runs_scheduled_unique" ON "batch_export_runs" USING btree ("batch_export_id","data_interval_end") WHERE "batch_export_runs"."backfill_id" is null;--> statement-breakpoint
 CREATE INDEX "batch_exports_project_idx" ON "batch_exports" USING btree ("project_id","created_at" DESC NULLS LAST);--> statement-breakpoint
-CREATE INDEX "batch_exports_schedulable_idx" ON "batch_exports" USING btree ("schedule_from") WHERE not "batch_exports"."paused" and not "batch_exports"."deleted";
+CREATE INDEX "batch_exports_schedulable_idx" ON "batch_exports" USING btree ("schedule_from") WHERE not "batch_exports"."paused" and not "batch_exports"."deleted";--> statement-breakpoint
+CREATE INDEX "persons_project_updated_idx" ON "persons" USING btree ("project_id","updated_at","id");

@@ -105,13 +105,18 @@ function eventsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date
     async *batches(size) {
       let after: { ts: string; id: number } | undefined;
       for (;;) {
-        const keyset = after ? sql`(${events.timestamp}, ${events.id}) > (${after.ts}::timestamptz, ${after.id})` : undefined;
+        // Spelled out rather than a row comparison so the (project_id, timestamp) index bounds the scan.
+        const keyset = after
+          ? sql`${events.timestamp} >= ${after.ts}::timestamptz and (${events.timestamp} > ${after.ts}::timestamptz or ${events.id} > ${after.id})`
+          : undefined;
         const rows = await db
           .select({ line: sql<string>`${line}`, ts: sql<string>`${isoOf(events.timestamp)}`, id: events.id })
           .from(events)
           .leftJoin(persons, eq(persons.id, events.person_id))
           .where(keyset ? and(condition, keyset) : condition)
-          .orderBy(asc(events.timestamp), asc(events.id))
+          // NULLS FIRST matches a backward scan of the (project_id, timestamp DESC NULLS LAST, id DESC NULLS LAST)
+          // index, so each batch reads only its own rows (the columns are never null).
+          .orderBy(sql`${events.timestamp} asc nulls first`, sql`${events.id} asc nulls first`)
           .limit(size);
         if (!rows.length) return;
         yield { lines: rows.map((r) => r.line) };
@@ -161,7 +166,7 @@ function personsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Dat
       let after: { ts: string; id: number; did: string } | undefined;
       for (;;) {
         const keyset = after
-          ? sql`(${p.updated_at}, ${p.id}, ${d.distinct_id}) > (${after.ts}::timestamptz, ${after.id}, ${after.did})`
+          ? sql`${p.updated_at} >= ${after.ts}::timestamptz and (${p.updated_at}, ${p.id}, ${d.distinct_id}) > (${after.ts}::timestamptz, ${after.id}, ${after.did})`
           : undefined;
         const rows = await db
           .select({ line: sql<string>`${line}`, ts: sql<string>`${isoOf(p.updated_at)}`, id: p.id, did: d.distinct_id })
