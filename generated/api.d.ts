@@ -2010,6 +2010,688 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{organization_id}/batch_exports/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List batch exports
+         * @description Batch exports that are not deleted, newest first. At organization scope, those of every project of the organization; at project scope, the project's.
+         */
+        get: operations["batch_exports_list"];
+        put?: never;
+        /**
+         * Create a batch export
+         * @description Creates an export and schedules it: one run per interval on the UTC grid (hour starts, day starts, Monday week starts, 5/15-minute marks), from the first interval that ends after creation, covering intervals that start at or after `start_at` and end by `end_at`. The destination's `config` is checked for its type (a missing field is a 400 naming `destination__config__<field>`); secret fields are stored but never returned. At organization scope the export goes into the organization's oldest project unless `team_id` names another.
+         */
+        post: operations["batch_exports_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/batch_exports/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        /** Retrieve a batch export */
+        get: operations["batch_exports_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a batch export
+         * @description Marks the export deleted, stops its schedule and cancels its unfinished runs and backfills.
+         */
+        delete: operations["batch_exports_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a batch export
+         * @description Changes the given fields. `destination.config` is merged into the stored configuration, so secrets may be left out; the merged configuration is checked again.
+         */
+        patch: operations["batch_exports_partial_update"];
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/batch_exports/{id}/backfill/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Backfill a batch export (deprecated)
+         * @deprecated
+         * @description The same as creating a backfill under `backfills/`; kept for PostHog's older clients.
+         */
+        post: operations["batch_exports_backfill_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/batch_exports/{id}/logs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a batch export's log entries
+         * @description Entries written by the runner for the export's runs, newest first.
+         */
+        get: operations["batch_exports_logs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/batch_exports/{id}/pause/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a batch export
+         * @description Stops scheduling runs and records `last_paused_at`. Pausing a paused export changes nothing (not even `last_updated_at`).
+         */
+        post: operations["batch_exports_pause_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/batch_exports/{id}/unpause/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unpause a batch export
+         * @description Resumes scheduling from the next interval; the intervals missed while paused get no runs unless the body says `{"backfill": true}`, which backfills from `last_paused_at` to the current interval. Unpausing an export that is not paused changes nothing.
+         */
+        post: operations["batch_exports_unpause_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/batch_exports/{batch_export_id}/runs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a batch export's runs
+         * @description Cursor-paged (follow `next`/`previous`), newest first. By default only runs created in the last 7 days (`after`, `before`); with `ordering=data_interval_start` the window applies to the data interval instead (`start`, `end`). Dates are ISO 8601 or relative like `-7d`, `-24h`.
+         */
+        get: operations["batch_exports_runs_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/batch_exports/{batch_export_id}/runs/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        /** Retrieve a run */
+        get: operations["batch_exports_runs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/batch_exports/{batch_export_id}/runs/{id}/retry/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a run
+         * @description Exports the run's data interval again, as a backfill of that one interval with a new run.
+         */
+        post: operations["batch_exports_runs_retry_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/batch_exports/{batch_export_id}/runs/{id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a run
+         * @description Only a `Starting` or `Running` run can be cancelled; a worker exporting it stops at its next batch.
+         */
+        post: operations["batch_exports_runs_cancel_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/batch_exports/{batch_export_id}/backfills/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a batch export's backfills
+         * @description Cursor-paged (follow `next`/`previous`), newest first.
+         */
+        get: operations["batch_exports_backfills_list"];
+        put?: never;
+        /**
+         * Create a backfill
+         * @description Exports a past range again: one run per interval of the UTC grid covering [`start_at`, `end_at`). Both must be timezone-aware ISO 8601 and in order; `end_at` may be at most one interval in the future (that run waits for its interval to end). A `start_at` before the earliest data moves to it; a null `start_at` exports everything before `end_at` in one run; a null `end_at` means up to the current interval.
+         */
+        post: operations["batch_exports_backfills_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/batch_exports/{batch_export_id}/backfills/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The backfill's UUID. */
+                id: components["parameters"]["BatchExportBackfillId"];
+            };
+            cookie?: never;
+        };
+        /** Retrieve a backfill with its progress */
+        get: operations["batch_exports_backfills_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/batch_exports/{batch_export_id}/backfills/{id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The backfill's UUID. */
+                id: components["parameters"]["BatchExportBackfillId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a backfill
+         * @description Cancels the backfill and its unfinished runs; only a `Starting` or `Running` backfill can be cancelled.
+         */
+        post: operations["batch_exports_backfills_cancel_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/batch_exports/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List batch exports
+         * @description Batch exports that are not deleted, newest first. At organization scope, those of every project of the organization; at project scope, the project's.
+         */
+        get: operations["projects_batch_exports_list"];
+        put?: never;
+        /**
+         * Create a batch export
+         * @description Creates an export and schedules it: one run per interval on the UTC grid (hour starts, day starts, Monday week starts, 5/15-minute marks), from the first interval that ends after creation, covering intervals that start at or after `start_at` and end by `end_at`. The destination's `config` is checked for its type (a missing field is a 400 naming `destination__config__<field>`); secret fields are stored but never returned. At organization scope the export goes into the organization's oldest project unless `team_id` names another.
+         */
+        post: operations["projects_batch_exports_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/batch_exports/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        /** Retrieve a batch export */
+        get: operations["projects_batch_exports_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a batch export
+         * @description Marks the export deleted, stops its schedule and cancels its unfinished runs and backfills.
+         */
+        delete: operations["projects_batch_exports_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a batch export
+         * @description Changes the given fields. `destination.config` is merged into the stored configuration, so secrets may be left out; the merged configuration is checked again.
+         */
+        patch: operations["projects_batch_exports_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/batch_exports/{id}/backfill/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Backfill a batch export (deprecated)
+         * @deprecated
+         * @description The same as creating a backfill under `backfills/`; kept for PostHog's older clients.
+         */
+        post: operations["projects_batch_exports_backfill_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/batch_exports/{id}/logs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a batch export's log entries
+         * @description Entries written by the runner for the export's runs, newest first.
+         */
+        get: operations["projects_batch_exports_logs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/batch_exports/{id}/pause/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a batch export
+         * @description Stops scheduling runs and records `last_paused_at`. Pausing a paused export changes nothing (not even `last_updated_at`).
+         */
+        post: operations["projects_batch_exports_pause_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/batch_exports/{id}/unpause/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unpause a batch export
+         * @description Resumes scheduling from the next interval; the intervals missed while paused get no runs unless the body says `{"backfill": true}`, which backfills from `last_paused_at` to the current interval. Unpausing an export that is not paused changes nothing.
+         */
+        post: operations["projects_batch_exports_unpause_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/batch_exports/{batch_export_id}/runs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a batch export's runs
+         * @description Cursor-paged (follow `next`/`previous`), newest first. By default only runs created in the last 7 days (`after`, `before`); with `ordering=data_interval_start` the window applies to the data interval instead (`start`, `end`). Dates are ISO 8601 or relative like `-7d`, `-24h`.
+         */
+        get: operations["projects_batch_exports_runs_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/batch_exports/{batch_export_id}/runs/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        /** Retrieve a run */
+        get: operations["projects_batch_exports_runs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/batch_exports/{batch_export_id}/runs/{id}/retry/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a run
+         * @description Exports the run's data interval again, as a backfill of that one interval with a new run.
+         */
+        post: operations["projects_batch_exports_runs_retry_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/batch_exports/{batch_export_id}/runs/{id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a run
+         * @description Only a `Starting` or `Running` run can be cancelled; a worker exporting it stops at its next batch.
+         */
+        post: operations["projects_batch_exports_runs_cancel_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/batch_exports/{batch_export_id}/backfills/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a batch export's backfills
+         * @description Cursor-paged (follow `next`/`previous`), newest first.
+         */
+        get: operations["projects_batch_exports_backfills_list"];
+        put?: never;
+        /**
+         * Create a backfill
+         * @description Exports a past range again: one run per interval of the UTC grid covering [`start_at`, `end_at`). Both must be timezone-aware ISO 8601 and in order; `end_at` may be at most one interval in the future (that run waits for its interval to end). A `start_at` before the earliest data moves to it; a null `start_at` exports everything before `end_at` in one run; a null `end_at` means up to the current interval.
+         */
+        post: operations["projects_batch_exports_backfills_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/batch_exports/{batch_export_id}/backfills/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The backfill's UUID. */
+                id: components["parameters"]["BatchExportBackfillId"];
+            };
+            cookie?: never;
+        };
+        /** Retrieve a backfill with its progress */
+        get: operations["projects_batch_exports_backfills_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/batch_exports/{batch_export_id}/backfills/{id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The backfill's UUID. */
+                id: components["parameters"]["BatchExportBackfillId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a backfill
+         * @description Cancels the backfill and its unfinished runs; only a `Starting` or `Running` backfill can be cancelled.
+         */
+        post: operations["projects_batch_exports_backfills_cancel_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3013,6 +3695,248 @@ export interface components {
             /** @enum {integer} */
             status: 1;
         };
+        /**
+         * @description What is exported. `events` (default) selects events by `timestamp`; `persons` selects persons by when they were last updated.
+         * @enum {string}
+         */
+        BatchExportModel: "events" | "persons";
+        /** @enum {string} */
+        BatchExportDestinationType: "S3" | "Postgres" | "HTTP" | "NoOp";
+        /** @description The destination's settings, by type. **S3**: `bucket_name`, `region` (required), `prefix`, `aws_access_key_id`, `aws_secret_access_key`, `endpoint_url` (any S3-compatible server), `file_format` (`JSONLines`), `compression` (`gzip`, `brotli` or null), `use_virtual_style_addressing`. Objects are written as `<prefix>/<data_interval_start>-<data_interval_end>.jsonl[.gz|.br]`. **Postgres**: `host`, `database`, `user`, `password` (required), `port` (5432), `schema` (`public`), `table_name` (`events`, or `persons` for the persons model), `has_self_signed_cert`; the table is created if missing and a retried run never duplicates rows. **HTTP**: `url`, `token` (required); batches are POSTed as PostHog's capture format `{"api_key": token, "historical_migration": true, "batch": [...]}`, so one server can export into another. **NoOp**: nothing. Every type also takes `include_events` and `exclude_events` (lists of event names). Secret fields (`aws_access_key_id`, `aws_secret_access_key`, `user`, `password`, `token`) are never returned. */
+        BatchExportDestinationConfig: {
+            bucket_name?: string;
+            region?: string;
+            prefix?: string;
+            aws_access_key_id?: string | null;
+            aws_secret_access_key?: string | null;
+            endpoint_url?: string | null;
+            file_format?: string;
+            compression?: string | null;
+            use_virtual_style_addressing?: boolean;
+            host?: string;
+            port?: number;
+            database?: string;
+            user?: string;
+            password?: string;
+            schema?: string;
+            table_name?: string;
+            has_self_signed_cert?: boolean;
+            url?: string;
+            token?: string;
+            include_events?: string[] | null;
+            exclude_events?: string[] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        BatchExportDestination: {
+            type: components["schemas"]["BatchExportDestinationType"];
+            config: components["schemas"]["BatchExportDestinationConfig"];
+        };
+        /** @enum {string} */
+        BatchExportInterval: "hour" | "day" | "week" | "every 5 minutes" | "every 15 minutes";
+        /** @enum {string} */
+        BatchExportRunStatus: "Cancelled" | "Completed" | "ContinuedAsNew" | "Failed" | "FailedRetryable" | "FailedBilling" | "Terminated" | "TimedOut" | "Running" | "Starting";
+        BatchExportRun: {
+            /** Format: uuid */
+            id: string;
+            status: components["schemas"]["BatchExportRunStatus"];
+            records_completed: number | null;
+            latest_error: string | null;
+            /**
+             * Format: date-time
+             * @description Null for a backfill run that exports everything before `data_interval_end`.
+             */
+            data_interval_start: string | null;
+            /** Format: date-time */
+            data_interval_end: string;
+            cursor: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            finished_at: string | null;
+            /** Format: date-time */
+            last_updated_at: string;
+            records_total_count: number | null;
+            /** Format: int64 */
+            bytes_exported: number | null;
+            /** Format: uuid */
+            backfill: string | null;
+            /** Format: uuid */
+            batch_export: string;
+        };
+        /** @description What `hogql_query` compiles to, null without one. The export writes exactly these fields, named by `alias`. */
+        BatchExportSchema: {
+            fields: {
+                expression: string;
+                alias: string;
+            }[];
+            values: {
+                [key: string]: unknown;
+            };
+            hogql_query: string;
+        } | null;
+        BatchExport: {
+            /** Format: uuid */
+            readonly id: string;
+            readonly team_id: number;
+            name: string;
+            model: components["schemas"]["BatchExportModel"];
+            destination: components["schemas"]["BatchExportDestination"];
+            interval: components["schemas"]["BatchExportInterval"];
+            paused: boolean;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly last_updated_at: string;
+            /** Format: date-time */
+            last_paused_at: string | null;
+            /**
+             * Format: date-time
+             * @description Runs cover intervals starting at or after this time (moved up to the grid).
+             */
+            start_at: string | null;
+            /**
+             * Format: date-time
+             * @description Runs cover intervals ending by this time.
+             */
+            end_at: string | null;
+            /** @description The 10 newest runs, newest first. */
+            readonly latest_runs: components["schemas"]["BatchExportRun"][];
+            schema: components["schemas"]["BatchExportSchema"];
+        };
+        PaginatedBatchExportList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["BatchExport"][];
+        };
+        BatchExportDestinationRequest: {
+            type: components["schemas"]["BatchExportDestinationType"];
+            config?: components["schemas"]["BatchExportDestinationConfig"];
+        };
+        /** @description Which fields to export and which events, as `SELECT <field> [AS alias], ... FROM events [WHERE <conditions>]`. Fields: `uuid`, `event`, `distinct_id`, `timestamp`, `created_at`, `elements_chain`, `person_id`, `team_id`, `properties`, and `properties.<key>` (`properties.$browser`, `properties['key']`, nested `properties.$set.email`). Conditions compare a field with a constant or another field (`=`, `!=`, `<`, `<=`, `>`, `>=`, `LIKE`, `ILIKE`, `IN`, `IS [NOT] NULL`) and combine with `AND`, `OR`, `NOT` and parentheses. UNIONs, JOINs, other tables, functions and GROUP BY are refused. Only for the `events` model, and not for HTTP destinations. An empty string removes it. */
+        BatchExportHogQLQuery: string | null;
+        BatchExportRequest: {
+            name: string;
+            model?: components["schemas"]["BatchExportModel"];
+            destination: components["schemas"]["BatchExportDestinationRequest"];
+            interval: components["schemas"]["BatchExportInterval"];
+            paused?: boolean;
+            /** Format: date-time */
+            last_paused_at?: string | null;
+            /** Format: date-time */
+            start_at?: string | null;
+            /** Format: date-time */
+            end_at?: string | null;
+            hogql_query?: components["schemas"]["BatchExportHogQLQuery"];
+            /** @description Organization scope only; the project to create the export in (default the organization's oldest). */
+            team_id?: number;
+        };
+        PatchedBatchExportDestinationRequest: {
+            type?: components["schemas"]["BatchExportDestinationType"];
+            config?: components["schemas"]["BatchExportDestinationConfig"];
+        };
+        PatchedBatchExportRequest: {
+            name?: string;
+            model?: components["schemas"]["BatchExportModel"];
+            destination?: components["schemas"]["PatchedBatchExportDestinationRequest"];
+            interval?: components["schemas"]["BatchExportInterval"];
+            paused?: boolean;
+            /** Format: date-time */
+            last_paused_at?: string | null;
+            /** Format: date-time */
+            start_at?: string | null;
+            /** Format: date-time */
+            end_at?: string | null;
+            hogql_query?: components["schemas"]["BatchExportHogQLQuery"];
+        };
+        BatchExportBackfillRequest: {
+            /** @description Timezone-aware ISO 8601 date-time, or null for the beginning of the data. */
+            start_at?: string | null;
+            /** @description Timezone-aware ISO 8601 date-time, or null for the current interval. */
+            end_at?: string | null;
+        };
+        BatchExportBackfillCreated: {
+            /** Format: uuid */
+            backfill_id: string;
+        };
+        BatchExportLogEntry: {
+            /** @description The batch export's id. */
+            log_source_id: string;
+            /** @description The run's id. */
+            instance_id: string;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            level: "DEBUG" | "LOG" | "INFO" | "WARNING" | "ERROR";
+            message: string;
+        };
+        PaginatedBatchExportLogEntryList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["BatchExportLogEntry"][];
+        };
+        BatchExportPausedState: {
+            paused: boolean;
+        };
+        BatchExportUnpauseRequest: {
+            /** @description Also backfill the intervals missed while paused. */
+            backfill?: boolean;
+        };
+        PaginatedBatchExportRunList: {
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["BatchExportRun"][];
+        };
+        BatchExportCancelledState: {
+            cancelled: boolean;
+        };
+        BatchExportBackfillProgress: {
+            total_runs: number | null;
+            finished_runs: number | null;
+            progress: number | null;
+        } | null;
+        BatchExportBackfill: {
+            /** Format: uuid */
+            id: string;
+            progress: components["schemas"]["BatchExportBackfillProgress"];
+            /** Format: date-time */
+            start_at: string | null;
+            /** Format: date-time */
+            end_at: string | null;
+            /**
+             * Format: date-time
+             * @description Where the backfill really starts, when `start_at` was before the earliest data.
+             */
+            adjusted_start_at: string | null;
+            /** @enum {string} */
+            status: "Cancelled" | "Completed" | "ContinuedAsNew" | "Failed" | "FailedRetryable" | "Terminated" | "TimedOut" | "Running" | "Starting";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            finished_at: string | null;
+            /** Format: date-time */
+            last_updated_at: string;
+            /** Format: int64 */
+            total_records_count: number | null;
+            team: number;
+            /** Format: uuid */
+            batch_export: string;
+        };
+        PaginatedBatchExportBackfillList: {
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["BatchExportBackfill"][];
+        };
     };
     responses: {
         /** @description The request was invalid; `attr` names the field. */
@@ -3099,6 +4023,18 @@ export interface components {
         ProjectId: string;
         /** @description The organization's UUID, or `@current` for the caller's current organization. */
         OrganizationId: string;
+        /** @description The batch export's UUID. */
+        BatchExportPathId: string;
+        /** @description The batch export's UUID. */
+        BatchExportId: string;
+        /** @description The pagination cursor value, as given in `next` or `previous`. */
+        BatchExportCursor: string;
+        /** @description Results per page (runs 100, backfills 50 by default; at most 1000). */
+        BatchExportCursorLimit: number;
+        /** @description The run's UUID. */
+        BatchExportRunId: string;
+        /** @description The backfill's UUID. */
+        BatchExportBackfillId: string;
     };
     requestBodies: never;
     headers: never;
@@ -6991,6 +7927,1208 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of batch exports. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBatchExportList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchExportRequest"];
+            };
+        };
+        responses: {
+            /** @description The new batch export. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch export with its 10 newest runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExport"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedBatchExportRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated batch export. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_backfill_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchExportBackfillRequest"];
+            };
+        };
+        responses: {
+            /** @description The backfill was created. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportBackfillCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_logs_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Entries per page, 1 to 500 (default 50). */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Only these levels (`DEBUG`, `LOG`, `INFO`, `WARNING`, `ERROR`), comma-separated or repeated; case-insensitive. */
+                level?: string[];
+                /** @description Only entries whose message contains this text (case-insensitive). */
+                search?: string;
+                /** @description Only entries after this time. */
+                after?: string;
+                /** @description Only entries before this time. */
+                before?: string;
+                /** @description Only entries of this run (its id). */
+                instance_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of log entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBatchExportLogEntryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_pause_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export is paused. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportPausedState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_unpause_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchExportUnpauseRequest"];
+            };
+        };
+        responses: {
+            /** @description The export is running. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportPausedState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_runs_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value, as given in `next` or `previous`. */
+                cursor?: components["parameters"]["BatchExportCursor"];
+                /** @description Results per page (runs 100, backfills 50 by default; at most 1000). */
+                limit?: components["parameters"]["BatchExportCursorLimit"];
+                ordering?: "created_at" | "-created_at" | "data_interval_start" | "-data_interval_start";
+                after?: string;
+                before?: string;
+                start?: string;
+                end?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBatchExportRunList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_runs_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportRun"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_runs_retry_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backfill that retries the run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportBackfillCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_runs_cancel_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run is cancelled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportCancelledState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_backfills_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value, as given in `next` or `previous`. */
+                cursor?: components["parameters"]["BatchExportCursor"];
+                /** @description Results per page (runs 100, backfills 50 by default; at most 1000). */
+                limit?: components["parameters"]["BatchExportCursorLimit"];
+                ordering?: "created_at" | "-created_at" | "start_at" | "-start_at";
+            };
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of backfills. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBatchExportBackfillList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_backfills_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchExportBackfillRequest"];
+            };
+        };
+        responses: {
+            /** @description The backfill was created. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportBackfillCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_backfills_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The backfill's UUID. */
+                id: components["parameters"]["BatchExportBackfillId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backfill. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportBackfill"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_backfills_cancel_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The backfill's UUID. */
+                id: components["parameters"]["BatchExportBackfillId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backfill is cancelled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportCancelledState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of batch exports. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBatchExportList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchExportRequest"];
+            };
+        };
+        responses: {
+            /** @description The new batch export. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch export with its 10 newest runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExport"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedBatchExportRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated batch export. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_backfill_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchExportBackfillRequest"];
+            };
+        };
+        responses: {
+            /** @description The backfill was created. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportBackfillCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_logs_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Entries per page, 1 to 500 (default 50). */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Only these levels (`DEBUG`, `LOG`, `INFO`, `WARNING`, `ERROR`), comma-separated or repeated; case-insensitive. */
+                level?: string[];
+                /** @description Only entries whose message contains this text (case-insensitive). */
+                search?: string;
+                /** @description Only entries after this time. */
+                after?: string;
+                /** @description Only entries before this time. */
+                before?: string;
+                /** @description Only entries of this run (its id). */
+                instance_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of log entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBatchExportLogEntryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_pause_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export is paused. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportPausedState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_unpause_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchExportUnpauseRequest"];
+            };
+        };
+        responses: {
+            /** @description The export is running. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportPausedState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_runs_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value, as given in `next` or `previous`. */
+                cursor?: components["parameters"]["BatchExportCursor"];
+                /** @description Results per page (runs 100, backfills 50 by default; at most 1000). */
+                limit?: components["parameters"]["BatchExportCursorLimit"];
+                ordering?: "created_at" | "-created_at" | "data_interval_start" | "-data_interval_start";
+                after?: string;
+                before?: string;
+                start?: string;
+                end?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBatchExportRunList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_runs_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportRun"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_runs_retry_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backfill that retries the run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportBackfillCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_runs_cancel_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run is cancelled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportCancelledState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_backfills_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value, as given in `next` or `previous`. */
+                cursor?: components["parameters"]["BatchExportCursor"];
+                /** @description Results per page (runs 100, backfills 50 by default; at most 1000). */
+                limit?: components["parameters"]["BatchExportCursorLimit"];
+                ordering?: "created_at" | "-created_at" | "start_at" | "-start_at";
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of backfills. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBatchExportBackfillList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_backfills_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchExportBackfillRequest"];
+            };
+        };
+        responses: {
+            /** @description The backfill was created. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportBackfillCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_backfills_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The backfill's UUID. */
+                id: components["parameters"]["BatchExportBackfillId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backfill. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportBackfill"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_backfills_cancel_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The backfill's UUID. */
+                id: components["parameters"]["BatchExportBackfillId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backfill is cancelled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportCancelledState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { createJobEngine, type JobEngine } from './batch-exports/index.js';
 import type { Config } from './config.js';
 import type { Database, Db } from './db/client.js';
 import { AuthCache } from './http/auth-cache.js';
@@ -19,6 +20,8 @@ declare module 'fastify' {
     authCache: AuthCache;
     /** Absent when RATE_LIMITS=off. */
     rateLimiter?: RateLimiter;
+    /** The job engine that batch export runs are queued on. */
+    jobs: JobEngine;
   }
 }
 
@@ -26,12 +29,14 @@ export interface AppOptions {
   config: Config;
   database: Database;
   logger?: FastifyServerOptions['logger'];
+  /** The process's job engine; when omitted the app makes one that only queues, and stops it on close. */
+  jobs?: JobEngine;
 }
 
 export const API_BODY_LIMIT = 1024 * 1024;
 
 /** The one factory for the HTTP app: the server and every test build it here, with the same options. */
-export async function buildApp({ config, database, logger = false }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, database, logger = false, jobs }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
     bodyLimit: API_BODY_LIMIT,
@@ -48,6 +53,9 @@ export async function buildApp({ config, database, logger = false }: AppOptions)
   if (config.rateLimits) {
     app.decorate('rateLimiter', new RateLimiter([parseRate(config.rateLimitBurst), parseRate(config.rateLimitSustained)]));
   }
+  const engine = jobs ?? createJobEngine(database, config, false, (msg, err) => app.log.error({ err }, msg));
+  app.decorate('jobs', engine);
+  if (!jobs) app.addHook('onClose', async () => engine.stop());
 
   // Bodies are validated per media type and the API operations only have JSON bodies: a text/plain
   // body would reach a handler unvalidated, so only JSON is parsed (anything else is a 415). The

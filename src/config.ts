@@ -31,6 +31,17 @@ export interface Config {
   pluginArchiveMaxBytes: number;
   /** The folder `local` plugins (`file:` urls) must live under; unset refuses local plugins. */
   pluginLocalDir: string | undefined;
+  /** Batch export runs one worker process exports at once. */
+  exportConcurrency: number;
+  /** Records read per batch by an export. */
+  exportBatchSize: number;
+  /** Times a failed export run is retried before it is Failed. */
+  exportRetries: number;
+}
+
+function positiveInt(value: string | undefined, fallback: number): number {
+  const n = Number(value);
+  return Number.isInteger(n) && n > 0 ? n : fallback;
 }
 
 const truthy = (v: string | undefined) => /^(1|true|yes|on)$/i.test(v ?? '');
@@ -65,5 +76,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pluginRepositoryUrl: env.PLUGIN_REPOSITORY_URL || undefined,
     pluginArchiveMaxBytes: Number(env.PLUGIN_ARCHIVE_MAX_BYTES || 20 * 1024 * 1024),
     pluginLocalDir: env.PLUGIN_LOCAL_DIR || undefined,
+    exportConcurrency: positiveInt(env.BATCH_EXPORT_CONCURRENCY, 2),
+    exportBatchSize: positiveInt(env.BATCH_EXPORT_BATCH_SIZE, 5000),
+    exportRetries: env.BATCH_EXPORT_RETRIES === '0' ? 0 : positiveInt(env.BATCH_EXPORT_RETRIES, 5),
   };
 }

@@ -1,5 +1,6 @@
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
+import { createJobEngine, createWorker } from './batch-exports/index.js';
 import { bootstrap } from './bootstrap.js';
 import { loadConfig } from './config.js';
 import { DataDirLockedError, openDatabase } from './db/client.js';
@@ -16,18 +17,31 @@ async function main(): Promise<void> {
         `Personal API key (all scopes), shown only now:\n\n    ${boot.generatedKey}\n\n`,
     );
   }
+  let log = (msg: string, err?: unknown): void => void process.stderr.write(`${msg}: ${String(err)}\n`);
+  // With WORKER on (the default) this process also exports: its job engine supervises and a worker runs.
+  const jobs = createJobEngine(database, config, config.worker, (msg, err) => log(msg, err));
   const app = await buildApp({
     config,
     database,
+    jobs,
     logger: { level: config.logLevel, redact: ['req.headers.authorization'] },
   });
-  closeWithGrace({ delay: 10_000 }, async ({ err }) => {
+  log = (msg, err) => void app.log.error({ err }, msg);
+  const worker = config.worker ? createWorker(database, jobs, config, (msg, err) => log(msg, err)) : undefined;
+  closeWithGrace({ delay: 30_000 }, async ({ err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
-    // Stops accepting connections and waits for in-flight requests before the database goes.
+    // Stops accepting connections and waits for in-flight requests, then hands running exports back
+    // to the queue (they stay retryable), before the database goes.
     await app.close();
+    await worker?.stop();
+    await jobs.stop();
     await database.close();
   });
   await app.listen({ host: config.host, port: config.port });
+  if (worker) {
+    await worker.start();
+    app.log.info({ worker: worker.id }, 'batch export worker started');
+  }
 }
 
 main().catch((err) => {

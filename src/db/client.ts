@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import * as schema from './schema/index.js';
 
@@ -10,6 +11,9 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 export interface Database {
   db: Db;
   kind: 'pglite' | 'postgres';
+  /** The raw handles, for a job engine that brings its own driver: the PGlite instance, or the URL. */
+  pglite?: PGlite;
+  url?: string;
   /** Runs `fn` for every NOTIFY on `channel`, from this or any other process. */
   listen(channel: string, fn: (payload: string) => void): Promise<void>;
   notify(channel: string, payload: string): Promise<void>;
@@ -73,6 +77,7 @@ async function openPglite(opts: DbOptions): Promise<Database & { migrate(): Prom
   return {
     db,
     kind: 'pglite',
+    pglite: client,
     migrate: () => migrate(db as never, { migrationsFolder }),
     async listen(channel, fn) {
       await client.listen(channel, fn);
@@ -113,6 +118,7 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
   return {
     db,
     kind: 'postgres',
+    url,
     async migrate() {
       // Several processes may start at once; the advisory lock, held on a connection of its own, lets
       // one of them migrate at a time.

@@ -8,6 +8,8 @@ import { eventDefinitionHandlers } from './event-definitions.js';
 import { eventHandlers } from './events.js';
 import { inviteHandlers } from './invites.js';
 import { memberHandlers } from './members.js';
+import { batchExportRunHandlers } from './batch-export-runs.js';
+import { batchExportHandlers } from './batch-exports.js';
 import { metaHandlers } from './meta.js';
 import { organizationHandlers } from './organizations.js';
 import { personalApiKeyHandlers } from './personal-api-keys.js';
@@ -36,4 +38,6 @@ export const handlers = {
   ...eventDefinitionHandlers,
   ...eventHandlers,
   ...captureHandlers,
+  ...batchExportHandlers,
+  ...batchExportRunHandlers,
 } satisfies AllHandlers;

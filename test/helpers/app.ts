@@ -34,6 +34,8 @@ export interface TestContext {
   /** Calls an operation by operationId and fails the test if the answer breaks the contract. */
   call(operationId: OperationId, opts?: CallOptions): Promise<CallResult>;
   inject(opts: InjectOptions): Promise<LightMyRequestResponse>;
+  /** Runs `fn` at teardown before the app and database close (for workers and servers that use them). */
+  beforeClose(fn: () => Promise<void>): void;
 }
 
 /**
@@ -44,7 +46,9 @@ export async function buildTestApp(t: Test, overrides: Partial<Config> = {}): Pr
   const { database, url, drop } = await openTestDatabase();
   const config = { ...loadConfig({ RATE_LIMITS: 'off', WORKER: '0' }), ...overrides };
   const app = await buildApp({ config, database });
+  const closers: (() => Promise<void>)[] = [];
   t.teardown(async () => {
+    for (const fn of closers.reverse()) await fn();
     await app.close();
     await database.close();
     await drop();
@@ -73,5 +77,5 @@ export async function buildTestApp(t: Test, overrides: Partial<Config> = {}): Pr
     return { status: res.statusCode, body, headers: res.headers, raw: res.body };
   }
 
-  return { app, db: database.db, database, url, call, inject: (o) => app.inject(o) };
+  return { app, db: database.db, database, url, call, inject: (o) => app.inject(o), beforeClose: (fn) => void closers.push(fn) };
 }

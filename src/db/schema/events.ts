@@ -60,7 +60,11 @@ export const persons = pgTable(
     created_at: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updated_at: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('persons_project_idx').on(t.project_id, t.id)],
+  (t) => [
+    index('persons_project_idx').on(t.project_id, t.id),
+    // Batch exports of the persons model read persons in order of their last update.
+    index('persons_project_updated_idx').on(t.project_id, t.updated_at, t.id),
+  ],
 );
 
 export const person_distinct_ids = pgTable(

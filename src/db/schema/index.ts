@@ -6,3 +6,4 @@ export * from './dashboards.js';
 export * from './people.js';
 export * from './plugins.js';
 export * from './event-definitions.js';
+export * from './batch-exports.js';

@@ -1,0 +1,103 @@
+import { once } from 'node:events';
+import { PassThrough, type Transform } from 'node:stream';
+import { createBrotliCompress, createGzip } from 'node:zlib';
+import { S3Client } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { NonRetryableError, type DestinationContext, type DestinationWriter } from './types.js';
+
+const EXTENSIONS: Record<string, string> = { gzip: '.gz', brotli: '.br' };
+const FATAL_CODES = new Set(['AccessDenied', 'NoSuchBucket', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidBucketName']);
+
+/** `<prefix>/<data_interval_start>-<data_interval_end>.jsonl[.gz|.br]`, as PostHog names its objects. */
+export function s3Key(prefix: string, start: Date | null, end: Date, compression: string | null): string {
+  const base = `${start ? start.toISOString() : 'START'}-${end.toISOString()}.jsonl${compression ? EXTENSIONS[compression] : ''}`;
+  const clean = prefix.replace(/^\/+|\/+$/g, '');
+  return clean ? `${clean}/${base}` : base;
+}
+
+/**
+ * Streams JSON lines through the compressor into a multipart upload: memory holds a few 5 MiB parts,
+ * whatever the run's size. The object appears only when the upload completes, and a retried run
+ * writes the same key again, so a retry never leaves a duplicate.
+ */
+export function s3Writer({ exp, run }: DestinationContext): DestinationWriter {
+  const config = exp.destination_config as Record<string, any>;
+  const compression: string | null = config.compression ?? null;
+  const client = new S3Client({
+    region: config.region,
+    ...(config.endpoint_url ? { endpoint: config.endpoint_url, forcePathStyle: !config.use_virtual_style_addressing } : {}),
+    ...(config.aws_access_key_id
+      ? { credentials: { accessKeyId: config.aws_access_key_id, secretAccessKey: config.aws_secret_access_key ?? '' } }
+      : {}),
+  });
+  let bytes = 0;
+  let input: Transform | undefined;
+  let upload: Upload | undefined;
+  let done: Promise<unknown> | undefined;
+  let failure: unknown;
+
+  function start(): Transform {
+    const body = new PassThrough();
+    input = compression === 'gzip' ? createGzip() : compression === 'brotli' ? createBrotliCompress() : new PassThrough();
+    input.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    input.pipe(body);
+    upload = new Upload({
+      client,
+      params: {
+        Bucket: config.bucket_name,
+        Key: s3Key(config.prefix ?? '', run.data_interval_start, run.data_interval_end, compression),
+        Body: body,
+        ContentType: 'application/jsonl',
+        ...(compression === 'gzip' ? { ContentEncoding: 'gzip' } : compression === 'brotli' ? { ContentEncoding: 'br' } : {}),
+      },
+      partSize: 5 * 1024 * 1024,
+      queueSize: 2,
+    });
+    done = upload.done().catch((err) => {
+      failure = err;
+      throw err;
+    });
+    done.catch(() => {});
+    return input;
+  }
+
+  function classify(err: unknown): unknown {
+    const name = (err as { name?: string; Code?: string })?.name ?? (err as { Code?: string })?.Code;
+    if (name && FATAL_CODES.has(name)) return new NonRetryableError(`S3 refused the upload: ${name}`);
+    return err;
+  }
+
+  return {
+    get bytes() {
+      return bytes;
+    },
+    async write(batch) {
+      if (failure) throw classify(failure);
+      const stream = input ?? start();
+      if (!stream.write(batch.lines.join('\n') + '\n')) {
+        await Promise.race([once(stream, 'drain'), done!.catch(() => {})]);
+      }
+      if (failure) throw classify(failure);
+    },
+    async finish() {
+      if (!input) return;
+      input.end();
+      try {
+        await done;
+      } catch (err) {
+        throw classify(err);
+      } finally {
+        client.destroy();
+      }
+    },
+    async abort() {
+      try {
+        await upload?.abort();
+      } catch {
+        // Nothing was completed; an unfinished multipart upload is cleaned up by the bucket's lifecycle.
+      }
+      input?.destroy();
+      client.destroy();
+    },
+  };
+}

@@ -1,0 +1,21 @@
+import type { BatchExportRow, RunRow } from '../../db/queries/batch-exports.js';
+import type { RecordBatch, RecordSource } from '../records.js';
+
+/** Writes one run's records. Nothing is visible at the destination as complete until `finish`. */
+export interface DestinationWriter {
+  write(batch: RecordBatch): Promise<void>;
+  finish(): Promise<void>;
+  /** Undoes or abandons what `write` started; never throws. */
+  abort(): Promise<void>;
+  /** Bytes sent to the destination so far. */
+  readonly bytes: number;
+}
+
+export interface DestinationContext {
+  exp: BatchExportRow;
+  run: RunRow;
+  source: RecordSource;
+}
+
+/** A failure that retrying will not fix (bad credentials, a refused request); the run fails at once. */
+export class NonRetryableError extends Error {}

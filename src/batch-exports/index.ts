@@ -1,0 +1,26 @@
+import type { Config } from '../config.js';
+import type { Database } from '../db/client.js';
+import { JobEngine } from './engine.js';
+import { ExportWorker } from './worker.js';
+
+export { JobEngine } from './engine.js';
+export { ExportWorker } from './worker.js';
+
+/** The job engine of a process; only a process that runs a worker supervises (maintenance, cron). */
+export function createJobEngine(database: Database, config: Config, supervise: boolean, log?: (msg: string, err?: unknown) => void): JobEngine {
+  return new JobEngine(database, {
+    supervise,
+    retryLimit: config.exportRetries,
+    retryDelaySeconds: 10,
+    runTimeoutSeconds: 6 * 3600,
+    ...(log ? { log } : {}),
+  });
+}
+
+export function createWorker(database: Database, engine: JobEngine, config: Config, log?: (msg: string, err?: unknown) => void): ExportWorker {
+  return new ExportWorker(database, engine, {
+    concurrency: config.exportConcurrency,
+    batchSize: config.exportBatchSize,
+    ...(log ? { log } : {}),
+  });
+}

@@ -1,0 +1,206 @@
+import { and, asc, eq, inArray, notInArray, sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../db/client.js';
+import type { BatchExportRow } from '../db/queries/batch-exports.js';
+import { events, person_distinct_ids, persons } from '../db/schema/index.js';
+import { compileCondition, compileJsonValue, eventsScope, parseSelect, valueType, type ColumnType } from '../hogql/index.js';
+
+/** A column of the exported records, with the type a receiving table gives it. */
+export interface ExportColumn {
+  name: string;
+  type: 'text' | 'timestamptz' | 'bigint' | 'jsonb' | 'integer' | 'boolean';
+}
+
+export interface RecordBatch {
+  /** Each record as a JSON object text, keys in `columns` order. */
+  lines: string[];
+}
+
+/**
+ * The records of one run, read in keyset-ordered batches so memory does not grow with the interval:
+ * events by (timestamp, id), persons by (updated_at, id, distinct_id).
+ */
+export interface RecordSource {
+  columns: ExportColumn[];
+  /** Columns that identify a record, for destinations that upsert; null when the fields have none. */
+  key: string[] | null;
+  count(): Promise<number>;
+  batches(size: number): AsyncGenerator<RecordBatch>;
+}
+
+const isoOf = (col: SQL | unknown) => sql`to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+function jsonObject(pairs: [string, SQL][]): SQL {
+  return sql`json_build_object(${sql.join(
+    pairs.map(([k, v]) => sql`${k}::text, ${v}`),
+    sql`, `,
+  )})::text`;
+}
+
+const TABLE_TYPE: Record<ColumnType, ExportColumn['type']> = {
+  text: 'text',
+  uuid: 'text',
+  timestamp: 'timestamptz',
+  integer: 'bigint',
+  json: 'jsonb',
+};
+
+function eventFilters(exp: BatchExportRow): SQL[] {
+  const out: SQL[] = [];
+  const include = exp.destination_config.include_events as string[] | null | undefined;
+  const exclude = exp.destination_config.exclude_events as string[] | null | undefined;
+  if (include?.length) out.push(inArray(events.event, include));
+  if (exclude?.length) out.push(notInArray(events.event, exclude));
+  return out;
+}
+
+function eventsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date): RecordSource {
+  let pairs: [string, SQL][];
+  let columns: ExportColumn[];
+  let key: string[] | null = ['uuid'];
+  const where: SQL[] = [eq(events.project_id, exp.project_id), sql`${events.timestamp} < ${end.toISOString()}::timestamptz`];
+  if (start) where.push(sql`${events.timestamp} >= ${start.toISOString()}::timestamptz`);
+  where.push(...eventFilters(exp));
+  if (exp.hogql_query) {
+    const query = parseSelect(exp.hogql_query);
+    pairs = query.fields.map((f) => [f.alias, compileJsonValue(f.expr, eventsScope)]);
+    columns = query.fields.map((f) => ({ name: f.alias, type: TABLE_TYPE[valueType(f.expr, eventsScope)] }));
+    if (query.where) where.push(compileCondition(query.where, eventsScope));
+    const uuid = query.fields.find((f) => f.alias === 'uuid');
+    key = uuid?.expr.kind === 'field' && uuid.expr.name === 'uuid' ? ['uuid'] : null;
+  } else {
+    pairs = [
+      ['uuid', sql`${events.uuid}::text`],
+      ['event', sql`${events.event}`],
+      ['properties', sql`${events.properties}`],
+      ['distinct_id', sql`${events.distinct_id}`],
+      ['team_id', sql`${events.project_id}`],
+      ['timestamp', isoOf(events.timestamp)],
+      ['created_at', isoOf(events.created_at)],
+      ['elements_chain', sql`${events.elements_chain}`],
+      ['person_id', sql`${persons.uuid}::text`],
+      ['person_properties', sql`${persons.properties}`],
+    ];
+    columns = [
+      { name: 'uuid', type: 'text' },
+      { name: 'event', type: 'text' },
+      { name: 'properties', type: 'jsonb' },
+      { name: 'distinct_id', type: 'text' },
+      { name: 'team_id', type: 'integer' },
+      { name: 'timestamp', type: 'timestamptz' },
+      { name: 'created_at', type: 'timestamptz' },
+      { name: 'elements_chain', type: 'text' },
+      { name: 'person_id', type: 'text' },
+      { name: 'person_properties', type: 'jsonb' },
+    ];
+  }
+  const condition = and(...where)!;
+  const line = jsonObject(pairs);
+  return {
+    columns,
+    key,
+    async count() {
+      const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(events).where(condition);
+      return Number(row?.n ?? 0);
+    },
+    async *batches(size) {
+      let after: { ts: string; id: number } | undefined;
+      for (;;) {
+        // Spelled out rather than a row comparison so the (project_id, timestamp) index bounds the scan.
+        const keyset = after
+          ? sql`${events.timestamp} >= ${after.ts}::timestamptz and (${events.timestamp} > ${after.ts}::timestamptz or ${events.id} > ${after.id})`
+          : undefined;
+        const rows = await db
+          .select({ line: sql<string>`${line}`, ts: sql<string>`${isoOf(events.timestamp)}`, id: events.id })
+          .from(events)
+          .leftJoin(persons, eq(persons.id, events.person_id))
+          .where(keyset ? and(condition, keyset) : condition)
+          // NULLS FIRST matches a backward scan of the (project_id, timestamp DESC NULLS LAST, id DESC NULLS LAST)
+          // index, so each batch reads only its own rows (the columns are never null).
+          .orderBy(sql`${events.timestamp} asc nulls first`, sql`${events.id} asc nulls first`)
+          .limit(size);
+        if (!rows.length) return;
+        yield { lines: rows.map((r) => r.line) };
+        const last = rows[rows.length - 1]!;
+        after = { ts: last.ts, id: Number(last.id) };
+        if (rows.length < size) return;
+      }
+    },
+  };
+}
+
+function personsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date): RecordSource {
+  const p = persons;
+  const d = person_distinct_ids;
+  const where: SQL[] = [eq(p.project_id, exp.project_id), sql`${p.updated_at} < ${end.toISOString()}::timestamptz`];
+  if (start) where.push(sql`${p.updated_at} >= ${start.toISOString()}::timestamptz`);
+  const condition = and(...where)!;
+  const line = jsonObject([
+    ['team_id', sql`${p.project_id}`],
+    ['distinct_id', sql`${d.distinct_id}`],
+    ['person_id', sql`${p.uuid}::text`],
+    ['properties', sql`${p.properties}`],
+    ['is_identified', sql`${p.is_identified}`],
+    ['created_at', isoOf(p.created_at)],
+    ['updated_at', isoOf(p.updated_at)],
+  ]);
+  return {
+    columns: [
+      { name: 'team_id', type: 'integer' },
+      { name: 'distinct_id', type: 'text' },
+      { name: 'person_id', type: 'text' },
+      { name: 'properties', type: 'jsonb' },
+      { name: 'is_identified', type: 'boolean' },
+      { name: 'created_at', type: 'timestamptz' },
+      { name: 'updated_at', type: 'timestamptz' },
+    ],
+    key: ['team_id', 'distinct_id'],
+    async count() {
+      const [row] = await db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(p)
+        .innerJoin(d, eq(d.person_id, p.id))
+        .where(condition);
+      return Number(row?.n ?? 0);
+    },
+    async *batches(size) {
+      let after: { ts: string; id: number; did: string } | undefined;
+      for (;;) {
+        const keyset = after
+          ? sql`${p.updated_at} >= ${after.ts}::timestamptz and (${p.updated_at}, ${p.id}, ${d.distinct_id}) > (${after.ts}::timestamptz, ${after.id}, ${after.did})`
+          : undefined;
+        const rows = await db
+          .select({ line: sql<string>`${line}`, ts: sql<string>`${isoOf(p.updated_at)}`, id: p.id, did: d.distinct_id })
+          .from(p)
+          .innerJoin(d, eq(d.person_id, p.id))
+          .where(keyset ? and(condition, keyset) : condition)
+          .orderBy(asc(p.updated_at), asc(p.id), asc(d.distinct_id))
+          .limit(size);
+        if (!rows.length) return;
+        yield { lines: rows.map((r) => r.line) };
+        const last = rows[rows.length - 1]!;
+        after = { ts: last.ts, id: last.id, did: last.did };
+        if (rows.length < size) return;
+      }
+    },
+  };
+}
+
+export function recordSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date): RecordSource {
+  return exp.model === 'persons' ? personsSource(db, exp, start, end) : eventsSource(db, exp, start, end);
+}
+
+/** The earliest time the export has data for, used to clamp backfills (null: no data at all). */
+export async function earliestData(db: Db, exp: BatchExportRow): Promise<Date | null> {
+  if (exp.model === 'persons') {
+    const [row] = await db
+      .select({ t: sql<string | null>`${isoOf(sql`min(${persons.updated_at})`)}` })
+      .from(persons)
+      .where(eq(persons.project_id, exp.project_id));
+    return row?.t ? new Date(row.t) : null;
+  }
+  const [row] = await db
+    .select({ t: sql<string | null>`${isoOf(sql`min(${events.timestamp})`)}` })
+    .from(events)
+    .where(and(eq(events.project_id, exp.project_id), ...eventFilters(exp)));
+  return row?.t ? new Date(row.t) : null;
+}

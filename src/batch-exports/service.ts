@@ -1,0 +1,175 @@
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import type { Db } from '../db/client.js';
+import { schedulableExports, updateBatchExport, type BatchExportRow, type RunRow } from '../db/queries/batch-exports.js';
+import { cancelRuns, insertBackfill, insertRuns, orphanedRuns, setBackfillStatus } from '../db/queries/batch-export-runs.js';
+import { batch_export_backfills, batch_export_runs, batch_exports } from '../db/schema/index.js';
+import { ApiError } from '../http/errors.js';
+import { HogQLError, parseSelect, printSelect } from '../hogql/index.js';
+import type { JobEngine } from './engine.js';
+import { ceilToGrid, dueIntervals, floorToGrid, intervalMs, intervalsBetween } from './intervals.js';
+import { earliestData } from './records.js';
+
+const MAX_FIELDS = 50;
+const MAX_BACKFILL_RUNS = 100_000;
+
+/** The read-only `schema` an export's `hogql_query` compiles to (reference §4), or a 400 on `hogql_query`. */
+export function compileHogQL(query: string): Record<string, unknown> {
+  try {
+    const parsed = parseSelect(query);
+    if (parsed.fields.length > MAX_FIELDS) throw new HogQLError(`Unsupported HogQL query: at most ${MAX_FIELDS} fields`);
+    return {
+      fields: parsed.fields.map((f) => ({ expression: f.expression, alias: f.alias })),
+      values: {},
+      hogql_query: printSelect(parsed),
+    };
+  } catch (err) {
+    if (err instanceof HogQLError) throw ApiError.validation('hogql_query', err.message);
+    throw err;
+  }
+}
+
+// Python's datetime.fromisoformat, which PostHog uses: a date, or a date and time with an optional offset.
+const ISO = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}(?::\d{2}(?::\d{2}(?:[.,]\d{1,6})?)?)?(Z|[+-]\d{2}(?::?\d{2}(?::\d{2})?)?)?)?$/;
+
+function parseBound(input: unknown): Date | null {
+  if (input === undefined || input === null) return null;
+  const text = String(input);
+  const m = typeof input === 'string' ? ISO.exec(text) : null;
+  const at = m ? new Date(text.length === 10 ? `${text}T00:00:00` : text.replace(' ', 'T')) : null;
+  if (!m || !at || Number.isNaN(at.getTime())) throw ApiError.validation(null, `Input ${text} is not a valid ISO formatted datetime.`);
+  if (!m[1]) throw ApiError.validation(null, `Input ${text} is naive.`);
+  return at;
+}
+
+function formatUtc(d: Date): string {
+  return d.toISOString().slice(0, 19).replace('T', ' ');
+}
+
+/**
+ * Creates a backfill with one run per grid interval of [start, end) and queues them (reference §4:
+ * validation order and messages as PostHog's `create_backfill`). Returns its id.
+ */
+export async function createBackfill(
+  db: Db,
+  engine: JobEngine,
+  exp: BatchExportRow,
+  startInput: unknown,
+  endInput: unknown,
+  now = new Date(),
+): Promise<string> {
+  let start = parseBound(startInput);
+  const end = parseBound(endInput);
+  let adjusted: Date | null = null;
+  if (start || end) {
+    const earliest = await earliestData(db, exp);
+    if (!earliest) throw ApiError.validation(null, 'There is no data to backfill for this model.');
+    const earliestStart = floorToGrid(earliest, exp.interval);
+    if (end && end < earliestStart) {
+      throw ApiError.validation(
+        null,
+        `The provided backfill date range contains no data. The earliest possible backfill start date is ${formatUtc(earliestStart)}`,
+      );
+    }
+    if (start && start < earliestStart) adjusted = earliestStart;
+  }
+  if (start && end && start >= end) throw ApiError.validation(null, "The initial backfill datetime 'start_at' happens after 'end_at'");
+  if (end && end.getTime() > now.getTime() + intervalMs(exp.interval)) {
+    throw ApiError.validation(null, `The provided 'end_at' (${end.toISOString()}) is in the future`);
+  }
+  const from = adjusted ?? start;
+  const to = end ? ceilToGrid(end, exp.interval) : floorToGrid(now, exp.interval);
+  const intervals = from ? intervalsBetween(from, to, exp.interval, MAX_BACKFILL_RUNS + 1) : [{ start: null, end: to }];
+  if (intervals.length > MAX_BACKFILL_RUNS) {
+    throw ApiError.validation(null, `A backfill may have at most ${MAX_BACKFILL_RUNS} runs; choose a shorter range.`);
+  }
+  return startBackfill(db, engine, exp, { start_at: start, end_at: end, adjusted_start_at: adjusted }, intervals);
+}
+
+async function startBackfill(
+  db: Db,
+  engine: JobEngine,
+  exp: BatchExportRow,
+  bounds: { start_at: Date | null; end_at: Date | null; adjusted_start_at: Date | null },
+  intervals: { start: Date | null; end: Date }[],
+): Promise<string> {
+  const { backfill, runs } = await db.transaction(async (tx) => {
+    const backfill = await insertBackfill(tx as Db, { project_id: exp.project_id, batch_export_id: exp.id, ...bounds });
+    const runs: RunRow[] = [];
+    for (let i = 0; i < intervals.length; i += 1000) {
+      runs.push(...(await insertRuns(tx as Db, exp.id, intervals.slice(i, i + 1000), backfill.id)));
+    }
+    return { backfill, runs };
+  });
+  if (!runs.length) await setBackfillStatus(db, backfill.id, 'Completed');
+  await engine.enqueueRuns(runs);
+  return backfill.id;
+}
+
+/** A one-interval backfill that exports a run's interval again (PostHog's `runs/{id}/retry`). */
+export async function retryRun(db: Db, engine: JobEngine, exp: BatchExportRow, run: RunRow): Promise<string> {
+  return startBackfill(
+    db,
+    engine,
+    exp,
+    { start_at: run.data_interval_start, end_at: run.data_interval_end, adjusted_start_at: null },
+    [{ start: run.data_interval_start, end: run.data_interval_end }],
+  );
+}
+
+/** Idempotent: pausing a paused export changes nothing, not even `last_updated_at`. */
+export async function pauseExport(db: Db, exp: BatchExportRow): Promise<void> {
+  await updateBatchExport(db, exp.id, { paused: true, last_paused_at: new Date() }, { ifPaused: false });
+}
+
+/**
+ * Resumes the schedule from now on (the paused gap is skipped, as PostHog's schedule skips missed
+ * actions) and, with `backfill`, backfills from `last_paused_at` up to the current interval.
+ */
+export async function unpauseExport(db: Db, engine: JobEngine, exp: BatchExportRow, backfill: boolean, now = new Date()): Promise<void> {
+  const row = await updateBatchExport(db, exp.id, { paused: false, schedule_from: now }, { ifPaused: true });
+  if (!row || !backfill || !exp.last_paused_at) return;
+  const to = floorToGrid(now, exp.interval);
+  const intervals = intervalsBetween(exp.last_paused_at, to, exp.interval, MAX_BACKFILL_RUNS);
+  if (intervals.length) {
+    await startBackfill(db, engine, exp, { start_at: exp.last_paused_at, end_at: to, adjusted_start_at: null }, intervals);
+  }
+}
+
+/** Marks the export deleted and cancels whatever of it has not finished. */
+export async function deleteExport(db: Db, exp: BatchExportRow): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.update(batch_exports).set({ deleted: true, last_updated_at: sql`now()` }).where(eq(batch_exports.id, exp.id));
+    await cancelRuns(tx as Db, eq(batch_export_runs.batch_export_id, exp.id));
+    await tx
+      .update(batch_export_backfills)
+      .set({ status: 'Cancelled', finished_at: sql`now()`, last_updated_at: sql`now()` })
+      .where(and(eq(batch_export_backfills.batch_export_id, exp.id), inArray(batch_export_backfills.status, ['Starting', 'Running'])));
+  });
+}
+
+/**
+ * Creates the runs every unpaused export owes at `now` and queues them. Safe to call from any
+ * number of workers at once: runs are unique per export and interval.
+ */
+export async function scheduleDueRuns(db: Db, engine: JobEngine, now = new Date()): Promise<RunRow[]> {
+  const created: RunRow[] = [];
+  for (const exp of await schedulableExports(db, now)) {
+    const due = dueIntervals({ from: exp.schedule_from, now, interval: exp.interval, start_at: exp.start_at, end_at: exp.end_at });
+    if (!due.length) continue;
+    created.push(...(await insertRuns(db, exp.id, due)));
+    const last = due[due.length - 1]!.end.toISOString();
+    await db
+      .update(batch_exports)
+      .set({ schedule_from: sql`greatest(${batch_exports.schedule_from}, ${last}::timestamptz)` })
+      .where(and(eq(batch_exports.id, exp.id), eq(batch_exports.paused, false)));
+  }
+  await engine.enqueueRuns(created);
+  return created;
+}
+
+/** Queues again the runs whose job was lost (a crash between creating a run and queueing it, or a dead worker). */
+export async function requeueOrphans(db: Db, engine: JobEngine, staleSeconds: number): Promise<number> {
+  const runs = await orphanedRuns(db, staleSeconds);
+  await engine.enqueueRuns(runs);
+  return runs.length;
+}

@@ -1,0 +1,44 @@
+// `npm run worker`: a process that only exports batch export runs, for running exports on machines
+// of their own. Any number of them (and of API processes with WORKER on) can share one PostgreSQL.
+import closeWithGrace from 'close-with-grace';
+import { createJobEngine, createWorker } from './batch-exports/index.js';
+import { loadConfig } from './config.js';
+import { DataDirLockedError, openDatabase } from './db/client.js';
+
+const config = loadConfig();
+
+function log(level: 'info' | 'error', msg: string, extra: Record<string, unknown> = {}): void {
+  const line = JSON.stringify({ level, time: new Date().toISOString(), msg, ...extra });
+  (level === 'error' ? process.stderr : process.stdout).write(`${line}\n`);
+}
+
+const logError = (msg: string, err?: unknown) =>
+  log('error', msg, { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+
+async function main(): Promise<void> {
+  if (!config.databaseUrl) {
+    process.stderr.write(
+      'The worker needs DATABASE_URL: the embedded database belongs to the server, which runs a worker itself (WORKER=1).\n',
+    );
+    process.exit(1);
+  }
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.exportConcurrency + 4 });
+  const jobs = createJobEngine(database, config, true, logError);
+  const worker = createWorker(database, jobs, config, logError);
+  closeWithGrace({ delay: 30_000 }, async ({ err }) => {
+    if (err) logError('shutting down after an error', err);
+    // Running exports are handed back as FailedRetryable; another worker (or this one, restarted) retries them.
+    await worker.stop();
+    await jobs.stop();
+    await database.close();
+    log('info', 'batch export worker stopped', { worker: worker.id });
+  });
+  await worker.start();
+  log('info', 'batch export worker started', { worker: worker.id, concurrency: config.exportConcurrency });
+}
+
+main().catch((err) => {
+  if (err instanceof DataDirLockedError) process.stderr.write(`${err.message}\n`);
+  else logError('could not start', err);
+  process.exit(1);
+});
