@@ -3622,15 +3622,18 @@ export interface components {
              */
             readonly timestamp: string;
             /** @description The event's person with `include_person=true`, else null. */
-            readonly person: components["schemas"]["EventPerson"] | null;
+            readonly person: components["schemas"]["EventPerson"] | (never | null);
             /** @description The autocaptured elements, parsed from `elements_chain` (innermost first). */
             readonly elements: components["schemas"]["Element"][];
             readonly elements_chain: string;
         };
+        /** @description The values of the `select` expressions for one event, in their order. */
+        SelectedValues: unknown[];
         EventList: {
             /** Format: uri */
             next: string | null;
-            results: components["schemas"]["Event"][];
+            /** @description Events, or with `select` one array of the selected values per event. */
+            results: (components["schemas"]["Event"] | components["schemas"]["SelectedValues"])[];
         };
         PropertyValue: {
             name: string;
@@ -7580,9 +7583,9 @@ export interface operations {
                 properties?: string;
                 /** @description JSON array with one of `"-timestamp"` (default, newest first) or `"timestamp"`. */
                 orderBy?: string;
-                /** @description Experimental: JSON array of query-language expressions to return instead of the event fields. Not supported yet: any value is a 400. */
+                /** @description Experimental: JSON array of expressions to return instead of the event fields, e.g. `["event", "properties.$browser", "timestamp"]`; each result is then an array of their values in that order. Supported: the fields `uuid`, `event`, `distinct_id`, `timestamp`, `person_id`, `elements_chain`, `properties`, a property as `properties.<key>` (also `properties.$key` and `properties['key']`), and constants. */
                 select?: string;
-                /** @description Experimental: JSON array of query-language expressions that must all hold. Not supported yet: any value is a 400. */
+                /** @description Experimental: JSON array of conditions that must all hold, e.g. `["properties.$browser = 'Chrome'", "event != 'signup'"]`. Supported: comparisons (`=`, `!=`, `<`, `<=`, `>`, `>=`, `LIKE`, `ILIKE`, `NOT LIKE`, `NOT ILIKE`), `IN (...)`, `IS [NOT] NULL`, `AND`, `OR`, `NOT` and parentheses over the same fields and properties as `select`. */
                 where?: string;
                 /** @description Fill each event's `person` (otherwise null). */
                 include_person?: boolean;

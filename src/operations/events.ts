@@ -6,6 +6,7 @@ import { dateValue, parsePropertyFilters } from '../events/filters.js';
 import { getEvent, listEvents, personIdByUuid, personsByIds, propertyValues, type EventRow } from '../db/queries/events.js';
 import { eventsCsv, serializeEvent } from '../serializers/events.js';
 import { toCsv } from '../serializers/csv.js';
+import { selectedValues, whereConditions } from '../events/expressions.js';
 import { sqlState } from '../db/queries/util.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -71,9 +72,8 @@ export const eventHandlers = {
   async events_list(req, reply) {
     const q = req.query;
     const projectId = req.tenant.project_id!;
-    // The query-language subset is shared with batch exports and is wired in separately.
-    if (q.select !== undefined) throw ApiError.validation('select', 'select/where expressions are not supported yet');
-    if (q.where !== undefined) throw ApiError.validation('where', 'select/where expressions are not supported yet');
+    const where = whereConditions(q.where);
+    const select = selectedValues(q.select);
     const filters = parsePropertyFilters(q.properties);
     const ascending = ascendingOf(q.orderBy);
     const cursorId = q.cursor ? decodeCursor(q.cursor) : undefined;
@@ -94,6 +94,8 @@ export const eventHandlers = {
             cursorId,
             ascending,
             filters,
+            where,
+            select: select.values,
             limit,
             offset,
           }).catch((err) => {
@@ -101,8 +103,17 @@ export const eventHandlers = {
             throw err;
           });
     const page = rows.slice(0, limit);
-    const results = await present(req, projectId, page, q.include_person === true);
-    if (csv) return sendCsv(reply, eventsCsv(results));
+    const results = select.values.length
+      ? page.map((r) => r.selected ?? [])
+      : await present(req, projectId, page, q.include_person === true);
+    if (csv) {
+      return sendCsv(
+        reply,
+        select.values.length
+          ? toCsv((results as unknown[][]).map((v) => Object.fromEntries(select.expressions.map((e, i) => [e, v[i]]))), select.expressions)
+          : eventsCsv(results as Awaited<ReturnType<typeof present>>),
+      );
+    }
     let next: string | null = null;
     const last = page[page.length - 1];
     if (rows.length > limit && last) {

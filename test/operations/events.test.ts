@@ -64,11 +64,46 @@ t.test('events_list', async (t) => {
     t.equal((await call('events_list', { key: a.key, params: { project_id: 999999 } })).status, 404);
   });
 
-  t.test('select and where are refused for now', async (t) => {
-    for (const attr of ['select', 'where']) {
-      const r = await call('events_list', { key: a.key, params, query: { [attr]: '["event"]' } });
-      t.same(r.body, { type: 'validation_error', code: 'invalid_input', detail: 'select/where expressions are not supported yet', attr });
-    }
+  t.test('select and where', async (t) => {
+    const selected = await call('events_list', {
+      key: a.key,
+      params,
+      query: { select: JSON.stringify(['event', 'properties.$browser', 'distinct_id', "'x'"]) },
+    });
+    t.equal(selected.status, 200);
+    t.same(selected.body.results, [
+      ['second', null, 'u2', 'x'],
+      ['first', 'Chrome', 'u1', 'x'],
+    ]);
+    const where = await call('events_list', {
+      key: a.key,
+      params,
+      query: { where: JSON.stringify(["properties.$browser = 'Chrome'", "event IN ('first', 'other')"]) },
+    });
+    t.same(where.body.results.map((e: any) => e.event), ['first']);
+    const none = await call('events_list', { key: a.key, params, query: { where: JSON.stringify(["distinct_id = 'b1'"]) } });
+    t.same(none.body.results, [], "another project's events stay out of reach");
+    const both = await call('events_list', {
+      key: a.key,
+      params,
+      query: { select: JSON.stringify(['uuid']), where: JSON.stringify(["event = 'first'"]) },
+    });
+    t.same(both.body.results, [[uuid]]);
+    const csv = await call('events_list', { key: a.key, params, query: { select: JSON.stringify(['event', 'distinct_id']), format: 'csv' } });
+    t.equal(csv.raw, 'event,distinct_id\r\nsecond,u2\r\nfirst,u1\r\n');
+    const injected = await call('events_list', { key: a.key, params, query: { where: JSON.stringify(['1=1) UNION SELECT * FROM users --']) } });
+    t.match(injected.body, { status: undefined, type: 'validation_error', attr: 'where' });
+    const join = await call('events_list', { key: a.key, params, query: { select: JSON.stringify(['(SELECT email FROM users)']) } });
+    t.match(join.body, { type: 'validation_error', attr: 'select' });
+    const notJson = await call('events_list', { key: a.key, params, query: { select: 'event' } });
+    t.same(notJson.body, {
+      type: 'validation_error',
+      code: 'invalid_input',
+      detail: 'select must be a JSON array of expression strings.',
+      attr: 'select',
+    });
+    const unknownField = await call('events_list', { key: a.key, params, query: { where: JSON.stringify(['password = 1']) } });
+    t.match(unknownField.body, { type: 'validation_error', attr: 'where' });
   });
 });
 

@@ -4,6 +4,8 @@ import { events, person_distinct_ids, persons } from '../schema/index.js';
 import { dateValue, needsPersons, type FilterNode, type Scalar } from '../../events/filters.js';
 
 export interface EventRow {
+  /** The `select` values, when the listing asked for them. */
+  selected?: unknown[];
   id: number;
   uuid: string;
   event: string;
@@ -36,6 +38,10 @@ export interface EventQuery {
   cursorId?: number;
   ascending: boolean;
   filters?: FilterNode;
+  /** Further conditions (the `where` parameter), already compiled. */
+  where?: SQL[];
+  /** With `select`: these JSON values are returned per event, as `selected`. */
+  select?: SQL[];
   limit: number;
   offset: number;
 }
@@ -122,7 +128,9 @@ export async function listEvents(db: Db, q: EventQuery): Promise<EventRow[]> {
   if (q.before !== undefined) conds.push(bound(q.before, '<', !q.ascending));
   if (q.after !== undefined) conds.push(bound(q.after, '>', q.ascending));
   if (q.filters) conds.push(filterSql(q.filters));
-  let query = db.select(columns).from(events).$dynamic();
+  conds.push(...(q.where ?? []));
+  const fields = q.select?.length ? { ...columns, selected: sql<unknown[]>`json_build_array(${sql.join(q.select, sql`, `)})` } : columns;
+  let query = db.select(fields).from(events).$dynamic();
   if (needsPersons(q.filters)) query = query.leftJoin(persons, eq(persons.id, events.person_id));
   // The listing indexes are `timestamp DESC NULLS LAST, id DESC NULLS LAST`; PostgreSQL only walks them
   // (forwards or backwards) for an ORDER BY that names the same null placement.
@@ -133,7 +141,7 @@ export async function listEvents(db: Db, q: EventQuery): Promise<EventRow[]> {
     .where(and(...conds))
     .orderBy(...order)
     .limit(q.limit + 1)
-    .offset(q.offset)) as EventRow[];
+    .offset(q.offset)) as unknown as EventRow[];
 }
 
 export async function getEvent(db: Db, projectId: number, uuid: string): Promise<EventRow | undefined> {
