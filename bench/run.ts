@@ -222,6 +222,20 @@ const only = process.env.BENCH_BACKENDS;
 if (!only || only === 'embedded') await benchBackend('embedded', rows);
 if (process.env.DATABASE_URL && (!only || only === 'postgresql')) await benchBackend('postgresql', rows);
 
+// Batch export throughput runs in a process of its own, so its peak RSS is the export's.
+let exportLines: string[] = [];
+if (process.env.DATABASE_URL && (!process.env.BENCH_SCENARIOS || process.env.BENCH_SCENARIOS.includes('export'))) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/export.ts'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d) => {
+    out += d;
+    process.stdout.write(d);
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  if (code !== 0) throw new Error('the export benchmark failed');
+  exportLines = [...new Set(out.split('\n').filter((l) => l.startsWith('| postgresql | batch export')))];
+}
+
 const table = [
   '| backend | scenario | target | req/s | events/s | p50 ms | p99 ms | errors | peak RSS MB | ratio |',
   '|---|---|---|---:|---:|---:|---:|---:|---:|---|',
@@ -230,5 +244,8 @@ const table = [
   ),
 ].join('\n');
 const header = `# Benchmark results\n\n${new Date().toISOString()} on ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}; autocannon ${CONNECTIONS} connections, ${DURATION} s per target after a 2 s warm-up.\n\n`;
-writeFileSync('bench/results.md', `${header}${table}\n`);
+const exportTable = exportLines.length
+  ? `\n\n## Batch export\n\n| backend | scenario | destination | outcome | throughput | time | memory |\n|---|---|---|---|---:|---:|---|\n${exportLines.join('\n')}`
+  : '';
+writeFileSync('bench/results.md', `${header}${table}${exportTable}\n`);
 process.stdout.write(`\n${table}\n`);
