@@ -1,10 +1,10 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from './config.js';
 import type { Database, Db } from './db/client.js';
 import { AuthCache } from './http/auth-cache.js';
-import { errorHandler } from './http/errors.js';
+import { ApiError, errorHandler } from './http/errors.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';
 import { spec } from './http/spec.js';
@@ -37,6 +37,9 @@ export async function buildApp({ config, database, logger = false }: AppOptions)
     routerOptions: { ignoreTrailingSlash: true },
     // Query strings such as `?tags=a&tags=b` arrive as arrays.
     requestIdHeader: 'x-request-id',
+    // A path segment that is over-long or not valid percent-encoding names nothing: PostHog's 404,
+    // in the error shape, rather than Fastify's own 414/400 bodies.
+    frameworkErrors: (_err, _req, reply) => void (reply as FastifyReply).code(404).send(ApiError.notFound().body),
   });
   const authCache = new AuthCache(database);
   await authCache.start();

@@ -1,9 +1,10 @@
 import { Ajv, type Options } from 'ajv';
 import formats from 'ajv-formats';
-import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import { handlers } from '../operations/index.js';
 import { authenticate } from './auth.js';
+import { guardInput } from './input-guard.js';
 import { routeMeta } from './route-meta.js';
 import { spec } from './spec.js';
 
@@ -44,12 +45,14 @@ export async function registerOperations(app: FastifyInstance): Promise<void> {
       if (!handler) throw new Error(`No handler for operation ${operationId}`);
       const operation = spec.paths[openapiPath]?.[method.toLowerCase()] ?? {};
       const meta = routeMeta(openapiPath, operation, spec.security);
+      const hasJsonBody = Boolean((operation.requestBody as { content?: Record<string, unknown> } | undefined)?.content?.['application/json']);
       return {
         handler: handler as RouteOptions['handler'],
         config: { operationId } as RouteOptions['config'],
         ...(meta.scopes ? { onRequest: authenticate(meta) } : {}),
+        preValidation: async (req: FastifyRequest) => guardInput(req, hasJsonBody),
         ...(operation['x-body-limit'] ? { bodyLimit: Number(operation['x-body-limit']) } : {}),
-      } as RouteOptions;
+      } as unknown as RouteOptions;
     },
   });
 }
