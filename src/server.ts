@@ -3,6 +3,7 @@ import { buildApp } from './app.js';
 import { bootstrap } from './bootstrap.js';
 import { loadConfig } from './config.js';
 import { DataDirLockedError, openDatabase } from './db/client.js';
+import { loggerOptions } from './http/logging.js';
 
 const config = loadConfig();
 
@@ -19,7 +20,7 @@ async function main(): Promise<void> {
   const app = await buildApp({
     config,
     database,
-    logger: { level: config.logLevel, redact: ['req.headers.authorization'] },
+    logger: loggerOptions(config.logLevel),
   });
   closeWithGrace({ delay: 10_000 }, async ({ err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
