@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { Reachability, tcpSocketOptions } from './reachability.js';
 import * as schema from './schema/index.js';
 
 // One type for both drivers: drizzle's pglite and postgres-js databases are both PgDatabase.
@@ -14,6 +15,8 @@ export interface Database {
   listen(channel: string, fn: (payload: string) => void): Promise<void>;
   notify(channel: string, payload: string): Promise<void>;
   ping(): Promise<void>;
+  /** False while the database is known to be unreachable (requests then get 503 at once). */
+  available(): boolean;
   close(): Promise<void>;
 }
 
@@ -83,6 +86,7 @@ async function openPglite(opts: DbOptions): Promise<Database & { migrate(): Prom
     async ping() {
       await client.query('select 1');
     },
+    available: () => true,
     async close() {
       await client.close();
       await release?.();
@@ -91,6 +95,7 @@ async function openPglite(opts: DbOptions): Promise<Database & { migrate(): Prom
 }
 
 async function openPostgres(url: string, max: number): Promise<Database & { migrate(): Promise<void> }> {
+  const reach = new Reachability();
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const { migrate } = await import('drizzle-orm/postgres-js/migrator');
@@ -99,6 +104,9 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
     onnotice: () => {},
     connect_timeout: 5,
     idle_timeout: 60,
+    // Queries queued during an outage are retried soon, each failing fast, rather than after back-offs of up to 20 s.
+    backoff: () => 0.05,
+    ...tcpSocketOptions(url, reach),
   });
   const db = drizzle({ client: sql, schema }) as unknown as Db;
   return {
@@ -124,6 +132,7 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
     async ping() {
       await sql`select 1`;
     },
+    available: () => reach.admit(),
     async close() {
       await sql.end({ timeout: 5 });
     },
