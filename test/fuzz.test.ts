@@ -107,7 +107,11 @@ function requestArb(op: Op): fc.Arbitrary<FuzzRequest> {
         { weight: 1, arbitrary: rawBodies },
         { weight: 1, arbitrary: fc.constant({ kind: 'none' as const }) },
       )
-    : fc.constant({ kind: 'none' as const });
+    : fc.oneof(
+        { weight: 8, arbitrary: fc.constant({ kind: 'none' as const }) },
+        // A body the operation does not take is ignored, whatever it holds.
+        { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }).map((value) => ({ kind: 'json' as const, value })) },
+      );
   return fc.record({
     auth: fc.oneof(
       { weight: 30, arbitrary: fc.constant('key' as const) },
