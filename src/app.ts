@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import type { Database, Db } from './db/client.js';
 import { AuthCache } from './http/auth-cache.js';
 import { ApiError, errorHandler } from './http/errors.js';
+import { trackInFlight } from './http/in-flight.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';
 import { spec } from './http/spec.js';
@@ -58,6 +59,7 @@ export async function buildApp({ config, database, logger = false }: AppOptions)
   // Bodies are validated per media type and the contract only has JSON bodies: a text/plain body
   // would reach a handler unvalidated, so only JSON is parsed (anything else is a 415).
   app.removeContentTypeParser('text/plain');
+  trackInFlight(app);
   app.setErrorHandler(errorHandler);
   installNotFound(app);
   app.addHook('onSend', async (_req, reply) => {

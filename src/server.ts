@@ -30,6 +30,8 @@ async function main(): Promise<void> {
     const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
     await app.close();
     clearInterval(sweep);
+    // Handlers of requests whose clients hung up may still be running: let them finish their queries.
+    await app.inFlight.settled(5_000);
     await database.close();
   });
   await app.listen({ host: config.host, port: config.port });
