@@ -148,7 +148,7 @@ t.test('the database going away: 503 in the error shape within a bound, then rec
 /** A POST whose body is sent in two halves, the second when `finish` is called. */
 function slowWrite(base: string, key: string, name: string) {
   const body = Buffer.from(JSON.stringify({ name, tags: ['slow'] }));
-  const req = http.request(`${base}/api/projects/@current/dashboards/`, {
+  const req = http.request(`${base}/api/projects/@current/dashboards/?slow=1`, {
     method: 'POST',
     agent: false,
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': body.length },
@@ -250,7 +250,9 @@ t.test('SIGTERM drains in-flight requests and loses no acknowledged write', asyn
   // A request the server is certainly working on at SIGTERM: its headers are in, its body is not.
   slowStarted = true;
   const slow = slowWrite(url, key, 'slow-write');
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  for (let i = 0; i < 400 && !/\?slow=1","host[^\n]*"incoming request"/.test(server.output().stdout); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
   signalled = true;
   server.child.kill('SIGTERM');
   await new Promise((resolve) => setTimeout(resolve, 300));
