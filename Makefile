@@ -45,3 +45,11 @@ clean:
 ## Throughput and latency of the API against same-run baselines; writes bench/results.md.
 bench: install
 	$(NPX) tsx bench/run.ts
+
+## The fuzz test's long profile: FUZZ_RUNS requests per operation (default 2000); FUZZ_SEED=<n> reproduces a run.
+fuzz: install
+	FUZZ_RUNS=$${FUZZ_RUNS:-2000} bash scripts/test.sh --timeout=0 test/fuzz.test.ts
+
+## Mixed read/write load for SOAK_DURATION seconds (default 60): fails on any error or on RSS growth over 50%.
+soak: install
+	$(NPX) tsx bench/soak.ts

@@ -2872,6 +2872,27 @@ export interface components {
                 [key: string]: unknown;
             } | null;
         };
+        /** @description A project in brief, or null when there is none. */
+        NullableProjectBasic: {
+            readonly id: number;
+            /** Format: uuid */
+            readonly uuid: string;
+            /** Format: uuid */
+            readonly organization: string;
+            /** @description Equal to `id`; PostHog's environments share their project's id. */
+            readonly project_id: number;
+            /** @description The project token (`phc_...`) SDKs send events with. */
+            readonly api_token: string;
+            name: string;
+            completed_snippet_onboarding: boolean;
+            has_completed_onboarding_for: {
+                [key: string]: unknown;
+            } | null;
+            readonly ingested_event: boolean;
+            is_demo: boolean;
+            timezone: string;
+            access_control: boolean;
+        } | null;
         OrganizationBasic: {
             /** Format: uuid */
             id: string;
@@ -2886,10 +2907,18 @@ export interface components {
             /** Format: date-time */
             date_joined: string;
             is_staff: boolean;
-            /** @description The current organization. */
-            organization: components["schemas"]["OrganizationBasic"] | null;
-            /** @description The current project. */
-            team: components["schemas"]["ProjectBasic"] | null;
+            /** @description The current organization; null when the user belongs to none. */
+            organization: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                slug: string;
+                /** Format: uuid */
+                logo_media_id: string | null;
+                /** @enum {integer|null} */
+                membership_level: 1 | 8 | 15 | null;
+            } | null;
+            team: components["schemas"]["NullableProjectBasic"];
             organizations: components["schemas"]["OrganizationBasic"][];
         };
         /**

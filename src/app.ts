@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { createJobEngine, type JobEngine } from './batch-exports/index.js';
@@ -6,7 +6,8 @@ import type { Config } from './config.js';
 import type { Database, Db } from './db/client.js';
 import { AuthCache } from './http/auth-cache.js';
 import { registerCapture } from './http/capture.js';
-import { errorHandler } from './http/errors.js';
+import { ApiError, errorHandler } from './http/errors.js';
+import { trackInFlight } from './http/in-flight.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';
 import { spec } from './http/spec.js';
@@ -43,6 +44,13 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
     routerOptions: { ignoreTrailingSlash: true },
     // Query strings such as `?tags=a&tags=b` arrive as arrays.
     requestIdHeader: 'x-request-id',
+    // A path segment that is over-long or not valid percent-encoding names nothing: PostHog's 404,
+    // in the error shape, rather than Fastify's own 414/400 bodies.
+    // While draining on SIGTERM, a request that arrives on an open keep-alive connection is served
+    // (with `Connection: close`) rather than answered with Fastify's own 503 body, which is not in
+    // the contract's error shape; the database closes only after the last request.
+    return503OnClosing: false,
+    frameworkErrors: (_err, _req, reply) => void (reply as FastifyReply).code(404).send(ApiError.notFound().body),
   });
   const authCache = new AuthCache(database);
   await authCache.start();
@@ -61,6 +69,7 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
   // body would reach a handler unvalidated, so only JSON is parsed (anything else is a 415). The
   // capture routes (registerCapture) parse their own bodies in a scope of their own.
   app.removeContentTypeParser('text/plain');
+  trackInFlight(app);
   app.setErrorHandler(errorHandler);
   installNotFound(app);
   app.addHook('onSend', async (_req, reply) => {

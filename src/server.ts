@@ -4,6 +4,7 @@ import { createJobEngine, createWorker } from './batch-exports/index.js';
 import { bootstrap } from './bootstrap.js';
 import { loadConfig } from './config.js';
 import { DataDirLockedError, openDatabase } from './db/client.js';
+import { loggerOptions } from './http/logging.js';
 
 const config = loadConfig();
 
@@ -24,15 +25,21 @@ async function main(): Promise<void> {
     config,
     database,
     jobs,
-    logger: { level: config.logLevel, redact: ['req.headers.authorization'] },
+    logger: loggerOptions(config.logLevel),
   });
   log = (msg, err) => void app.log.error({ err }, msg);
   const worker = config.worker ? createWorker(database, jobs, config, (msg, err) => log(msg, err)) : undefined;
   closeWithGrace({ delay: 30_000 }, async ({ err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
-    // Stops accepting connections and waits for in-flight requests, then hands running exports back
-    // to the queue (they stay retryable), before the database goes.
+    // Stops accepting connections and waits for in-flight requests before the database goes. A
+    // keep-alive connection whose request finishes during the drain would otherwise stay open until
+    // its client or the keep-alive timeout closes it, holding the shutdown past the grace delay.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
     await app.close();
+    clearInterval(sweep);
+    // Handlers of requests whose clients hung up may still be running: let them finish their queries.
+    await app.inFlight.settled(5_000);
+    // Then running exports go back to the queue (they stay retryable) before the database goes.
     await worker?.stop();
     await jobs.stop();
     await database.close();

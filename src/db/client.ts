@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { Reachability, tcpSocketOptions } from './reachability.js';
 import * as schema from './schema/index.js';
 
 // One type for both drivers: drizzle's pglite and postgres-js databases are both PgDatabase.
@@ -18,6 +19,8 @@ export interface Database {
   listen(channel: string, fn: (payload: string) => void): Promise<void>;
   notify(channel: string, payload: string): Promise<void>;
   ping(): Promise<void>;
+  /** False while the database is known to be unreachable (requests then get 503 at once). */
+  available(): boolean;
   close(): Promise<void>;
 }
 
@@ -88,6 +91,7 @@ async function openPglite(opts: DbOptions): Promise<Database & { migrate(): Prom
     async ping() {
       await client.query('select 1');
     },
+    available: () => true,
     async close() {
       await client.close();
       await release?.();
@@ -96,6 +100,7 @@ async function openPglite(opts: DbOptions): Promise<Database & { migrate(): Prom
 }
 
 async function openPostgres(url: string, max: number): Promise<Database & { migrate(): Promise<void> }> {
+  const reach = new Reachability();
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const { migrate } = await import('drizzle-orm/postgres-js/migrator');
@@ -104,6 +109,9 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
     onnotice: () => {},
     connect_timeout: 5,
     idle_timeout: 60,
+    // Queries queued during an outage are retried soon, each failing fast, rather than after back-offs of up to 20 s.
+    backoff: () => 0.05,
+    ...tcpSocketOptions(url, reach),
   });
   // drizzle sends unnamed queries with `prepare: false`, so PostgreSQL would parse and plan each one
   // anew; postgres.js's own default is to prepare every statement once per connection, so restore it.
@@ -139,6 +147,7 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
     async ping() {
       await sql`select 1`;
     },
+    available: () => reach.admit(),
     async close() {
       await sql.end({ timeout: 5 });
     },

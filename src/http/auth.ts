@@ -62,6 +62,8 @@ export function authenticate(meta: RouteMeta) {
   return async function onRequest(req: FastifyRequest): Promise<void> {
     const value = presentedKey(req);
     if (!value) throw ApiError.notAuthenticated();
+    // The presented value is never compared with a stored one: its sha256 is the key of a map and of
+    // a unique index, so how long a lookup takes says nothing about how close a guess was.
     const principal = await req.server.authCache.get(hashKeyValue(value));
     if (!principal) throw ApiError.authenticationFailed();
     req.principal = principal;

@@ -1,9 +1,11 @@
 import { Ajv, type Options } from 'ajv';
 import formats from 'ajv-formats';
-import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import { handlers } from '../operations/index.js';
 import { authenticate } from './auth.js';
+import { ApiError } from './errors.js';
+import { guardInput } from './input-guard.js';
 import { routeMeta } from './route-meta.js';
 import { spec } from './spec.js';
 
@@ -20,6 +22,13 @@ function makeAjv(coerceTypes: Options['coerceTypes']): Ajv {
   const ajv = new Ajv({ ...ajvOptions, coerceTypes });
   formats.default(ajv);
   return ajv;
+}
+
+/** Operations that never touch the database keep answering during an outage. */
+const NO_DATABASE = new Set(['health_retrieve', 'schema_retrieve']);
+
+async function refuseWhileDatabaseDown(req: FastifyRequest): Promise<void> {
+  if (!req.server.database.available()) throw ApiError.unavailable();
 }
 
 /**
@@ -44,12 +53,17 @@ export async function registerOperations(app: FastifyInstance): Promise<void> {
       if (!handler) throw new Error(`No handler for operation ${operationId}`);
       const operation = spec.paths[openapiPath]?.[method.toLowerCase()] ?? {};
       const meta = routeMeta(openapiPath, operation, spec.security);
+      const hasJsonBody = Boolean((operation.requestBody as { content?: Record<string, unknown> } | undefined)?.content?.['application/json']);
       return {
         handler: handler as RouteOptions['handler'],
         config: { operationId } as RouteOptions['config'],
-        ...(meta.scopes ? { onRequest: authenticate(meta) } : {}),
+        onRequest: [
+          ...(NO_DATABASE.has(operationId) ? [] : [refuseWhileDatabaseDown]),
+          ...(meta.scopes ? [authenticate(meta)] : []),
+        ],
+        preValidation: async (req: FastifyRequest) => guardInput(req, hasJsonBody),
         ...(operation['x-body-limit'] ? { bodyLimit: Number(operation['x-body-limit']) } : {}),
-      } as RouteOptions;
+      } as unknown as RouteOptions;
     },
   });
 }

@@ -18,7 +18,8 @@ export interface Paginated<T> {
 /** DRF's LimitOffsetPagination: a non-positive limit falls back to the default; we clamp at 1000. */
 export function pageOf(query: { limit?: number; offset?: number } | undefined): Page {
   const limit = query?.limit && query.limit > 0 ? Math.min(query.limit, MAX_LIMIT) : DEFAULT_LIMIT;
-  const offset = query?.offset && query.offset > 0 ? query.offset : 0;
+  // Past 2^53 a JavaScript number is no longer an exact integer, and PostgreSQL's OFFSET is a bigint.
+  const offset = query?.offset && query.offset > 0 ? Math.min(query.offset, Number.MAX_SAFE_INTEGER) : 0;
   return { limit, offset };
 }
 

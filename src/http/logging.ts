@@ -1,0 +1,77 @@
+import type { FastifyServerOptions } from 'fastify';
+
+/** Query parameters that carry credentials (PostHog accepts `?personal_api_key=`). */
+const SECRET_QUERY = new Set(['personal_api_key', 'token', 'access_token', 'api_key', 'secret']);
+/** Path segments that are credentials themselves: a public dashboard's sharing token. */
+const SECRET_PATH = /^(\/shared\/)[^/?]+/;
+const KEY_VALUE = /phx_[A-Za-z0-9]+/g;
+
+/** The request URL as it may be logged: credentials in the query or the path replaced. */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  const path = (q < 0 ? url : url.slice(0, q)).replace(SECRET_PATH, '$1[redacted]');
+  if (q < 0) return path;
+  const parts = url
+    .slice(q + 1)
+    .split('&')
+    .map((pair) => {
+      const name = pair.split('=')[0] ?? '';
+      let decoded = name;
+      try {
+        decoded = decodeURIComponent(name.replace(/\+/g, ' '));
+      } catch {}
+      return SECRET_QUERY.has(decoded) ? `${name}=[redacted]` : pair;
+    });
+  return `${path}?${parts.join('&')}`;
+}
+
+/** Drizzle puts a failed query's parameters in its message: they can hold tokens and secrets. */
+function redactText(text: unknown): string {
+  if (typeof text !== 'string') return '';
+  return text.replace(/\nparams: [^\n]*/g, '\nparams: [redacted]').replace(KEY_VALUE, 'phx_[redacted]');
+}
+
+interface LoggedError {
+  [key: string]: unknown;
+  type: string;
+  message: string;
+  stack: string;
+  code?: unknown;
+  cause?: LoggedError;
+}
+
+export function serializeError(err: unknown, depth = 0): LoggedError {
+  const e = (err ?? {}) as { name?: string; message?: unknown; stack?: unknown; code?: unknown; cause?: unknown };
+  const out: LoggedError = {
+    type: e.name ?? typeof err,
+    message: redactText(e.message ?? String(err)),
+    stack: redactText(e.stack),
+  };
+  if (e.code !== undefined) out.code = e.code;
+  if (e.cause && depth < 3) out.cause = serializeError(e.cause, depth + 1);
+  return out;
+}
+
+/**
+ * Logger settings of the server. Key values never reach the log: the Authorization header is not
+ * logged, a key or token in the URL is replaced, and errors lose the query parameters drizzle
+ * copies into their messages.
+ */
+export function loggerOptions(level: string): Exclude<FastifyServerOptions['logger'], boolean | undefined> {
+  return {
+    level,
+    redact: ['req.headers.authorization', 'req.headers.cookie'],
+    serializers: {
+      req(req: { method?: string; url?: string; host?: string; ip?: string; socket?: { remotePort?: number } }) {
+        return {
+          method: req.method,
+          url: redactUrl(req.url ?? ''),
+          host: req.host,
+          remoteAddress: req.ip,
+          remotePort: req.socket?.remotePort,
+        };
+      },
+      err: (err: unknown) => serializeError(err),
+    },
+  };
+}

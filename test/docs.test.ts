@@ -1,0 +1,71 @@
+// /docs in a real headless Chromium (Debian's package, driven by playwright-core): every tag of the
+// contract is on the page and an operation opens to show its example. Screenshots go to .tap/.
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import t from 'tap';
+import { spec } from '../src/http/spec.js';
+import { buildTestApp } from './helpers/app.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const tags = ((spec as { tags?: { name: string }[] }).tags ?? []).map((tag) => tag.name);
+
+t.test('/docs renders every tag and an operation with its example', {
+  skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium)`,
+}, async (t) => {
+  const ctx = await buildTestApp(t);
+  await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
+  const profile = mkdtempSync(join(tmpdir(), 'chromium-profile-'));
+  // A persistent context is how playwright passes a fresh --user-data-dir.
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  t.teardown(async () => {
+    await browser.close();
+    rmSync(profile, { recursive: true, force: true });
+  });
+  const page = await browser.newPage();
+  const failures: string[] = [];
+  page.on('pageerror', (err) => failures.push(err.message));
+  page.on('requestfailed', (req) => failures.push(`${req.url()}: ${req.failure()?.errorText}`));
+
+  const res = await page.goto(`${base}/docs`, { waitUntil: 'networkidle' });
+  t.equal(res?.status(), 200);
+  await page.waitForSelector('.opblock-tag', { timeout: 30_000 });
+  const title = await page.textContent('.info .title');
+  t.match(title, String((spec.info as { title: string }).title), 'the contract title is shown');
+
+  const shown = await page.$$eval('.opblock-tag', (els) => els.map((e) => e.getAttribute('data-tag')));
+  t.same([...shown].sort(), [...tags].sort(), `every tag is rendered (${tags.length})`);
+  const operationCount = Object.values(spec.paths).flatMap((item) => Object.values(item).filter((o) => o?.operationId)).length;
+  t.equal(await page.locator('.opblock').count(), operationCount, `every operation is listed (${operationCount})`);
+
+  mkdirSync('.tap', { recursive: true });
+  await page.screenshot({ path: '.tap/docs.png', fullPage: true });
+
+  // One operation opened: its summary, request body example, and documented responses.
+  const op = page.locator('#operations-organizations-organizations_create');
+  await op.locator('.opblock-summary').click();
+  await op.locator('.opblock-body').waitFor();
+  const body = (await op.locator('.opblock-body').innerText()).replace(/\s+/g, ' ');
+  t.match(body, /Request body/i, 'the request body section is shown');
+  t.match(body, /"name": "string"|"name":/, 'with an example naming its fields');
+  for (const status of ['201', '400', '401', '403']) t.match(body, new RegExp(`\\b${status}\\b`), `response ${status} is documented`);
+  await op.screenshot({ path: '.tap/docs-organizations_create.png' });
+
+  t.same(failures, [], 'no script errors or failed requests on the page');
+});

@@ -1,0 +1,47 @@
+import { sql } from 'drizzle-orm';
+import type { Db } from '../../src/db/client.js';
+
+/**
+ * Columns a refused request may legitimately touch: authentication records when a key was last
+ * used (PostHog does the same), before the request is refused for another reason.
+ */
+const VOLATILE = ['last_used_at'];
+
+export async function rows<T = Record<string, unknown>>(db: Db, query: ReturnType<typeof sql>): Promise<T[]> {
+  const result = await db.execute(query);
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
+}
+
+let cachedQuery: string | undefined;
+
+/**
+ * A digest of every row of every table in the public schema (volatile columns left out): two equal
+ * fingerprints mean no request in between created, changed or removed anything. Tables are found
+ * through information_schema, so tables added by later migrations are covered without edits. The
+ * test databases hold a few hundred rows, so hashing them whole costs a few milliseconds.
+ */
+export async function fingerprint(db: Db): Promise<Record<string, string>> {
+  if (!cachedQuery) {
+    const tables = await rows<{ table_name: string }>(
+      db,
+      sql`select table_name from information_schema.tables
+          where table_schema = 'public' and table_type = 'BASE TABLE' order by table_name`,
+    );
+    const strip = VOLATILE.map((c) => ` - '${c}'`).join('');
+    cachedQuery = tables
+      .map(({ table_name: name }) => {
+        const ident = `"${name.replace(/"/g, '""')}"`;
+        return `select '${name.replace(/'/g, "''")}' as t, count(*)::text || ':' || coalesce(md5(string_agg(r, ',' order by r)), '') as d
+                from (select (to_jsonb(x)${strip})::text as r from ${ident} x) s`;
+      })
+      .join('\nunion all\n');
+  }
+  const result = await rows<{ t: string; d: string }>(db, sql.raw(cachedQuery));
+  return Object.fromEntries(result.map((r) => [r.t, r.d]));
+}
+
+/** Table names whose digest differs between two fingerprints. */
+export function changedTables(before: Record<string, string>, after: Record<string, string>): string[] {
+  const names = new Set([...Object.keys(before), ...Object.keys(after)]);
+  return [...names].filter((n) => before[n] !== after[n]);
+}

@@ -1,0 +1,79 @@
+// Objects for path ids, made through the contract's own create operations so that any new resource
+// works without edits: `{id}` of `/api/projects/{project_id}/dashboards/{id}/` is created by POST on
+// `/api/projects/{project_id}/dashboards/` with a small valid body built from its request schema.
+import { randomUUID } from 'node:crypto';
+import type { TestContext } from './app.js';
+import type { Tenant } from './factories.js';
+import { creatorOf, deref, idFromCreated, minimalValue, pathParams, type Op, type Schema } from './spec-ops.js';
+
+/** A body for `op`: the spec's own example when it gives one, else a minimal valid value. */
+export function exampleBody(op: Op): unknown {
+  if (!op.body) return undefined;
+  const content = deref(op.raw.requestBody)?.content?.['application/json'] as Schema | undefined;
+  if (content?.example !== undefined) return content.example;
+  const first = Object.values((content?.examples ?? {}) as Record<string, Schema>)[0];
+  if (first) return deref(first).value;
+  return minimalValue(op.body);
+}
+
+/** A value that names nothing, in the parameter's own format. */
+export function nonexistentValue(op: Op, param: string): string {
+  const schema = deref(op.params.find((p) => p.name === param)?.schema ?? {});
+  if (schema.type === 'integer' || schema.type === 'number') return '2000000000';
+  if (/project/.test(param)) return '2000000000';
+  return randomUUID();
+}
+
+export class Fixtures {
+  private cache = new Map<string, string | number>();
+  /** Every object made here, for reports. */
+  made = 0;
+
+  constructor(
+    private ctx: TestContext,
+    private tenant: Tenant,
+  ) {}
+
+  /** The tenant's own value for `{organization_id}`/`{project_id}` (and the tenant itself on its own route). */
+  tenantValue(op: Op, param: string): string | number | undefined {
+    if (!op.tenant || op.tenant.param !== param) return undefined;
+    return op.tenant.kind === 'organization' ? this.tenant.organization.id : this.tenant.project.id;
+  }
+
+  /** Forgets made objects, after a request that may have changed or removed them. */
+  forget(): void {
+    this.cache.clear();
+  }
+
+  /**
+   * Values for every path parameter of `op` that name real objects of the tenant. With `fresh`, the
+   * objects are made anew (for deletes, and for self routes that would otherwise remove the tenant).
+   * Where no create operation exists or it refuses a minimal body, a nonexistent id stands in.
+   */
+  async pathValues(op: Op, fresh = false): Promise<Record<string, string | number>> {
+    const out: Record<string, string | number> = {};
+    for (const name of pathParams(op)) out[name] = await this.valueFor(op, name, fresh);
+    return out;
+  }
+
+  async valueFor(op: Op, name: string, fresh = false): Promise<string | number> {
+    const own = this.tenantValue(op, name);
+    if (own !== undefined && !(op.tenant?.self && fresh)) return own;
+    return (await this.derive(op.path, name, fresh)) ?? nonexistentValue(op, name);
+  }
+
+  private async derive(path: string, name: string, fresh: boolean): Promise<string | number | undefined> {
+    const cacheKey = `${path.slice(0, path.indexOf(`{${name}}`))}{${name}}`;
+    if (!fresh && this.cache.has(cacheKey)) return this.cache.get(cacheKey);
+    const creator = creatorOf(path, name);
+    if (!creator) return undefined;
+    const params: Record<string, string | number> = {};
+    for (const p of pathParams(creator)) params[p] = await this.valueFor(creator, p, false);
+    const res = await this.ctx.call(creator.operationId, { key: this.tenant.key, params, body: exampleBody(creator) });
+    if (res.status >= 300) return undefined;
+    this.made++;
+    const id = idFromCreated(res.body, name);
+    if (id !== undefined) this.cache.set(cacheKey, id);
+    return id;
+  }
+}

@@ -1,0 +1,39 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+
+export interface ServerProcess {
+  child: ChildProcess;
+  /** The base URL once the server listens. */
+  listening: Promise<string>;
+  exited: Promise<number | null>;
+  output(): { stdout: string; stderr: string };
+}
+
+/**
+ * `src/server.ts` as a separate process on a port of its own, the way `npm start` runs it: one node
+ * process with tsx as a loader, so signals reach the server itself.
+ */
+export function startServer(env: NodeJS.ProcessEnv): ServerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const listening = new Promise<string>((resolve, reject) => {
+    const timer = setInterval(() => {
+      const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)?.[1];
+      if (url) {
+        clearInterval(timer);
+        resolve(url);
+      }
+    }, 25);
+    void exited.then(() => {
+      clearInterval(timer);
+      reject(new Error(`server exited: ${stderr}`));
+    });
+  });
+  listening.catch(() => {});
+  return { child, listening, exited, output: () => ({ stdout, stderr }) };
+}
