@@ -42,8 +42,8 @@ export async function registerOperations(app: FastifyInstance): Promise<void> {
   const coercing = makeAjv('array');
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
 
-  // The contract's own media types appear only in responses; as request bodies they are a 415.
-  app.addContentTypeParser(['application/vnd.oai.openapi', 'application/vnd.oai.openapi+json'], (_req, _body, done) =>
+  // These media types appear only in responses (the contract, CSV listings); as request bodies they are a 415.
+  app.addContentTypeParser(['application/vnd.oai.openapi', 'application/vnd.oai.openapi+json', 'text/csv'], (_req, _body, done) =>
     done(Object.assign(new Error('Unsupported media type in request.'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }), undefined),
   );
   await app.register(openapiGlue, {
