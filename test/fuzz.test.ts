@@ -12,6 +12,7 @@ import {
   badPathValue,
   hugeString,
   invalidArb,
+  oddStrings,
   queryValueArb,
   toJsonText,
   validArb,
@@ -96,7 +97,7 @@ function requestArb(op: Op): fc.Arbitrary<FuzzRequest> {
   const query = fc
     .tuple(
       fc.record(Object.fromEntries(queryParams.map((p) => [p.name, queryValueArb(p.schema)])), { requiredKeys: [] }),
-      fc.option(fc.tuple(fc.string({ minLength: 1, maxLength: 10 }), fc.string({ maxLength: 10 })), { freq: 4 }),
+      fc.option(fc.tuple(fc.string({ minLength: 1, maxLength: 10 }), fc.oneof(fc.string({ maxLength: 10 }), oddStrings)), { freq: 4 }),
     )
     .map(([known, extra]) => (extra && extra[0] !== 'personal_api_key' ? { ...known, [extra[0]]: extra[1] } : known));
   const body: fc.Arbitrary<BodyChoice> = op.body
