@@ -44,12 +44,12 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
     routerOptions: { ignoreTrailingSlash: true },
     // Query strings such as `?tags=a&tags=b` arrive as arrays.
     requestIdHeader: 'x-request-id',
-    // A path segment that is over-long or not valid percent-encoding names nothing: PostHog's 404,
-    // in the error shape, rather than Fastify's own 414/400 bodies.
     // While draining on SIGTERM, a request that arrives on an open keep-alive connection is served
     // (with `Connection: close`) rather than answered with Fastify's own 503 body, which is not in
     // the contract's error shape; the database closes only after the last request.
     return503OnClosing: false,
+    // A path segment that is over-long or not valid percent-encoding names nothing: PostHog's 404,
+    // in the error shape, rather than Fastify's own 414/400 bodies.
     frameworkErrors: (_err, _req, reply) => void (reply as FastifyReply).code(404).send(ApiError.notFound().body),
   });
   const authCache = new AuthCache(database);

@@ -11,23 +11,26 @@ function nullCharacters(attr: string | null): ApiError {
   return ApiError.validation(attr, 'Null characters are not allowed.', 'null_characters_not_allowed');
 }
 
-/** U+FFFD for unpaired surrogates, as a UTF-8 encoder writes them; JSON columns would refuse them. */
+/** U+FFFD for unpaired surrogates, as a UTF-8 encoder writes them in text; the embedded PostgreSQL's jsonb refuses them. */
 function wellFormed(s: string): string {
   return LONE_SURROGATE.test(s) ? (s as string & { toWellFormed(): string }).toWellFormed() : s;
 }
 
 /**
  * What the schemas cannot say about input, checked before validation: PostgreSQL refuses NUL in
- * text (DRF answers "Null characters are not allowed."), JSON columns refuse unpaired surrogates,
+ * text (DRF answers "Null characters are not allowed."), jsonb may refuse unpaired surrogates,
  * and serialising very deep documents exhausts the stack. Path values holding NUL name nothing (404).
+ * Only the operation's own query parameters (`queryNames`) are checked.
  * A JSON operation sent no body at all sees `{}`, as DRF's `request.data` is then empty.
  */
-export function guardInput(req: FastifyRequest, hasJsonBody: boolean): void {
+export function guardInput(req: FastifyRequest, hasJsonBody: boolean, queryNames: ReadonlySet<string>): void {
   for (const value of Object.values((req.params ?? {}) as Record<string, unknown>)) {
     if (typeof value === 'string' && value.includes(NUL)) throw ApiError.notFound();
   }
   const query = (req.query ?? {}) as Record<string, unknown>;
   for (const [name, value] of Object.entries(query)) {
+    // Parameters the operation does not take are ignored, whatever they hold.
+    if (!queryNames.has(name)) continue;
     if (typeof value === 'string') {
       if (value.includes(NUL)) throw nullCharacters(name);
       query[name] = wellFormed(value);

@@ -54,6 +54,16 @@ export async function registerOperations(app: FastifyInstance): Promise<void> {
       const operation = spec.paths[openapiPath]?.[method.toLowerCase()] ?? {};
       const meta = routeMeta(openapiPath, operation, spec.security);
       const hasJsonBody = Boolean((operation.requestBody as { content?: Record<string, unknown> } | undefined)?.content?.['application/json']);
+      const queryNames = new Set(
+        ([...((spec.paths[openapiPath]?.parameters ?? []) as unknown[]), ...((operation.parameters ?? []) as unknown[])] as {
+          $ref?: string;
+          in?: string;
+          name?: string;
+        }[])
+          .map((p) => (p.$ref ? (spec.components.parameters?.[p.$ref.split('/').pop()!] as typeof p) : p))
+          .filter((p) => p?.in === 'query')
+          .map((p) => p.name!),
+      );
       return {
         handler: handler as RouteOptions['handler'],
         config: { operationId } as RouteOptions['config'],
@@ -61,7 +71,7 @@ export async function registerOperations(app: FastifyInstance): Promise<void> {
           ...(NO_DATABASE.has(operationId) ? [] : [refuseWhileDatabaseDown]),
           ...(meta.scopes ? [authenticate(meta)] : []),
         ],
-        preValidation: async (req: FastifyRequest) => guardInput(req, hasJsonBody),
+        preValidation: async (req: FastifyRequest) => guardInput(req, hasJsonBody, queryNames),
         ...(operation['x-body-limit'] ? { bodyLimit: Number(operation['x-body-limit']) } : {}),
       } as unknown as RouteOptions;
     },

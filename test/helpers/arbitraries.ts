@@ -113,7 +113,10 @@ function objectArb(s: Schema, depth: number): fc.Arbitrary<unknown> {
   const props = writable(s);
   if (!props.length) {
     if (s.additionalProperties === false) return fc.constant({});
-    return fc.dictionary(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
+    // Free-form objects end up in JSON columns: keys and values include the odd strings too.
+    return fc.dictionary(fc.oneof(fc.string({ maxLength: 12 }), oddStrings), fc.oneof(fc.jsonValue({ maxDepth: 2 }), oddStrings), {
+      maxKeys: 4,
+    });
   }
   const model = Object.fromEntries(props.map(([name, p]) => [name, validArb(p, depth + 1)]));
   const required = ((s.required ?? []) as string[]).filter((r) => r in model);

@@ -26,6 +26,7 @@ export function nonexistentValue(op: Op, param: string): string {
 
 export class Fixtures {
   private cache = new Map<string, string | number>();
+  private real = new Set<string>();
   /** Every object made here, for reports. */
   made = 0;
 
@@ -58,8 +59,15 @@ export class Fixtures {
 
   async valueFor(op: Op, name: string, fresh = false): Promise<string | number> {
     const own = this.tenantValue(op, name);
-    if (own !== undefined && !(op.tenant?.self && fresh)) return own;
-    return (await this.derive(op.path, name, fresh)) ?? nonexistentValue(op, name);
+    const value = own !== undefined && !(op.tenant?.self && fresh) ? own : await this.derive(op.path, name, fresh);
+    if (value === undefined) return nonexistentValue(op, name);
+    this.real.add(String(value));
+    return value;
+  }
+
+  /** Whether `value` names an object that exists (was made here or is the tenant), not a stand-in. */
+  isReal(value: string | number): boolean {
+    return this.real.has(String(value));
   }
 
   private async derive(path: string, name: string, fresh: boolean): Promise<string | number | undefined> {
