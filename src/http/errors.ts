@@ -74,6 +74,14 @@ const UNAVAILABLE_CODES = new Set([
   '08006',
 ]);
 
+function databaseCode(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return undefined;
+}
+
 function isDatabaseUnavailable(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
@@ -98,6 +106,8 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError | und
       return new ApiError(400, 'invalid_request', 'parse_error', 'Request body does not match its Content-Length.');
   }
   if (isDatabaseUnavailable(err)) return ApiError.unavailable();
+  // A number the contract allows but a column cannot hold (an id past 2^31, a huge page).
+  if (databaseCode(err) === '22003') return ApiError.validation(null, 'A numeric value is out of range.');
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new ApiError(fe.statusCode, 'invalid_request', 'invalid_request', fe.message);
   }

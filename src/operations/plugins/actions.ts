@@ -147,7 +147,8 @@ export function actionHandlers(family: Family) {
     async activity_retrieve(req) {
       await requirePluginsAccess(req, PluginsAccess.CONFIG);
       const limit = Math.min(req.query.limit ?? 10, MAX_ACTIVITY_LIMIT);
-      const page = req.query.page ?? 1;
+      // Pages past any real log are empty; the clamp keeps the offset a number PostgreSQL accepts.
+      const page = Math.min(req.query.page ?? 1, 10_000_000);
       const { total, rows } = await activityPage(req.server.db, req.tenant.organization_id, limit, page);
       const users = await getUsers(req.server.db, rows.flatMap((r) => (r.user_id === null ? [] : [r.user_id])));
       const pageUrl = (n: number) => {
