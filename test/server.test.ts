@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { openTestDatabase } from './helpers/db.js';
+import { startServer } from './helpers/server-process.js';
 
 const tsx = join('node_modules', '.bin', 'tsx');
 
@@ -23,31 +24,6 @@ function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
     child.stderr.on('data', (d) => (stderr += d));
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
-}
-
-function startServer(env: NodeJS.ProcessEnv) {
-  const child = spawn(tsx, ['src/server.ts'], { env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  const listening = new Promise<string>((resolve, reject) => {
-    const timer = setInterval(() => {
-      const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)?.[1];
-      if (url) {
-        clearInterval(timer);
-        resolve(url);
-      }
-    }, 50);
-    void exited.then(() => {
-      clearInterval(timer);
-      reject(new Error(`server exited: ${stderr}`));
-    });
-  });
-  // A server that is expected to refuse to start never listens; that is not an error by itself.
-  listening.catch(() => {});
-  return { child, listening, exited, output: () => ({ stdout, stderr }) };
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'api-data-'));
