@@ -1,4 +1,4 @@
-import nodeSqlParser from 'node-sql-parser';
+import nodeSqlParser from 'node-sql-parser/build/postgresql.js';
 import { defaultAlias, HogQLError, printExpr, type CompareOp, type Constant, type Expr, type SelectQuery } from './ast.js';
 
 const parser = new nodeSqlParser.Parser();

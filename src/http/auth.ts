@@ -80,10 +80,11 @@ export function authenticate(meta: RouteMeta) {
     if (meta.tenant.kind === 'project') {
       const raw = params[meta.tenant.param] ?? '';
       const projectId = raw === '@current' ? currentProjectId(principal) : /^\d+$/.test(raw) ? Number(raw) : undefined;
-      const notFound = meta.tenant.self ? ApiError.notFound() : ApiError.notFound('Project not found.');
-      if (projectId === undefined || projectId > 2147483647) throw notFound;
+      const self = meta.tenant.self;
+      const notFound = () => (self ? ApiError.notFound() : ApiError.notFound('Project not found.'));
+      if (projectId === undefined || projectId > 2147483647) throw notFound();
       const orgId = principal.projects.get(projectId) ?? (await unscopedProjectOrganization(req.server.db, projectId));
-      if (!orgId) throw notFound;
+      if (!orgId) throw notFound();
       if (scopedTeams && !scopedTeams.includes(projectId)) {
         throw ApiError.permissionDenied(`API key does not have access to the requested project: ID ${projectId}.`);
       }
@@ -93,7 +94,7 @@ export function authenticate(meta: RouteMeta) {
       checkScopes(meta, key.scopes);
       const level = principal.memberships.get(orgId);
       if (level === undefined) {
-        throw meta.tenant.self ? notFound : ApiError.permissionDenied("You don't have access to the project.");
+        throw meta.tenant.self ? notFound() : ApiError.permissionDenied("You don't have access to the project.");
       }
       req.tenant = { organization_id: orgId, level, project_id: projectId };
       return;
@@ -105,16 +106,17 @@ export function authenticate(meta: RouteMeta) {
       }
       const raw = params[meta.tenant.param] ?? '';
       const orgId = raw === '@current' ? currentOrganizationId(principal) : UUID.test(raw) ? raw.toLowerCase() : undefined;
-      const notFound = meta.tenant.self ? ApiError.notFound() : ApiError.notFound('Organization not found.');
-      if (!orgId) throw notFound;
+      const self = meta.tenant.self;
+      const notFound = () => (self ? ApiError.notFound() : ApiError.notFound('Organization not found.'));
+      if (!orgId) throw notFound();
       if (scopedOrgs && !scopedOrgs.includes(orgId)) {
-        if (meta.tenant.self) throw notFound;
+        if (meta.tenant.self) throw notFound();
         throw ApiError.permissionDenied(`API key does not have access to the requested organization: ID ${orgId}.`);
       }
       checkScopes(meta, key.scopes);
       const level = principal.memberships.get(orgId);
       if (level === undefined) {
-        if (meta.tenant.self || !(await unscopedOrganizationExists(req.server.db, orgId))) throw notFound;
+        if (meta.tenant.self || !(await unscopedOrganizationExists(req.server.db, orgId))) throw notFound();
         throw ApiError.permissionDenied();
       }
       req.tenant = { organization_id: orgId, level };

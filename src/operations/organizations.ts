@@ -17,12 +17,11 @@ import type { FastifyRequest } from 'fastify';
 
 const WRITABLE = ['name', 'logo_media_id', 'is_member_join_email_enabled', 'enforce_2fa'] as const;
 
+const instanceTag = () => process.env.INSTANCE_TAG || 'none';
+
 async function present(req: FastifyRequest, rows: OrganizationRow[]) {
   const extras = await organizationExtras(req.server.db, rows.map((o) => o.id));
-  const tag = process.env.INSTANCE_TAG || 'none';
-  return rows.map((o) =>
-    serializeOrganization(o, req.principal.memberships.get(o.id) ?? null, extras.get(o.id)!, tag),
-  );
+  return rows.map((o) => serializeOrganization(o, req.principal.memberships.get(o.id) ?? null, extras.get(o.id)!, instanceTag()));
 }
 
 export const organizationHandlers = {
@@ -46,9 +45,11 @@ export const organizationHandlers = {
   },
 
   async organizations_retrieve(req) {
-    const organization = await getOrganization(req.server.db, req.tenant.organization_id);
+    // The organization and its extras in parallel: membership already proved it exists.
+    const id = req.tenant.organization_id;
+    const [organization, extras] = await Promise.all([getOrganization(req.server.db, id), organizationExtras(req.server.db, [id])]);
     if (!organization) throw ApiError.notFound();
-    return (await present(req, [organization]))[0]!;
+    return serializeOrganization(organization, req.tenant.level, extras.get(id)!, instanceTag());
   },
 
   async organizations_partial_update(req) {

@@ -2,7 +2,8 @@ import { and, arrayOverlaps, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { dashboard_collaborators, dashboards, sharing_configurations } from '../schema/index.js';
 import type { Page } from '../../http/pagination.js';
-import { countWhere } from './util.js';
+import { prepared } from '../prepared.js';
+import { anyOf, countWhere } from './util.js';
 
 export type DashboardRow = typeof dashboards.$inferSelect;
 export type DashboardInsert = Omit<typeof dashboards.$inferInsert, 'id' | 'project_id' | 'created_at'>;
@@ -17,6 +18,24 @@ export function isRowId(n: unknown): n is number {
   return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= MAX_INT4;
 }
 
+const liveWhere = () => and(eq(dashboards.project_id, sql.placeholder('projectId')), eq(dashboards.deleted, false));
+const liveOrder = [desc(dashboards.pinned), sql`${dashboards.name} asc nulls last`, asc(dashboards.id)];
+
+const liveCount = prepared('dashboards_live_count', (db, name) =>
+  db.select({ n: sql<number>`count(*)::int` }).from(dashboards).where(liveWhere()).prepare(name),
+);
+
+const livePage = prepared('dashboards_live_page', (db, name) =>
+  db
+    .select()
+    .from(dashboards)
+    .where(liveWhere())
+    .orderBy(...liveOrder)
+    .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'))
+    .prepare(name),
+);
+
 /** Live dashboards of a project, pinned first then by name (PostHog's `-pinned, name`). */
 export async function listDashboards(
   db: Db,
@@ -24,18 +43,19 @@ export async function listDashboards(
   page: Page,
   tags: string[],
 ): Promise<{ count: number; rows: DashboardRow[] }> {
-  const where = and(
-    eq(dashboards.project_id, projectId),
-    eq(dashboards.deleted, false),
-    tags.length ? arrayOverlaps(dashboards.tags, tags) : undefined,
-  );
+  if (!tags.length) {
+    const values = { projectId, limit: page.limit, offset: page.offset };
+    const [[counted], rows] = await Promise.all([liveCount(db).execute(values), livePage(db).execute(values)]);
+    return { count: counted?.n ?? 0, rows };
+  }
+  const where = and(eq(dashboards.project_id, projectId), eq(dashboards.deleted, false), arrayOverlaps(dashboards.tags, tags));
   const [count, rows] = await Promise.all([
     countWhere(db, dashboards, where),
     db
       .select()
       .from(dashboards)
       .where(where)
-      .orderBy(desc(dashboards.pinned), sql`${dashboards.name} asc nulls last`, asc(dashboards.id))
+      .orderBy(...liveOrder)
       .limit(page.limit)
       .offset(page.offset),
   ]);
@@ -88,20 +108,30 @@ export interface DashboardExtras {
 }
 
 /** Sharing state of several dashboards and one user's collaborator level on each, in two queries. */
+const sharedAmong = prepared('dashboards_shared_among', (db, name) =>
+  db
+    .select({ dashboard_id: sharing_configurations.dashboard_id })
+    .from(sharing_configurations)
+    .where(and(anyOf(sharing_configurations.dashboard_id, sql.placeholder('ids')), eq(sharing_configurations.enabled, true)))
+    .prepare(name),
+);
+
+const privilegesAmong = prepared('dashboards_privileges_among', (db, name) =>
+  db
+    .select({ dashboard_id: dashboard_collaborators.dashboard_id, level: dashboard_collaborators.level })
+    .from(dashboard_collaborators)
+    .where(
+      and(anyOf(dashboard_collaborators.dashboard_id, sql.placeholder('ids')), eq(dashboard_collaborators.user_id, sql.placeholder('userId'))),
+    )
+    .prepare(name),
+);
+
 export async function dashboardExtras(db: Db, ids: number[], userId: number | null): Promise<Map<number, DashboardExtras>> {
   const out = new Map<number, DashboardExtras>(ids.map((id) => [id, { is_shared: false, privilege: null }]));
   if (!ids.length) return out;
   const [shared, privileges] = await Promise.all([
-    db
-      .select({ dashboard_id: sharing_configurations.dashboard_id })
-      .from(sharing_configurations)
-      .where(and(inArray(sharing_configurations.dashboard_id, ids), eq(sharing_configurations.enabled, true))),
-    userId === null
-      ? Promise.resolve([])
-      : db
-          .select({ dashboard_id: dashboard_collaborators.dashboard_id, level: dashboard_collaborators.level })
-          .from(dashboard_collaborators)
-          .where(and(inArray(dashboard_collaborators.dashboard_id, ids), eq(dashboard_collaborators.user_id, userId))),
+    sharedAmong(db).execute({ ids }),
+    userId === null ? Promise.resolve([]) : privilegesAmong(db).execute({ ids, userId }),
   ]);
   for (const s of shared) out.get(s.dashboard_id)!.is_shared = true;
   for (const p of privileges) out.get(p.dashboard_id)!.privilege = p.level;

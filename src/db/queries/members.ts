@@ -1,8 +1,9 @@
-import { and, asc, desc, eq, gt, inArray, notLike, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, notLike, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { organization_memberships, projects, users } from '../schema/index.js';
 import type { Page } from '../../http/pagination.js';
 import type { UserRow } from './users.js';
+import { prepared } from '../prepared.js';
 
 export type MembershipRow = typeof organization_memberships.$inferSelect;
 export interface MemberRow {
@@ -19,12 +20,7 @@ export interface MemberFilter {
 }
 
 /** Active, human members of one organization. */
-export async function listMembers(
-  db: Db,
-  organizationId: string,
-  filter: MemberFilter,
-  page: Page,
-): Promise<{ count: number; rows: MemberRow[] }> {
+function memberConditions(organizationId: string | Placeholder, filter: MemberFilter): SQL[] {
   const conditions: SQL[] = [
     eq(organization_memberships.organization_id, organizationId),
     eq(users.is_active, true),
@@ -32,25 +28,52 @@ export async function listMembers(
   ];
   if (filter.email !== undefined) conditions.push(eq(users.email, filter.email));
   if (filter.updated_after) conditions.push(gt(organization_memberships.updated_at, filter.updated_after));
-  const where = and(...conditions);
-  const order = filter.ascending
+  return conditions;
+}
+
+function memberQueries(db: Db, where: SQL | undefined, ascending: boolean, limit: number | Placeholder, offset: number | Placeholder) {
+  const order = ascending
     ? [asc(organization_memberships.joined_at), asc(organization_memberships.id)]
     : [desc(organization_memberships.joined_at), desc(organization_memberships.id)];
-  const [[counted], rows] = await Promise.all([
-    db
+  return {
+    count: db
       .select({ n: sql<number>`count(*)::int` })
       .from(organization_memberships)
       .innerJoin(users, eq(users.id, organization_memberships.user_id))
       .where(where),
-    db
+    page: db
       .select({ membership: organization_memberships, user: users })
       .from(organization_memberships)
       .innerJoin(users, eq(users.id, organization_memberships.user_id))
       .where(where)
       .orderBy(...order)
-      .limit(page.limit)
-      .offset(page.offset),
-  ]);
+      .limit(limit)
+      .offset(offset),
+  };
+}
+
+// The unfiltered listing, newest or oldest first, is the one clients page through: built once.
+const unfiltered = [false, true].map((ascending) =>
+  prepared(`members_${ascending ? 'asc' : 'desc'}`, (db, name) => {
+    const q = memberQueries(db, and(...memberConditions(sql.placeholder('org'), {})), ascending, sql.placeholder('limit'), sql.placeholder('offset'));
+    return { count: q.count.prepare(`${name}_count`), page: q.page.prepare(`${name}_page`) };
+  }),
+);
+
+export async function listMembers(
+  db: Db,
+  organizationId: string,
+  filter: MemberFilter,
+  page: Page,
+): Promise<{ count: number; rows: MemberRow[] }> {
+  if (filter.email === undefined && !filter.updated_after) {
+    const q = unfiltered[filter.ascending ? 1 : 0]!(db);
+    const values = { org: organizationId, limit: page.limit, offset: page.offset };
+    const [[counted], rows] = await Promise.all([q.count.execute(values), q.page.execute(values)]);
+    return { count: counted?.n ?? 0, rows };
+  }
+  const q = memberQueries(db, and(...memberConditions(organizationId, filter)), Boolean(filter.ascending), page.limit, page.offset);
+  const [[counted], rows] = await Promise.all([q.count, q.page]);
   return { count: counted?.n ?? 0, rows };
 }
 

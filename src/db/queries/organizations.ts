@@ -3,7 +3,8 @@ import type { Db } from '../client.js';
 import { organization_memberships, organizations, projects, users } from '../schema/index.js';
 import type { Page } from '../../http/pagination.js';
 import { insertProject, type ProjectRow } from './projects.js';
-import { countWhere } from './util.js';
+import { prepared } from '../prepared.js';
+import { anyOf, countWhere } from './util.js';
 import { randomBytes } from 'node:crypto';
 
 export type OrganizationRow = typeof organizations.$inferSelect;
@@ -42,8 +43,12 @@ export async function listOrganizations(db: Db, ids: string[], page: Page): Prom
   return { count, rows };
 }
 
+const organizationById = prepared('organization_by_id', (db, name) =>
+  db.select().from(organizations).where(eq(organizations.id, sql.placeholder('id'))).limit(1).prepare(name),
+);
+
 export async function getOrganization(db: Db, id: string): Promise<OrganizationRow | undefined> {
-  const [row] = await db.select().from(organizations).where(eq(organizations.id, id)).limit(1);
+  const [row] = await organizationById(db).execute({ id });
   return row;
 }
 
@@ -52,25 +57,31 @@ export interface OrganizationExtras {
   member_count: number;
 }
 
+const projectsOf = prepared('organization_projects', (db, name) =>
+  db.select().from(projects).where(anyOf(projects.organization_id, sql.placeholder('ids'))).orderBy(asc(projects.id)).prepare(name),
+);
+
+const memberCounts = prepared('organization_member_counts', (db, name) =>
+  db
+    .select({ organization_id: organization_memberships.organization_id, n: sql<number>`count(*)::int` })
+    .from(organization_memberships)
+    .innerJoin(users, eq(users.id, organization_memberships.user_id))
+    .where(
+      and(
+        anyOf(organization_memberships.organization_id, sql.placeholder('ids')),
+        eq(users.is_active, true),
+        notLike(users.email, `%${BOT_EMAIL_SUFFIX}`),
+      ),
+    )
+    .groupBy(organization_memberships.organization_id)
+    .prepare(name),
+);
+
 /** The projects and active member counts of several organizations, in two queries. */
 export async function organizationExtras(db: Db, ids: string[]): Promise<Map<string, OrganizationExtras>> {
   const out = new Map<string, OrganizationExtras>(ids.map((id) => [id, { projects: [], member_count: 0 }]));
   if (!ids.length) return out;
-  const [projectRows, counts] = await Promise.all([
-    db.select().from(projects).where(inArray(projects.organization_id, ids)).orderBy(asc(projects.id)),
-    db
-      .select({ organization_id: organization_memberships.organization_id, n: sql<number>`count(*)::int` })
-      .from(organization_memberships)
-      .innerJoin(users, eq(users.id, organization_memberships.user_id))
-      .where(
-        and(
-          inArray(organization_memberships.organization_id, ids),
-          eq(users.is_active, true),
-          notLike(users.email, `%${BOT_EMAIL_SUFFIX}`),
-        ),
-      )
-      .groupBy(organization_memberships.organization_id),
-  ]);
+  const [projectRows, counts] = await Promise.all([projectsOf(db).execute({ ids }), memberCounts(db).execute({ ids })]);
   for (const p of projectRows) out.get(p.organization_id)?.projects.push(p);
   for (const c of counts) {
     const extras = out.get(c.organization_id);

@@ -2,6 +2,8 @@ import { asc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { organization_memberships, organizations, users } from '../schema/index.js';
 import { randomToken } from '../../tokens.js';
+import { prepared } from '../prepared.js';
+import { anyOf } from './util.js';
 
 export type UserRow = typeof users.$inferSelect;
 
@@ -10,9 +12,13 @@ export async function getUser(db: Db, id: number): Promise<UserRow | undefined> 
   return row;
 }
 
+const usersAmong = prepared('users_among', (db, name) =>
+  db.select().from(users).where(anyOf(users.id, sql.placeholder('ids'))).prepare(name),
+);
+
 export async function getUsers(db: Db, ids: number[]): Promise<Map<number, UserRow>> {
   if (!ids.length) return new Map();
-  const rows = await db.select().from(users).where(inArray(users.id, [...new Set(ids)]));
+  const rows = await usersAmong(db).execute({ ids: [...new Set(ids)] });
   return new Map(rows.map((u) => [u.id, u]));
 }
 

@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { PgTable } from 'drizzle-orm/pg-core';
+import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../client.js';
 
 /** `count(*)` over a table and condition, as a number. */
@@ -15,4 +15,12 @@ export function sqlState(err: unknown): string | undefined {
     if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
   }
   return undefined;
+}
+
+/**
+ * `column = any($1)`: one array parameter whatever the list's length, so the statement text (and
+ * its prepared plan) is the same for every list. `values` is an array or a placeholder.
+ */
+export function anyOf(column: PgColumn, values: unknown): SQL {
+  return sql`${column} = any(${Array.isArray(values) ? sql.param(values) : values})`;
 }
