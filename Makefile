@@ -44,6 +44,7 @@ clean:
 
 ## Throughput and latency of the API against same-run baselines; writes bench/results.md.
 bench: install
+	npm run -s build
 	$(NPX) tsx bench/run.ts
 
 ## The fuzz test's long profile: FUZZ_RUNS requests per operation (default 2000); FUZZ_SEED=<n> reproduces a run.
@@ -52,4 +53,5 @@ fuzz: install
 
 ## Mixed read/write load for SOAK_DURATION seconds (default 60): fails on any error or on RSS growth over 50%.
 soak: install
+	npm run -s build
 	$(NPX) tsx bench/soak.ts

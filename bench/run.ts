@@ -59,12 +59,17 @@ function rssSampler(pid: number) {
   };
 }
 
-async function drive(url: string, scenario: Scenario, seeded: Seeded): Promise<Omit<Row, 'backend' | 'scenario' | 'target'>> {
+async function drive(
+  url: string,
+  scenario: Scenario,
+  seeded: Seeded,
+  connections = CONNECTIONS,
+): Promise<Omit<Row, 'backend' | 'scenario' | 'target'>> {
   const request = scenario.request(seeded);
   const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...request.headers };
   const opts = {
     url,
-    connections: CONNECTIONS,
+    connections,
     duration: DURATION,
     method: request.method ?? 'GET',
     headers,
@@ -103,8 +108,8 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
     DATABASE_URL: databaseUrl ?? '',
     DATA_DIR: dataDir ?? '',
   };
-  // One process (no tsx launcher in between), so its memory is the server's.
-  const server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...process.env, ...env }, stdio: 'inherit' });
+  // The server as `npm start` runs it (the bundle `make bench` builds): one process, so its memory is the server's.
+  const server = spawn(process.execPath, ['--enable-source-maps', 'dist/app/server.mjs'], { env: { ...process.env, ...env }, stdio: 'inherit' });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     const up = await fetch(`${base}/_health`).then((r) => r.ok, () => false);
@@ -147,6 +152,11 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
         const sql = await drive(bbase + sqlPath, { ...s, request: () => ({ path: '' }) }, seeded);
         rows.push({ backend, scenario: s.name, target: 'bare fastify + same SQL', ...sql });
         row.ratio += `, ${((ours.rps / sql.rps) * 100).toFixed(0)}% of bare+SQL`;
+      }
+      if (s.pageLatency) {
+        const single = await drive(base + s.request(seeded).path, s, seeded, 1);
+        rows.push({ backend, scenario: s.name, target: 'api, 1 connection', ...single });
+        process.stdout.write(`${backend} ${s.name}, 1 connection: p50 ${single.p50} ms p99 ${single.p99} ms\n`);
       }
       const items = row.itemsPerSecond ? `, ${row.itemsPerSecond} events/s` : '';
       process.stdout.write(`${backend} ${s.name}: ${ours.rps} req/s${items} p50 ${ours.p50} ms p99 ${ours.p99} ms, ${ours.errors} errors (${row.ratio})\n`);
@@ -243,7 +253,7 @@ const table = [
     `| ${r.backend} | ${r.scenario} | ${r.target} | ${r.rps || ''} | ${r.itemsPerSecond ?? ''} | ${r.rps ? r.p50 : ''} | ${r.rps ? r.p99 : ''} | ${r.rps ? r.errors : ''} | ${r.rssMb ?? ''} | ${r.ratio ?? ''} |`,
   ),
 ].join('\n');
-const header = `# Benchmark results\n\n${new Date().toISOString()} on ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}; autocannon ${CONNECTIONS} connections, ${DURATION} s per target after a 2 s warm-up.\n\n`;
+const header = `# Benchmark results\n\n${new Date().toISOString()} on ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}; autocannon ${CONNECTIONS} connections (one where a row says so), ${DURATION} s per target after a 2 s warm-up.\n\n`;
 const exportTable = exportLines.length
   ? `\n\n## Batch export\n\n| backend | scenario | destination | outcome | throughput | time | memory |\n|---|---|---|---|---:|---:|---|\n${exportLines.join('\n')}`
   : '';

@@ -33,8 +33,8 @@ if (process.env.DATABASE_URL) {
 
 const port = 19000 + Math.floor(Math.random() * 1000);
 const base = `http://127.0.0.1:${port}`;
-// One process (no tsx launcher in between), so its memory is the server's.
-const server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+// The server as `npm start` runs it (the bundle `make bench` builds): one process, so its memory is the server's.
+const server = spawn(process.execPath, ['--enable-source-maps', 'dist/app/server.mjs'], {
   env: {
     ...process.env,
     PORT: String(port),

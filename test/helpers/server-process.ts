@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -8,12 +9,25 @@ export interface ServerProcess {
   output(): { stdout: string; stderr: string };
 }
 
+let bundle: string | undefined;
+
+/** The server bundled as `npm start` bundles it, into a folder of this test process's own. */
+function serverBundle(): string {
+  if (!bundle) {
+    const outdir = `dist/test-${process.pid}`;
+    execFileSync(process.execPath, ['scripts/build.mjs', outdir]);
+    process.on('exit', () => rmSync(outdir, { recursive: true, force: true }));
+    bundle = `${outdir}/server.mjs`;
+  }
+  return bundle;
+}
+
 /**
- * `src/server.ts` as a separate process on a port of its own, the way `npm start` runs it: one node
- * process with tsx as a loader, so signals reach the server itself.
+ * The server as a separate process on a port of its own, the way `npm start` runs it: the bundled
+ * JavaScript in one node process, so signals reach the server itself.
  */
 export function startServer(env: NodeJS.ProcessEnv): ServerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, ['--enable-source-maps', serverBundle()], {
     env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
   });
   let stdout = '';
