@@ -55,6 +55,7 @@ function rssSampler(pid: number) {
       peak = 0;
     },
     peakMb: () => (read(), Math.round(peak / 1024)),
+    nowMb: () => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024),
     stop: () => clearInterval(timer),
   };
 }
@@ -137,8 +138,15 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
     writeFileSync(fixturesFile, JSON.stringify(fixtures));
     baseline = await start(['bench/baseline.ts', String(bport), databaseUrl ?? '', fixturesFile], {}, /ready/);
     const bbase = `http://127.0.0.1:${bport}`;
+    let readsDone = false;
+    const afterReads = () => {
+      if (readsDone) return;
+      readsDone = true;
+      rows.push({ backend, scenario: 'after the read scenarios', target: 'api RSS now', rps: 0, p50: 0, p99: 0, errors: 0, rssMb: rss.nowMb() });
+    };
     for (const s of scenarios) {
       if (s.backends && !s.backends.includes(backend)) continue;
+      if (s.itemsPerRequest) afterReads();
       if (process.env.BENCH_SCENARIOS && !process.env.BENCH_SCENARIOS.split(',').includes(s.id)) continue;
       rss.reset();
       const ours = await drive(base + s.request(seeded).path, s, seeded);
@@ -161,7 +169,7 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
       const items = row.itemsPerSecond ? `, ${row.itemsPerSecond} events/s` : '';
       process.stdout.write(`${backend} ${s.name}: ${ours.rps} req/s${items} p50 ${ours.p50} ms p99 ${ours.p99} ms, ${ours.errors} errors (${row.ratio})\n`);
     }
-    rows.push({ backend, scenario: 'after the read scenarios', target: 'api RSS', rps: 0, p50: 0, p99: 0, errors: 0, rssMb: rss.peakMb() });
+    afterReads();
   } finally {
     rss.stop();
     baseline?.kill();
