@@ -3,6 +3,7 @@ import { PassThrough, type Transform } from 'node:stream';
 import { createBrotliCompress, createGzip } from 'node:zlib';
 import { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { jsonLines } from '../records.js';
 import { NonRetryableError, type DestinationContext, type DestinationWriter } from './types.js';
 
 const EXTENSIONS: Record<string, string> = { gzip: '.gz', brotli: '.br' };
@@ -74,7 +75,7 @@ export function s3Writer({ exp, run }: DestinationContext): DestinationWriter {
     async write(batch) {
       if (failure) throw classify(failure);
       const stream = input ?? start();
-      if (!stream.write(batch.lines.join('\n') + '\n')) {
+      if (!stream.write(jsonLines(batch))) {
         await Promise.race([once(stream, 'drain'), done!.catch(() => {})]);
       }
       if (failure) throw classify(failure);
