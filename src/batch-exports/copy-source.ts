@@ -10,7 +10,7 @@ export interface CopyBatch {
 }
 
 /** Bytes read ahead of the destination, whatever the batch size, before the source is paused. */
-const MAX_AHEAD_BYTES = 64 * 1024 * 1024;
+const MAX_AHEAD_BYTES = 32 * 1024 * 1024;
 
 /** The postgres.js client behind a drizzle database; undefined on PGlite, which cannot stream COPY TO STDOUT. */
 export function postgresClient(db: Db): postgres.Sql | undefined {
@@ -40,7 +40,7 @@ export function inlineParams(query: { sql: string; params: unknown[] }): string 
 /**
  * Streams the query's rows with `COPY (query) TO STDOUT` in batches of `size` rows (the last may be
  * smaller), as PostgreSQL writes them: one statement and one snapshot for the whole run, nothing
- * parsed here. The stream reads on while the caller writes a batch, up to two batches ahead, then
+ * parsed here. The stream reads on while the caller writes a batch, up to one batch ahead, then
  * pauses the connection. Leaving early cancels the statement. Timestamps are written in ISO form in
  * UTC whatever the server's settings.
  */
@@ -60,7 +60,8 @@ export async function* copyBatches(client: postgres.Sql, query: string, size: nu
     wake = undefined;
     w?.();
   };
-  const full = () => rows >= 2 * size || bytes >= MAX_AHEAD_BYTES;
+  // A batch is ready at `size` rows, or sooner when its rows are so large that they pass the byte limit.
+  const full = () => rows >= size || (rows > 0 && bytes >= MAX_AHEAD_BYTES);
   try {
     await conn.unsafe('begin transaction read only');
     await conn.unsafe(`set local timezone = 'UTC'`);
@@ -83,7 +84,7 @@ export async function* copyBatches(client: postgres.Sql, query: string, size: nu
       notify();
     });
     for (;;) {
-      while (failure === undefined && !ended && rows < size) await new Promise<void>((resolve) => (wake = resolve));
+      while (failure === undefined && !ended && !full()) await new Promise<void>((resolve) => (wake = resolve));
       if (failure !== undefined) throw failure;
       if (!rows) break;
       const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
