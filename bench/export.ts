@@ -69,7 +69,8 @@ try {
       retryCount: 0,
       retryLimit: 0,
       signal: new AbortController().signal,
-      batchSize: Number(process.env.BATCH_EXPORT_BATCH_SIZE ?? 5000),
+      // The batch size a worker would use, from the same setting.
+      batchSize: loadConfig({ BATCH_EXPORT_BATCH_SIZE: process.env.BATCH_EXPORT_BATCH_SIZE }).exportBatchSize,
       staleSeconds: 300,
     });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;

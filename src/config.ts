@@ -77,7 +77,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pluginArchiveMaxBytes: Number(env.PLUGIN_ARCHIVE_MAX_BYTES || 20 * 1024 * 1024),
     pluginLocalDir: env.PLUGIN_LOCAL_DIR || undefined,
     exportConcurrency: positiveInt(env.BATCH_EXPORT_CONCURRENCY, 2),
-    exportBatchSize: positiveInt(env.BATCH_EXPORT_BATCH_SIZE, 5000),
+    exportBatchSize: positiveInt(env.BATCH_EXPORT_BATCH_SIZE, 20000),
     exportRetries: env.BATCH_EXPORT_RETRIES === '0' ? 0 : positiveInt(env.BATCH_EXPORT_RETRIES, 5),
   };
 }

@@ -3,6 +3,8 @@ import type { Db } from '../db/client.js';
 import type { BatchExportRow } from '../db/queries/batch-exports.js';
 import { events, person_distinct_ids, persons } from '../db/schema/index.js';
 import { compileCondition, compileJsonValue, eventsScope, parseSelect, valueType, type ColumnType } from '../hogql/index.js';
+import { copyBatches, inlineParams, postgresClient } from './copy-source.js';
+import { decodeCopyRows, encodeCopyRows } from './copy-text.js';
 
 /** A column of the exported records, with the type a receiving table gives it. */
 export interface ExportColumn {
@@ -10,21 +12,46 @@ export interface ExportColumn {
   type: 'text' | 'timestamptz' | 'bigint' | 'jsonb' | 'integer' | 'boolean';
 }
 
+/**
+ * `json`: each record one JSON object, keys in `columns` order. `columns`: each record the columns'
+ * values, typed as `columns` says, for a table with those columns.
+ */
+export type RecordFormat = 'json' | 'columns';
+
 export interface RecordBatch {
-  /** Each record as a JSON object text, keys in `columns` order. */
-  lines: string[];
+  /** Records in the batch. */
+  count: number;
+  /** The records in PostgreSQL's COPY text format, one a line (see copy-text.ts). */
+  data: Buffer;
+}
+
+/** The batch's JSON objects as JSON lines, each ending with a newline. */
+export const jsonLines = (batch: RecordBatch): Buffer => decodeCopyRows(batch.data);
+
+/** The batch's JSON objects as strings. */
+export function jsonTexts(batch: RecordBatch): string[] {
+  const text = jsonLines(batch).toString('utf8');
+  return text ? text.slice(0, -1).split('\n') : [];
 }
 
 /**
- * The records of one run, read in keyset-ordered batches so memory does not grow with the interval:
- * events by (timestamp, id), persons by (updated_at, id, distinct_id).
+ * The records of one run, in batches so memory does not grow with the interval: on PostgreSQL one
+ * COPY stream (events in (timestamp, id) order), on PGlite keyset-ordered pages, events by
+ * (timestamp, id), persons by (updated_at, id, distinct_id).
  */
 export interface RecordSource {
   columns: ExportColumn[];
   /** Columns that identify a record, for destinations that upsert; null when the fields have none. */
   key: string[] | null;
+  /** Whether `batches` can give the `columns` format. */
+  columnar: boolean;
   count(): Promise<number>;
-  batches(size: number): AsyncGenerator<RecordBatch>;
+  batches(size: number, format?: RecordFormat): AsyncGenerator<RecordBatch>;
+}
+
+/** Pages of JSON objects (the PGlite path) as batches. */
+async function* encoded(pages: AsyncGenerator<string[]>): AsyncGenerator<RecordBatch> {
+  for await (const lines of pages) yield { count: lines.length, data: encodeCopyRows(lines) };
 }
 
 const isoOf = (col: SQL | unknown) => sql`to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
@@ -95,35 +122,73 @@ function eventsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date
   }
   const condition = and(...where)!;
   const line = jsonObject(pairs);
+  const client = postgresClient(db);
+  // The default fields straight from their columns; the timestamps as the session writes them (ISO, UTC), which a
+  // timestamptz column reads as the same instant as the JSON's strings.
+  const raw: SQL[] | null = exp.hogql_query
+    ? null
+    : [
+        sql`${events.uuid}::text`,
+        sql`${events.event}`,
+        sql`${events.properties}`,
+        sql`${events.distinct_id}`,
+        sql`${events.project_id}`,
+        sql`${events.timestamp}`,
+        sql`${events.created_at}`,
+        sql`${events.elements_chain}`,
+        sql`${persons.uuid}::text`,
+        sql`${persons.properties}`,
+      ];
+  async function* pages(size: number): AsyncGenerator<string[]> {
+    let after: { ts: string; id: number } | undefined;
+    for (;;) {
+      // Spelled out rather than a row comparison so the (project_id, timestamp) index bounds the scan.
+      const keyset = after
+        ? sql`${events.timestamp} >= ${after.ts}::timestamptz and (${events.timestamp} > ${after.ts}::timestamptz or ${events.id} > ${after.id})`
+        : undefined;
+      const rows = await db
+        .select({ line: sql<string>`${line}`, ts: sql<string>`${isoOf(events.timestamp)}`, id: events.id })
+        .from(events)
+        .leftJoin(persons, eq(persons.id, events.person_id))
+        .where(keyset ? and(condition, keyset) : condition)
+        // NULLS FIRST matches a backward scan of the (project_id, timestamp DESC NULLS LAST, id DESC NULLS LAST)
+        // index, so each batch reads only its own rows (the columns are never null).
+        .orderBy(sql`${events.timestamp} asc nulls first`, sql`${events.id} asc nulls first`)
+        .limit(size);
+      if (!rows.length) return;
+      yield rows.map((r) => r.line);
+      const last = rows[rows.length - 1]!;
+      after = { ts: last.ts, id: Number(last.id) };
+      if (rows.length < size) return;
+    }
+  }
   return {
     columns,
     key,
+    columnar: !!client && !!raw,
     async count() {
       const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(events).where(condition);
       return Number(row?.n ?? 0);
     },
-    async *batches(size) {
-      let after: { ts: string; id: number } | undefined;
-      for (;;) {
-        // Spelled out rather than a row comparison so the (project_id, timestamp) index bounds the scan.
-        const keyset = after
-          ? sql`${events.timestamp} >= ${after.ts}::timestamptz and (${events.timestamp} > ${after.ts}::timestamptz or ${events.id} > ${after.id})`
-          : undefined;
-        const rows = await db
-          .select({ line: sql<string>`${line}`, ts: sql<string>`${isoOf(events.timestamp)}`, id: events.id })
+    batches(size, format = 'json') {
+      if (!client) return encoded(pages(size));
+      if (format === 'columns') {
+        if (!raw) throw new Error('These records have no columns format');
+        // A table has no order, so the scan takes whichever plan is cheapest.
+        const query = db
+          .select({ row: sql`${sql.join(raw, sql`, `)}` })
           .from(events)
           .leftJoin(persons, eq(persons.id, events.person_id))
-          .where(keyset ? and(condition, keyset) : condition)
-          // NULLS FIRST matches a backward scan of the (project_id, timestamp DESC NULLS LAST, id DESC NULLS LAST)
-          // index, so each batch reads only its own rows (the columns are never null).
-          .orderBy(sql`${events.timestamp} asc nulls first`, sql`${events.id} asc nulls first`)
-          .limit(size);
-        if (!rows.length) return;
-        yield { lines: rows.map((r) => r.line) };
-        const last = rows[rows.length - 1]!;
-        after = { ts: last.ts, id: Number(last.id) };
-        if (rows.length < size) return;
+          .where(condition);
+        return copyBatches(client, inlineParams(query.toSQL()), size);
       }
+      const query = db
+        .select({ line: sql`${line}` })
+        .from(events)
+        .leftJoin(persons, eq(persons.id, events.person_id))
+        .where(condition)
+        .orderBy(sql`${events.timestamp} asc nulls first`, sql`${events.id} asc nulls first`);
+      return copyBatches(client, inlineParams(query.toSQL()), size);
     },
   };
 }
@@ -143,7 +208,38 @@ function personsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Dat
     ['created_at', isoOf(p.created_at)],
     ['updated_at', isoOf(p.updated_at)],
   ]);
+  const client = postgresClient(db);
+  const raw = [
+    sql`${p.project_id}`,
+    sql`${d.distinct_id}`,
+    sql`${p.uuid}::text`,
+    sql`${p.properties}`,
+    sql`${p.is_identified}`,
+    sql`${p.created_at}`,
+    sql`${p.updated_at}`,
+  ];
+  async function* pages(size: number): AsyncGenerator<string[]> {
+    let after: { ts: string; id: number; did: string } | undefined;
+    for (;;) {
+      const keyset = after
+        ? sql`${p.updated_at} >= ${after.ts}::timestamptz and (${p.updated_at}, ${p.id}, ${d.distinct_id}) > (${after.ts}::timestamptz, ${after.id}, ${after.did})`
+        : undefined;
+      const rows = await db
+        .select({ line: sql<string>`${line}`, ts: sql<string>`${isoOf(p.updated_at)}`, id: p.id, did: d.distinct_id })
+        .from(p)
+        .innerJoin(d, eq(d.person_id, p.id))
+        .where(keyset ? and(condition, keyset) : condition)
+        .orderBy(asc(p.updated_at), asc(p.id), asc(d.distinct_id))
+        .limit(size);
+      if (!rows.length) return;
+      yield rows.map((r) => r.line);
+      const last = rows[rows.length - 1]!;
+      after = { ts: last.ts, id: last.id, did: last.did };
+      if (rows.length < size) return;
+    }
+  }
   return {
+    columnar: !!client,
     columns: [
       { name: 'team_id', type: 'integer' },
       { name: 'distinct_id', type: 'text' },
@@ -162,25 +258,18 @@ function personsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Dat
         .where(condition);
       return Number(row?.n ?? 0);
     },
-    async *batches(size) {
-      let after: { ts: string; id: number; did: string } | undefined;
-      for (;;) {
-        const keyset = after
-          ? sql`${p.updated_at} >= ${after.ts}::timestamptz and (${p.updated_at}, ${p.id}, ${d.distinct_id}) > (${after.ts}::timestamptz, ${after.id}, ${after.did})`
-          : undefined;
-        const rows = await db
-          .select({ line: sql<string>`${line}`, ts: sql<string>`${isoOf(p.updated_at)}`, id: p.id, did: d.distinct_id })
-          .from(p)
-          .innerJoin(d, eq(d.person_id, p.id))
-          .where(keyset ? and(condition, keyset) : condition)
-          .orderBy(asc(p.updated_at), asc(p.id), asc(d.distinct_id))
-          .limit(size);
-        if (!rows.length) return;
-        yield { lines: rows.map((r) => r.line) };
-        const last = rows[rows.length - 1]!;
-        after = { ts: last.ts, id: last.id, did: last.did };
-        if (rows.length < size) return;
-      }
+    batches(size, format = 'json') {
+      if (!client) return encoded(pages(size));
+      const query =
+        format === 'columns'
+          ? db.select({ row: sql`${sql.join(raw, sql`, `)}` }).from(p).innerJoin(d, eq(d.person_id, p.id)).where(condition)
+          : db
+              .select({ line: sql`${line}` })
+              .from(p)
+              .innerJoin(d, eq(d.person_id, p.id))
+              .where(condition)
+              .orderBy(asc(p.updated_at), asc(p.id), asc(d.distinct_id));
+      return copyBatches(client, inlineParams(query.toSQL()), size);
     },
   };
 }

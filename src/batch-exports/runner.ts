@@ -67,10 +67,10 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
     const total = await source.count();
     await beat({ records_total_count: total });
     writer = await openDestination({ exp, run, source });
-    for await (const batch of source.batches(a.batchSize)) {
+    for await (const batch of source.batches(a.batchSize, writer.format)) {
       if (a.signal.aborted) throw new Stopped();
       await writer.write(batch);
-      completed += batch.lines.length;
+      completed += batch.count;
       await beat();
       if (lost) throw new Cancelled();
     }

@@ -18,7 +18,7 @@ export interface WorkerOptions {
   log?: (msg: string, err?: unknown) => void;
 }
 
-export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 2, batchSize: 5000, staleSeconds: 60, pollSeconds: 2 };
+export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 2, batchSize: 20000, staleSeconds: 60, pollSeconds: 2 };
 
 /**
  * Executes queued runs and, once a minute, schedules the runs exports owe. Any number of these may

@@ -1,3 +1,4 @@
+// The PostgreSQL-only build: the default one holds every dialect's grammar, about 100 MB once loaded.
 import nodeSqlParser from 'node-sql-parser/build/postgresql.js';
 import { defaultAlias, HogQLError, printExpr, type CompareOp, type Constant, type Expr, type SelectQuery } from './ast.js';
 

@@ -1,3 +1,4 @@
+import { jsonTexts } from '../records.js';
 import { NonRetryableError, type DestinationContext, type DestinationWriter } from './types.js';
 
 const MAX_EVENTS = 500;
@@ -57,7 +58,7 @@ export function httpWriter({ exp }: DestinationContext): DestinationWriter {
     async write(batch) {
       let pending: object[] = [];
       let size = 0;
-      for (const line of batch.lines) {
+      for (const line of jsonTexts(batch)) {
         const { event, size: n } = captureEvent(line);
         if (pending.length && (pending.length >= MAX_EVENTS || size + n > MAX_BYTES)) {
           await post(pending);

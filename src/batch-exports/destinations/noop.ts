@@ -1,3 +1,4 @@
+import { jsonLines } from '../records.js';
 import type { DestinationWriter } from './types.js';
 
 /** Reads every record and sends nothing: for trying a schedule, or measuring the read side. */
@@ -8,7 +9,7 @@ export function noopWriter(): DestinationWriter {
       return bytes;
     },
     async write(batch) {
-      for (const line of batch.lines) bytes += Buffer.byteLength(line) + 1;
+      bytes += jsonLines(batch).length;
     },
     async finish() {},
     async abort() {},

@@ -1,7 +1,19 @@
+import { finished } from 'node:stream/promises';
 import postgres from 'postgres';
+import type { ExportColumn, RecordBatch } from '../records.js';
 import { NonRetryableError, type DestinationContext, type DestinationWriter } from './types.js';
 
 const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
+
+/** The temporary table a batch is copied into on its way to the target when it may hold a key the table has. */
+const STAGE = 'batch_export_stage';
+
+/**
+ * Batches copied straight into the target each take a subtransaction; past 64 in one transaction
+ * PostgreSQL's snapshots overflow to pg_subtrans, which slows every reader of the table, so later
+ * batches go through the temporary table instead.
+ */
+const MAX_DIRECT_BATCHES = 60;
 
 /** Errors that come from the configuration (credentials, names, privileges), not from a passing fault. */
 function isConfigError(err: unknown): boolean {
@@ -15,9 +27,41 @@ function wrap(err: unknown): unknown {
 }
 
 /**
- * Inserts each batch with one statement (`json_populate_recordset`), all inside one transaction per
- * run: a failed attempt leaves nothing behind. Records with a key (`uuid` for events, `team_id` +
- * `distinct_id` for persons) are upserted on it, so re-exporting an interval never duplicates rows.
+ * Sends `data` with COPY FROM STDIN. postgres.js never settles the stream of a COPY the server
+ * refuses (a duplicate key, a bad value); the refusal only reaches the statement, so it is taken from there.
+ */
+async function copyIn(conn: postgres.ReservedSql, statement: string, data: Buffer): Promise<void> {
+  const query = conn.unsafe(statement) as postgres.PendingQuery<postgres.Row[]> & { reject(err: unknown): void };
+  let refuse: (err: unknown) => void = () => {};
+  const refused = new Promise<never>((_, reject) => (refuse = reject));
+  refused.catch(() => {});
+  const reject = query.reject;
+  query.reject = (err) => {
+    refuse(err);
+    reject(err);
+  };
+  const stream = await query.writable();
+  stream.end(data);
+  await Promise.race([finished(stream), refused]);
+}
+
+/** How format_type() names the column types of `ExportColumn`. */
+const TYPE_NAMES: Record<ExportColumn['type'], string> = {
+  text: 'text',
+  timestamptz: 'timestamp with time zone',
+  bigint: 'bigint',
+  jsonb: 'jsonb',
+  integer: 'integer',
+  boolean: 'boolean',
+};
+
+/**
+ * Copies each batch (COPY FROM STDIN) into a temporary table and inserts it from there with one
+ * statement, all inside one transaction per run: a failed attempt leaves nothing behind. Records with
+ * a key (`uuid` for events, `team_id` + `distinct_id` for persons) are upserted on it, so re-exporting
+ * an interval never duplicates rows. When the table's columns have the types this export gives them
+ * (always, for a table it created), the batches come as column values, which COPY reads into the
+ * table's types; otherwise as JSON objects, converted with `json_populate_record` as they always were.
  */
 export async function postgresWriter({ exp, source }: DestinationContext): Promise<DestinationWriter> {
   const c = exp.destination_config as Record<string, any>;
@@ -48,6 +92,8 @@ export async function postgresWriter({ exp, source }: DestinationContext): Promi
         : ` on conflict (${keyCols}) do nothing`;
   }
   let conn: postgres.ReservedSql | undefined;
+  let columnar = false;
+  let direct = false;
   try {
     // Concurrent runs into one table would race on `if not exists` (PostgreSQL then reports a
     // duplicate); a transaction-scoped advisory lock on the table's name makes them take turns.
@@ -62,12 +108,56 @@ export async function postgresWriter({ exp, source }: DestinationContext): Promi
     });
     conn = await sql.reserve();
     await conn.unsafe('begin');
+    const types = await conn.unsafe<{ name: string; type: string }[]>(
+      `select attname as name, format_type(atttypid, atttypmod) as type from pg_attribute
+       where attrelid = $1::regclass and attnum > 0 and not attisdropped`,
+      [target],
+    );
+    const typeOf = new Map(types.map((t) => [t.name, t.type]));
+    columnar = source.columnar && columns.every((col) => typeOf.get(col.name) === TYPE_NAMES[col.type]);
+    // COPY skips rules and cannot write into views, so only plain tables are copied into directly.
+    const [plain] = await conn.unsafe<{ ok: boolean }[]>(
+      `select c.relkind in ('r', 'p') and not exists (select 1 from pg_rewrite r where r.ev_class = c.oid and r.ev_type = '3') as ok
+       from pg_class c where c.oid = $1::regclass`,
+      [target],
+    );
+    direct = columnar && !!plain?.ok;
+    await conn.unsafe(
+      columnar
+        ? `create temp table ${STAGE} on commit drop as select ${names} from ${target} with no data`
+        : `create temp table ${STAGE} (line text) on commit drop`,
+    );
   } catch (err) {
     conn?.release();
     await sql.end({ timeout: 5 }).catch(() => {});
     throw wrap(err);
   }
-  const insert = `insert into ${target} (${names}) select ${names} from json_populate_recordset(null::${target}, $1::text::json)${conflict}`;
+  const copy = `copy pg_temp.${STAGE} ${columnar ? `(${names})` : '(line)'} from stdin`;
+  let directBatches = 0;
+  const copyInto = (statement: string, data: Buffer) => copyIn(conn!, statement, data);
+  /**
+   * A batch none of whose keys the table has yet (every batch of an interval exported for the first
+   * time) is copied straight in, which costs a third of an upsert. The first key already there rolls
+   * the batch back, and from then on the run upserts.
+   */
+  const tryDirect = async (batch: RecordBatch): Promise<boolean> => {
+    if (!direct || directBatches >= MAX_DIRECT_BATCHES) return false;
+    directBatches++;
+    await conn!.unsafe('savepoint batch_export_direct');
+    try {
+      await copyInto(`copy ${target} (${names}) from stdin`, batch.data);
+    } catch (err) {
+      if ((err as { code?: string })?.code !== '23505') throw err;
+      await conn!.unsafe('rollback to savepoint batch_export_direct');
+      direct = false;
+    }
+    await conn!.unsafe('release savepoint batch_export_direct');
+    return direct;
+  };
+  const insert = columnar
+    ? `insert into ${target} (${names}) select ${names} from pg_temp.${STAGE}${conflict}`
+    : `insert into ${target} (${names}) select ${columns.map((col) => `r.${ident(col.name)}`).join(', ')}
+       from pg_temp.${STAGE} s cross join lateral json_populate_record(null::${target}, s.line::json) r${conflict}`;
   let bytes = 0;
   const close = async () => {
     conn?.release();
@@ -77,14 +167,20 @@ export async function postgresWriter({ exp, source }: DestinationContext): Promi
     get bytes() {
       return bytes;
     },
+    get format() {
+      return columnar ? 'columns' : 'json';
+    },
     async write(batch) {
-      const payload = `[${batch.lines.join(',')}]`;
       try {
-        await conn!.unsafe(insert, [payload]);
+        if (!(await tryDirect(batch))) {
+          await copyInto(copy, batch.data);
+          await conn!.unsafe(insert);
+          await conn!.unsafe(`truncate pg_temp.${STAGE}`);
+        }
       } catch (err) {
         throw wrap(err);
       }
-      bytes += Buffer.byteLength(payload);
+      bytes += batch.data.length;
     },
     async finish() {
       try {

@@ -1,9 +1,18 @@
 import { once } from 'node:events';
 import { PassThrough, type Transform } from 'node:stream';
-import { createBrotliCompress, createGzip } from 'node:zlib';
+import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
 import { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { jsonLines } from '../records.js';
 import { NonRetryableError, type DestinationContext, type DestinationWriter } from './types.js';
+
+/**
+ * Compression levels for streaming: gzip's default (6) and brotli's (11) made compressing the
+ * longest part of a large export; these cost a third (gzip) and a small fraction (brotli) of
+ * the time for objects a few percent larger.
+ */
+const GZIP_LEVEL = 3;
+const BROTLI_QUALITY = 5;
 
 const EXTENSIONS: Record<string, string> = { gzip: '.gz', brotli: '.br' };
 const FATAL_CODES = new Set(['AccessDenied', 'NoSuchBucket', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidBucketName']);
@@ -38,7 +47,12 @@ export function s3Writer({ exp, run }: DestinationContext): DestinationWriter {
 
   function start(): Transform {
     const body = new PassThrough();
-    input = compression === 'gzip' ? createGzip() : compression === 'brotli' ? createBrotliCompress() : new PassThrough();
+    input =
+      compression === 'gzip'
+        ? createGzip({ level: GZIP_LEVEL })
+        : compression === 'brotli'
+          ? createBrotliCompress({ params: { [zlib.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } })
+          : new PassThrough();
     input.on('data', (chunk: Buffer) => (bytes += chunk.length));
     input.pipe(body);
     upload = new Upload({
@@ -74,7 +88,7 @@ export function s3Writer({ exp, run }: DestinationContext): DestinationWriter {
     async write(batch) {
       if (failure) throw classify(failure);
       const stream = input ?? start();
-      if (!stream.write(batch.lines.join('\n') + '\n')) {
+      if (!stream.write(jsonLines(batch))) {
         await Promise.race([once(stream, 'drain'), done!.catch(() => {})]);
       }
       if (failure) throw classify(failure);

@@ -1,8 +1,10 @@
 import type { BatchExportRow, RunRow } from '../../db/queries/batch-exports.js';
-import type { RecordBatch, RecordSource } from '../records.js';
+import type { RecordBatch, RecordFormat, RecordSource } from '../records.js';
 
 /** Writes one run's records. Nothing is visible at the destination as complete until `finish`. */
 export interface DestinationWriter {
+  /** The form it takes records in; `json` when unset. */
+  readonly format?: RecordFormat;
   write(batch: RecordBatch): Promise<void>;
   finish(): Promise<void>;
   /** Undoes or abandons what `write` started; never throws. */

@@ -1,0 +1,23 @@
+// The COPY text form record batches travel in, and the literals COPY's queries are written with.
+import t from 'tap';
+import { inlineParams } from '../../src/batch-exports/copy-source.js';
+import { countCopyRows, decodeCopyRows, encodeCopyRows } from '../../src/batch-exports/copy-text.js';
+
+t.test('rows round-trip through the escapes, a newline only ever ends a row', async (t) => {
+  const values = ['{"a":"plain"}', '{"q":"say \\"hi\\"","path":"C:\\\\x"}', 'tab\there', 'line\nbreak\r\f\b\v', ''];
+  const data = encodeCopyRows(values);
+  t.equal(countCopyRows(data).rows, values.length);
+  t.equal(decodeCopyRows(data).toString('utf8'), values.map((v) => `${v}\n`).join(''));
+  t.same(countCopyRows(data, 0, 2), { rows: 2, end: data.indexOf('\n', data.indexOf('\n') + 1) + 1 });
+  const clean = Buffer.from('{"a":1}\n');
+  t.equal(decodeCopyRows(clean), clean, 'rows without escapes are passed on as they are');
+});
+
+t.test('parameters become literals that read back as the same values', async (t) => {
+  t.equal(
+    inlineParams({ sql: 'select $1, $2, $10, $3', params: [1, "it's", 'a\\b', 4, 5, 6, 7, 8, 9, -2.5] }),
+    "select 1, 'it''s', -2.5, E'a\\\\b'",
+  );
+  t.throws(() => inlineParams({ sql: 'select $1', params: [{}] }));
+  t.throws(() => inlineParams({ sql: 'select $1', params: ['nul\0'] }));
+});
