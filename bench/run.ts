@@ -265,5 +265,46 @@ const header = `# Benchmark results\n\n${new Date().toISOString()} on ${cpus().l
 const exportTable = exportLines.length
   ? `\n\n## Batch export\n\n| backend | scenario | destination | outcome | throughput | time | memory |\n|---|---|---|---|---:|---:|---|\n${exportLines.join('\n')}`
   : '';
-writeFileSync('bench/results.md', `${header}${table}${exportTable}\n`);
+writeFileSync('bench/results.md', `${header}${table}${exportTable}${beforeAndAfter()}\n`);
 process.stdout.write(`\n${table}\n`);
+
+/**
+ * With BENCH_BEFORE=<an earlier results file> (a run of an earlier commit on the same machine), a
+ * table of the API's own rows then and now, matched by backend, scenario and target.
+ */
+function beforeAndAfter(): string {
+  const file = process.env.BENCH_BEFORE;
+  if (!file) return '';
+  const text = readFileSync(file, 'utf8');
+  const cells = (line: string) => line.split('|').slice(1, -1).map((c) => c.trim());
+  const before = new Map<string, string[]>();
+  for (const line of text.split('\n').filter((l) => l.startsWith('| '))) {
+    const c = cells(line);
+    before.set(c.slice(0, 3).join('|'), c);
+  }
+  const exportBefore = new Map(
+    text
+      .split('\n')
+      .filter((l) => l.startsWith('| postgresql | batch export'))
+      .map((l) => [cells(l)[2], cells(l)] as const),
+  );
+  const figure = (c: string[] | undefined, i: number) => c?.[i] || '–';
+  const out = rows
+    .filter((r) => r.target.startsWith('api'))
+    .map((r) => {
+      const then = before.get([r.backend, r.scenario, r.target === 'api RSS now' ? 'api RSS' : r.target].join('|'));
+      const now = [r.rps || '', r.itemsPerSecond ?? '', r.rps ? r.p50 : '', r.rps ? r.p99 : '', r.rssMb ?? ''].map(String);
+      return `| ${r.backend} | ${r.scenario} | ${r.target} | ${figure(then, 3)} → ${now[0] || '–'} | ${figure(then, 4)} → ${now[1] || '–'} | ${figure(then, 5)} / ${figure(then, 6)} → ${now[2] || '–'} / ${now[3] || '–'} | ${figure(then, 8)} → ${now[4] || '–'} |`;
+    });
+  for (const line of exportLines) {
+    const c = cells(line);
+    const then = exportBefore.get(c[2]!);
+    out.push(`| postgresql | ${c[1]} | ${c[2]} | | ${then?.[4] ?? '–'} → ${c[4]} | ${then?.[5] ?? '–'} → ${c[5]} | ${(then?.[6] ?? '–').replace(/ \(.*/, '')} → ${c[6]!.replace(/ \(.*/, '')} |`);
+  }
+  return [
+    `\n\n## Before and after\n\nThe same scenarios on the same machine, before (${file}) and now. Export rows: throughput and time.\n`,
+    '| backend | scenario | target | req/s | events/s | p50 / p99 ms (export: time) | peak RSS MB |',
+    '|---|---|---|---:|---:|---:|---:|',
+    ...out,
+  ].join('\n');
+}
