@@ -1,4 +1,4 @@
-import { and, arrayOverlaps, asc, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, arrayOverlaps, asc, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { dashboard_collaborators, dashboards, sharing_configurations } from '../schema/index.js';
 import type { Page } from '../../http/pagination.js';
@@ -107,7 +107,6 @@ export interface DashboardExtras {
   privilege: number | null;
 }
 
-/** Sharing state of several dashboards and one user's collaborator level on each, in two queries. */
 const sharedAmong = prepared('dashboards_shared_among', (db, name) =>
   db
     .select({ dashboard_id: sharing_configurations.dashboard_id })
@@ -126,6 +125,7 @@ const privilegesAmong = prepared('dashboards_privileges_among', (db, name) =>
     .prepare(name),
 );
 
+/** Sharing state of several dashboards and one user's collaborator level on each, in two queries. */
 export async function dashboardExtras(db: Db, ids: number[], userId: number | null): Promise<Map<number, DashboardExtras>> {
   const out = new Map<number, DashboardExtras>(ids.map((id) => [id, { is_shared: false, privilege: null }]));
   if (!ids.length) return out;

@@ -1,4 +1,4 @@
-import { asc, eq, inArray, sql } from 'drizzle-orm';
+import { asc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { organization_memberships, organizations, users } from '../schema/index.js';
 import { randomToken } from '../../tokens.js';
