@@ -1,8 +1,8 @@
-import { and, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { event_definitions, events, person_distinct_ids, persons, projects } from '../schema/index.js';
+import { events, person_distinct_ids, persons, projects } from '../schema/index.js';
 import type { CapturedEvent } from '../../capture/normalize.js';
-import { linkedIdOf, PersonPlanner, processesPerson, type PersonState } from '../../capture/persons.js';
+import { changesPerson, linkedIdOf, PersonPlanner, processesPerson, type PersonState } from '../../capture/persons.js';
 import { sqlState } from './util.js';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
@@ -22,13 +22,12 @@ export async function projectByToken(db: Db, token: string): Promise<IngestProje
   return row;
 }
 
-/** The mapping moved under us (a concurrent merge): start the transaction again. */
+/** The mapping moved under us (a concurrent merge or first sight of the same id): start the transaction again. */
 class MappingChanged extends Error {}
 
 // Deadlocks, serialization failures and unique races between concurrent batches resolve on a retry.
 const RETRYABLE = new Set(['40P01', '40001', '23505']);
 const ATTEMPTS = 5;
-const INSERT_CHUNK = 1000;
 /** `last_seen_at` is kept to the minute so that a busy event name is not a hot row. */
 const LAST_SEEN_GRANULARITY_MS = 60_000;
 const PERSON_LOCK_CLASS = 727275;
@@ -36,11 +35,19 @@ const PERSON_LOCK_CLASS = 727275;
 /**
  * Stores a request's events in one transaction: all of them or none. Events whose uuid is already
  * stored are skipped, so a client's retry changes nothing.
+ *
+ * Every statement has a fixed text and takes the batch as one JSON or array parameter, so each is
+ * prepared once per connection whatever the batch's size; independent statements are sent together
+ * (postgres.js pipelines the queries of a transaction), which keeps a batch to a few round trips.
  */
 export async function ingest(db: Db, project: IngestProject, batch: CapturedEvent[], now: Date): Promise<void> {
+  const unique = uniqueByUuid(batch);
+  // A batch that only ever needs each distinct id to have a person (no linking, no property
+  // changes) is stored by one statement; anything else is replayed on locked persons.
+  const store = unique.some(changesPerson) ? replayPersons : ensurePersons;
   for (let attempt = 1; ; attempt++) {
     try {
-      await db.transaction((tx) => ingestOnce(tx, project, batch, now));
+      await db.transaction((tx) => store(tx, project, unique, now));
       return;
     } catch (err) {
       const retry = err instanceof MappingChanged || RETRYABLE.has(sqlState(err) ?? '');
@@ -49,100 +56,196 @@ export async function ingest(db: Db, project: IngestProject, batch: CapturedEven
   }
 }
 
-async function ingestOnce(tx: Tx, project: IngestProject, batch: CapturedEvent[], now: Date): Promise<void> {
-  const stored = await storedUuids(tx, project.id, batch.map((e) => e.uuid));
-  const seen = new Set(stored);
-  const fresh = batch.filter((e) => !seen.has(e.uuid) && (seen.add(e.uuid), true));
-  if (!fresh.length) return;
+function uniqueByUuid(batch: CapturedEvent[]): CapturedEvent[] {
+  const seen = new Set<string>();
+  return batch.filter((e) => !seen.has(e.uuid) && (seen.add(e.uuid), true));
+}
 
-  const personOf = await processPersons(tx, project.id, fresh);
-  await touchDefinitions(tx, project.id, fresh, now);
-  for (let i = 0; i < fresh.length; i += INSERT_CHUNK) {
-    const rows = fresh.slice(i, i + INSERT_CHUNK).map((e, j) => ({
+function rowsOf<T>(result: unknown): T[] {
+  return (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as T[];
+}
+
+/** The batch as the JSON array the statements below read with `jsonb_to_recordset`. */
+function eventsJson(batch: CapturedEvent[], personOf: (e: CapturedEvent, i: number) => number | null | boolean): string {
+  return JSON.stringify(
+    batch.map((e, n) => ({
+      n,
       uuid: e.uuid,
-      project_id: project.id,
       event: e.event,
       distinct_id: e.distinct_id,
       properties: e.properties,
       timestamp: e.timestamp,
       elements_chain: e.elements_chain,
-      person_id: personOf[i + j] ?? null,
-    }));
-    await tx.insert(events).values(rows).onConflictDoNothing({ target: [events.project_id, events.uuid] });
-  }
-  if (!project.ingested_event) {
-    await tx.update(projects).set({ ingested_event: true }).where(and(eq(projects.id, project.id), eq(projects.ingested_event, false)));
-  }
+      person: personOf(e, n),
+    })),
+  );
 }
 
-async function storedUuids(tx: Tx, projectId: number, uuids: string[]): Promise<string[]> {
-  const found: string[] = [];
-  for (let i = 0; i < uuids.length; i += INSERT_CHUNK) {
-    const rows = await tx
-      .select({ uuid: events.uuid })
-      .from(events)
-      .where(and(eq(events.project_id, projectId), inArray(events.uuid, uuids.slice(i, i + INSERT_CHUNK))));
-    for (const r of rows) found.push(r.uuid);
-  }
-  return found;
-}
+const personIds = (batch: CapturedEvent[]) => [...new Set(batch.filter(processesPerson).map((e) => e.distinct_id))];
 
-async function distinctIdMapping(tx: Tx, projectId: number, ids: string[]): Promise<Map<string, number>> {
-  const rows = ids.length
-    ? await tx
-        .select({ distinct_id: person_distinct_ids.distinct_id, person_id: person_distinct_ids.person_id })
-        .from(person_distinct_ids)
-        .where(and(eq(person_distinct_ids.project_id, projectId), inArray(person_distinct_ids.distinct_id, ids)))
-    : [];
-  return new Map(rows.map((r) => [r.distinct_id, r.person_id]));
+/**
+ * Locks distinct ids in a stable order, so batches about the same people queue instead of
+ * overwriting each other. Batches that only read the mapping share the locks; batches that link or
+ * change persons take them alone.
+ */
+function lockIds(tx: Tx, projectId: number, ids: string[], shared: boolean): Promise<unknown> {
+  const lock = shared ? sql.raw('pg_advisory_xact_lock_shared') : sql.raw('pg_advisory_xact_lock');
+  return tx.execute(sql`select ${lock}(k) from (
+      select distinct hashtextextended(${`${projectId}:`}::text || d, 0) as k
+      from jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb) as d order by k) as locks`);
 }
 
 /**
- * Locks the batch's distinct ids (then their persons) in sorted order, so concurrent batches about
- * the same people queue instead of overwriting each other, and replays the batch on them. Returns
- * each event's person id (null for events that opt out of person processing).
+ * Locks the persons of a batch's distinct ids (in id order) against a concurrent merge, and returns
+ * them. The mapping is read before the locks are granted, so a later statement that finds an id on
+ * a person not in this set saw a merge commit in between, and the batch starts over.
  */
-async function processPersons(tx: Tx, projectId: number, batch: CapturedEvent[]): Promise<(number | null)[]> {
-  const ids = new Set<string>();
+async function lockPersons(tx: Tx, projectId: number, ids: string[], shared: boolean): Promise<Set<number>> {
+  const lock = shared ? sql.raw('pg_advisory_xact_lock_shared') : sql.raw('pg_advisory_xact_lock');
+  const rows = await tx.execute(sql`select person_id, ${lock}(${PERSON_LOCK_CLASS}::int, person_id) from (
+      select distinct person_id from person_distinct_ids
+      where project_id = ${projectId} and distinct_id = any(array(select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)))
+      order by 1) as locks`);
+  return new Set(rowsOf<{ person_id: number }>(rows).map((r) => r.person_id));
+}
+
+interface Link {
+  distinct_id: string;
+  person_id: number;
+}
+
+/** Definitions of names seen for the first time, and `last_seen_at` moved on names not seen lately. */
+function touchDefinitions(projectId: number, now: Date): SQL {
+  const at = now.toISOString();
+  const threshold = new Date(now.getTime() - LAST_SEEN_GRANULARITY_MS).toISOString();
+  return sql`names as (select distinct event from stored),
+    created_definitions as (
+      insert into event_definitions (project_id, name, created_at, last_seen_at, updated_at)
+      select ${projectId}, event, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz from names order by event
+      on conflict (project_id, name) do nothing),
+    seen_definitions as (
+      update event_definitions set last_seen_at = ${at}::timestamptz
+      where project_id = ${projectId} and name in (select event from names)
+        and (last_seen_at is null or last_seen_at < ${threshold}::timestamptz))`;
+}
+
+const markIngested = (project: IngestProject): SQL =>
+  sql`ingested as (update projects set ingested_event = true
+      where id = ${project.id} and not ingested_event and ${!project.ingested_event}::boolean)`;
+
+const INPUT_COLUMNS = sql.raw(
+  'n int, uuid uuid, event text, distinct_id text, properties jsonb, timestamp timestamptz, elements_chain text',
+);
+
+/**
+ * The common batch: events that need no more than a person for each distinct id. One statement
+ * inserts the events (stored uuids are skipped by the conflict), then the persons and links of the
+ * new distinct ids among the events it stored (their ids are drawn up front, so the events carry
+ * them), and touches the definitions of the names stored. The ids and their persons are
+ * share-locked before it, so a concurrent merge or link of the same people waits for it or makes it
+ * start over.
+ */
+async function ensurePersons(tx: Tx, project: IngestProject, batch: CapturedEvent[], now: Date): Promise<void> {
+  const ids = personIds(batch);
+  const input = eventsJson(batch, processesPerson);
+  const [, locked, used] = await Promise.all([
+    ids.length ? lockIds(tx, project.id, ids, true) : undefined,
+    ids.length ? lockPersons(tx, project.id, ids, true) : new Set<number>(),
+    tx.execute(sql`with input as (
+        select * from jsonb_to_recordset(${input}::jsonb) as x(${INPUT_COLUMNS}, person boolean)),
+      wanted as (select distinct distinct_id from input where person),
+      known as (
+        select distinct_id, person_id from person_distinct_ids
+        where project_id = ${project.id} and distinct_id = any(array(select distinct_id from wanted))),
+      unknown as (
+        select distinct_id, nextval(pg_get_serial_sequence('persons', 'id'))::int as person_id from wanted
+        where distinct_id not in (select distinct_id from known)),
+      mapping as (select distinct_id, person_id from known union all select distinct_id, person_id from unknown),
+      stored as (
+        insert into events (uuid, project_id, event, distinct_id, properties, timestamp, elements_chain, person_id)
+        select i.uuid, ${project.id}, i.event, i.distinct_id, i.properties, i.timestamp, i.elements_chain,
+               case when i.person then m.person_id end
+        from input i left join mapping m on m.distinct_id = i.distinct_id order by i.n
+        on conflict (project_id, uuid) do nothing
+        returning event, person_id),
+      born as (select * from unknown where person_id in (select person_id from stored)),
+      created as (
+        insert into persons (id, uuid, project_id) select person_id, gen_random_uuid(), ${project.id} from born order by person_id),
+      linked as (
+        insert into person_distinct_ids (project_id, distinct_id, person_id) select ${project.id}, distinct_id, person_id from born),
+      ${touchDefinitions(project.id, now)},
+      ${markIngested(project)}
+      select person_id from known`),
+  ]);
+  if (rowsOf<{ person_id: number }>(used).some((r) => !locked.has(r.person_id))) throw new MappingChanged();
+}
+
+interface PersonRow extends Link {
+  uuid: string;
+  properties: Record<string, unknown>;
+  is_identified: boolean;
+}
+
+/**
+ * Batches that link distinct ids or change person properties: the ids (then their persons) are
+ * locked alone, and the batch is replayed on them in memory, as PostHog's person processing does.
+ */
+async function replayPersons(tx: Tx, project: IngestProject, batch: CapturedEvent[], now: Date): Promise<void> {
+  const touched = new Set<string>();
   for (const e of batch) {
     if (!processesPerson(e)) continue;
-    ids.add(e.distinct_id);
+    touched.add(e.distinct_id);
     const other = linkedIdOf(e);
-    if (other) ids.add(other);
+    if (other) touched.add(other);
   }
-  if (!ids.size) return batch.map(() => null);
-  const idList = [...ids];
-  await tx.execute(sql`select pg_advisory_xact_lock(k) from (
-      select distinct hashtextextended(${`${projectId}:`}::text || d, 0) as k
-      from jsonb_array_elements_text(${JSON.stringify(idList)}::jsonb) as d order by k) as locks`);
-  const mapping = await distinctIdMapping(tx, projectId, idList);
-  const personIds = [...new Set(mapping.values())].sort((a, b) => a - b);
-  if (personIds.length) {
-    await tx.execute(sql`select pg_advisory_xact_lock(${PERSON_LOCK_CLASS}::int, id) from (
-        select (jsonb_array_elements_text(${JSON.stringify(personIds)}::jsonb))::int as id order by 1) as locks`);
-    const again = await distinctIdMapping(tx, projectId, idList);
-    if (again.size !== mapping.size || [...again].some(([d, p]) => mapping.get(d) !== p)) throw new MappingChanged();
-  }
-  const rows = personIds.length
-    ? await tx
-        .select({ id: persons.id, uuid: persons.uuid, properties: persons.properties, is_identified: persons.is_identified })
-        .from(persons)
-        .where(inArray(persons.id, personIds))
-    : [];
+  const idList = [...touched];
+  const uuids = JSON.stringify(batch.map((e) => e.uuid));
+  const ids = JSON.stringify(idList);
+  const [storedRows, , locked, rows] = await Promise.all([
+    tx.execute(sql`select uuid::text as uuid from events
+      where project_id = ${project.id} and uuid = any(array(select (jsonb_array_elements_text(${uuids}::jsonb))::uuid))`),
+    idList.length ? lockIds(tx, project.id, idList, false) : undefined,
+    idList.length ? lockPersons(tx, project.id, idList, false) : new Set<number>(),
+    idList.length
+      ? tx.execute(sql`select m.distinct_id, m.person_id, p.uuid::text as uuid, p.properties, p.is_identified
+          from person_distinct_ids m join persons p on p.id = m.person_id
+          where m.project_id = ${project.id} and m.distinct_id = any(array(select jsonb_array_elements_text(${ids}::jsonb)))`)
+      : [],
+  ]);
+  const stored = new Set(rowsOf<{ uuid: string }>(storedRows).map((r) => r.uuid));
+  const fresh = batch.filter((e) => !stored.has(e.uuid));
+  if (!fresh.length) return;
 
-  const planner = new PersonPlanner(mapping, rows);
-  const states = batch.map((e) => planner.apply(e));
-  await writePersons(tx, projectId, planner);
-  return states.map((s) => (s ? PersonPlanner.resolve(s).id! : null));
+  const people = rowsOf<PersonRow>(rows);
+  if (people.some((r) => !locked.has(r.person_id))) throw new MappingChanged();
+  const mapping = new Map(people.map((r) => [r.distinct_id, r.person_id]));
+  const byId = new Map(people.map((r) => [r.person_id, { id: r.person_id, uuid: r.uuid, properties: r.properties, is_identified: r.is_identified }]));
+  const planner = new PersonPlanner(mapping, [...byId.values()]);
+  const states = fresh.map((e) => planner.apply(e));
+  await writePersons(tx, project.id, planner);
+  const input = eventsJson(fresh, (_, i) => (states[i] ? PersonPlanner.resolve(states[i]).id! : null));
+  await tx.execute(sql`with input as (
+      select * from jsonb_to_recordset(${input}::jsonb) as x(${INPUT_COLUMNS}, person int)),
+    stored as (
+      insert into events (uuid, project_id, event, distinct_id, properties, timestamp, elements_chain, person_id)
+      select uuid, ${project.id}, event, distinct_id, properties, timestamp, elements_chain, person from input order by n
+      on conflict (project_id, uuid) do nothing
+      returning event),
+    ${touchDefinitions(project.id, now)},
+    ${markIngested(project)}
+    select 1`);
 }
 
 async function writePersons(tx: Tx, projectId: number, planner: PersonPlanner): Promise<void> {
   const created = planner.persons.filter((p) => p.isNew && !p.mergedInto);
   if (created.length) {
-    const inserted = await tx
-      .insert(persons)
-      .values(created.map((p) => ({ uuid: p.uuid, project_id: projectId, properties: p.properties, is_identified: p.is_identified })))
-      .returning({ id: persons.id, uuid: persons.uuid });
+    const payload = JSON.stringify(created.map((p) => ({ uuid: p.uuid, properties: p.properties, is_identified: p.is_identified })));
+    const inserted = rowsOf<{ id: number; uuid: string }>(
+      await tx.execute(sql`insert into persons (uuid, project_id, properties, is_identified)
+        select uuid, ${projectId}, properties, is_identified
+        from jsonb_to_recordset(${payload}::jsonb) as x(uuid uuid, properties jsonb, is_identified boolean)
+        returning id, uuid::text as uuid`),
+    );
     const idByUuid = new Map(inserted.map((r) => [r.uuid, r.id]));
     for (const p of created) p.id = idByUuid.get(p.uuid);
   }
@@ -153,12 +256,12 @@ async function writePersons(tx: Tx, projectId: number, planner: PersonPlanner): 
       .update(events)
       .set({ person_id: target })
       .where(and(eq(events.project_id, projectId), eq(events.person_id, from.id!)));
-    await tx.delete(persons).where(eq(persons.id, from.id!));
+    await tx.delete(persons).where(inArray(persons.id, [from.id!]));
   }
   if (planner.newLinks.size) {
-    await tx.insert(person_distinct_ids).values(
-      [...planner.newLinks].map(([distinct_id, p]) => ({ project_id: projectId, distinct_id, person_id: PersonPlanner.resolve(p).id! })),
-    );
+    const payload = JSON.stringify([...planner.newLinks].map(([distinct_id, p]) => ({ distinct_id, person_id: PersonPlanner.resolve(p).id! })));
+    await tx.execute(sql`insert into person_distinct_ids (project_id, distinct_id, person_id)
+      select ${projectId}, distinct_id, person_id from jsonb_to_recordset(${payload}::jsonb) as x(distinct_id text, person_id int)`);
   }
   const changed: PersonState[] = planner.persons.filter((p) => !p.isNew && !p.mergedInto && p.dirty);
   if (changed.length) {
@@ -167,36 +270,5 @@ async function writePersons(tx: Tx, projectId: number, planner: PersonPlanner): 
       set properties = x.properties, is_identified = x.is_identified, updated_at = now()
       from jsonb_to_recordset(${payload}::jsonb) as x(id int, properties jsonb, is_identified boolean)
       where p.id = x.id`);
-  }
-}
-
-/** Creates the definitions of names seen for the first time and moves `last_seen_at` forward. */
-async function touchDefinitions(tx: Tx, projectId: number, batch: CapturedEvent[], now: Date): Promise<void> {
-  const names = [...new Set(batch.map((e) => e.event))].sort();
-  const existing = await tx
-    .select({ name: event_definitions.name, last_seen_at: event_definitions.last_seen_at })
-    .from(event_definitions)
-    .where(and(eq(event_definitions.project_id, projectId), inArray(event_definitions.name, names)));
-  const known = new Map(existing.map((r) => [r.name, r.last_seen_at]));
-  const missing = names.filter((n) => !known.has(n));
-  if (missing.length) {
-    await tx
-      .insert(event_definitions)
-      .values(missing.map((name) => ({ project_id: projectId, name, created_at: now, last_seen_at: now, updated_at: now })))
-      .onConflictDoNothing({ target: [event_definitions.project_id, event_definitions.name] });
-  }
-  const threshold = new Date(now.getTime() - LAST_SEEN_GRANULARITY_MS);
-  const stale = names.filter((n) => known.has(n) && (!known.get(n) || known.get(n)! < threshold));
-  if (stale.length) {
-    await tx
-      .update(event_definitions)
-      .set({ last_seen_at: now })
-      .where(
-        and(
-          eq(event_definitions.project_id, projectId),
-          inArray(event_definitions.name, stale),
-          or(isNull(event_definitions.last_seen_at), lt(event_definitions.last_seen_at, threshold)),
-        ),
-      );
   }
 }
