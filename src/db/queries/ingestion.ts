@@ -103,11 +103,18 @@ function lockIds(tx: Tx, projectId: number, ids: string[], shared: boolean): Pro
 async function lockPersons(tx: Tx, projectId: number, ids: string[], shared: boolean): Promise<Set<number>> {
   const lock = shared ? sql.raw('pg_advisory_xact_lock_shared') : sql.raw('pg_advisory_xact_lock');
   const rows = await tx.execute(sql`select person_id, ${lock}(${PERSON_LOCK_CLASS}::int, person_id) from (
-      select distinct person_id from person_distinct_ids
-      where project_id = ${projectId} and distinct_id = any(array(select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)))
-      order by 1) as locks`);
+      select distinct ${personOf(projectId, sql`d`)} as person_id
+      from jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb) as d order by 1) as locks
+    where person_id is not null`);
   return new Set(rowsOf<{ person_id: number }>(rows).map((r) => r.person_id));
 }
+
+/**
+ * The person of one distinct id, as a lookup by the full primary key: a plan that cannot fall back
+ * to scanning the project's links, whatever the statistics say (a new database has none).
+ */
+const personOf = (projectId: number, distinctId: SQL) =>
+  sql`(select link.person_id from person_distinct_ids as link where link.project_id = ${projectId} and link.distinct_id = ${distinctId})`;
 
 interface Link {
   distinct_id: string;
@@ -154,12 +161,11 @@ async function ensurePersons(tx: Tx, project: IngestProject, batch: CapturedEven
     tx.execute(sql`with input as (
         select * from jsonb_to_recordset(${input}::jsonb) as x(${INPUT_COLUMNS}, person boolean)),
       wanted as (select distinct distinct_id from input where person),
-      known as (
-        select distinct_id, person_id from person_distinct_ids
-        where project_id = ${project.id} and distinct_id = any(array(select distinct_id from wanted))),
+      looked_up as (select w.distinct_id, ${personOf(project.id, sql`w.distinct_id`)} as person_id from wanted as w),
+      known as (select distinct_id, person_id from looked_up where person_id is not null),
       unknown as (
-        select distinct_id, nextval(pg_get_serial_sequence('persons', 'id'))::int as person_id from wanted
-        where distinct_id not in (select distinct_id from known)),
+        select distinct_id, nextval(pg_get_serial_sequence('persons', 'id'))::int as person_id from looked_up
+        where person_id is null),
       mapping as (select distinct_id, person_id from known union all select distinct_id, person_id from unknown),
       stored as (
         insert into events (uuid, project_id, event, distinct_id, properties, timestamp, elements_chain, person_id)
@@ -202,14 +208,16 @@ async function replayPersons(tx: Tx, project: IngestProject, batch: CapturedEven
   const uuids = JSON.stringify(batch.map((e) => e.uuid));
   const ids = JSON.stringify(idList);
   const [storedRows, , locked, rows] = await Promise.all([
-    tx.execute(sql`select uuid::text as uuid from events
-      where project_id = ${project.id} and uuid = any(array(select (jsonb_array_elements_text(${uuids}::jsonb))::uuid))`),
+    tx.execute(sql`select u as uuid from jsonb_array_elements_text(${uuids}::jsonb) as u
+      where exists (select from events where project_id = ${project.id} and uuid = u::uuid)`),
     idList.length ? lockIds(tx, project.id, idList, false) : undefined,
     idList.length ? lockPersons(tx, project.id, idList, false) : new Set<number>(),
     idList.length
       ? tx.execute(sql`select m.distinct_id, m.person_id, p.uuid::text as uuid, p.properties, p.is_identified
-          from person_distinct_ids m join persons p on p.id = m.person_id
-          where m.project_id = ${project.id} and m.distinct_id = any(array(select jsonb_array_elements_text(${ids}::jsonb)))`)
+          from (select d as distinct_id, ${personOf(project.id, sql`d`)} as person_id
+                from jsonb_array_elements_text(${ids}::jsonb) as d) as m
+          -- one primary-key lookup per person (the limit keeps the planner from making it a join)
+          cross join lateral (select uuid, properties, is_identified from persons where id = m.person_id limit 1) as p`)
       : [],
   ]);
   const stored = new Set(rowsOf<{ uuid: string }>(storedRows).map((r) => r.uuid));
