@@ -126,6 +126,37 @@ t.test('concurrent batches about the same people stay consistent', async (t) => 
   t.equal((await storedEvents(db, a.project.id)).length, 24);
 });
 
+t.test('concurrent plain batches about the same new people make one person each', async (t) => {
+  const a = await makeTenant(db);
+  const token = a.project.api_token;
+  await Promise.all(
+    Array.from({ length: 8 }, () =>
+      capture(ctx, token, [
+        { event: 'view', distinct_id: 'n1' },
+        { event: 'view', distinct_id: 'n2' },
+        { event: 'anon', distinct_id: 'n3', properties: { $process_person_profile: false } },
+      ]),
+    ),
+  );
+  const n1 = (await personOf(db, a.project.id, 'n1'))!;
+  const n2 = (await personOf(db, a.project.id, 'n2'))!;
+  t.not(n1.id, n2.id);
+  t.notOk(await personOf(db, a.project.id, 'n3'), 'opting out still leaves no person');
+  t.equal((await db.select().from(persons).where(eq(persons.project_id, a.project.id))).length, 2, 'no duplicate person');
+  const rows = await storedEvents(db, a.project.id);
+  t.equal(rows.length, 24);
+  t.ok(rows.every((r) => r.person_id === (r.distinct_id === 'n1' ? n1.id : r.distinct_id === 'n2' ? n2.id : null)));
+
+  // A retried plain batch whose events are all stored changes nothing, not even for an id it names.
+  const uuid = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
+  await capture(ctx, token, [{ event: 'once', distinct_id: 'n4', uuid }]);
+  const n4 = (await personOf(db, a.project.id, 'n4'))!;
+  await db.delete(persons).where(eq(persons.id, n4.id));
+  await capture(ctx, token, [{ event: 'once', distinct_id: 'n4', uuid }]);
+  t.notOk(await personOf(db, a.project.id, 'n4'), 'no person is made for events that were not stored');
+  t.equal((await storedEvents(db, a.project.id)).filter((r) => r.event === 'once').length, 1);
+});
+
 t.test('event definitions: created on first sight, last_seen_at kept', async (t) => {
   const a = await makeTenant(db);
   const token = a.project.api_token;

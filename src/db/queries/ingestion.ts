@@ -45,16 +45,25 @@ export async function ingest(db: Db, project: IngestProject, batch: CapturedEven
   // A batch that only ever needs each distinct id to have a person (no linking, no property
   // changes) is stored by one statement; anything else is replayed on locked persons.
   const store = unique.some(changesPerson) ? replayPersons : ensurePersons;
+  // The common batch is all new uuids: inserting them plainly lets the unique index check each
+  // uuid as it inserts it, where `on conflict` probes it once more first. A duplicate (a client's
+  // retry, or the same batch arriving twice at once) fails the plain insert, and the batch is then
+  // stored again skipping what is there.
+  let retried = false;
   for (let attempt = 1; ; attempt++) {
     try {
-      await db.transaction((tx) => store(tx, project, unique, now));
+      await db.transaction((tx) => store(tx, project, unique, now, retried));
       return;
     } catch (err) {
-      const retry = err instanceof MappingChanged || RETRYABLE.has(sqlState(err) ?? '');
+      const state = sqlState(err);
+      const retry = err instanceof MappingChanged || RETRYABLE.has(state ?? '');
       if (!retry || attempt >= ATTEMPTS) throw err;
+      if (state === '23505') retried = true;
     }
   }
 }
+
+const skipStored = (retried: boolean) => sql.raw(retried ? 'on conflict (project_id, uuid) do nothing' : '');
 
 function uniqueByUuid(batch: CapturedEvent[]): CapturedEvent[] {
   const seen = new Set<string>();
@@ -146,13 +155,13 @@ const INPUT_COLUMNS = sql.raw(
 
 /**
  * The common batch: events that need no more than a person for each distinct id. One statement
- * inserts the events (stored uuids are skipped by the conflict), then the persons and links of the
+ * inserts the events (see `skipStored` for uuids already there), then the persons and links of the
  * new distinct ids among the events it stored (their ids are drawn up front, so the events carry
  * them), and touches the definitions of the names stored. The ids and their persons are
  * share-locked before it, so a concurrent merge or link of the same people waits for it or makes it
  * start over.
  */
-async function ensurePersons(tx: Tx, project: IngestProject, batch: CapturedEvent[], now: Date): Promise<void> {
+async function ensurePersons(tx: Tx, project: IngestProject, batch: CapturedEvent[], now: Date, retried: boolean): Promise<void> {
   const ids = personIds(batch);
   const input = eventsJson(batch, processesPerson);
   const [, locked, used] = await Promise.all([
@@ -172,7 +181,7 @@ async function ensurePersons(tx: Tx, project: IngestProject, batch: CapturedEven
         select i.uuid, ${project.id}, i.event, i.distinct_id, i.properties, i.timestamp, i.elements_chain,
                case when i.person then m.person_id end
         from input i left join mapping m on m.distinct_id = i.distinct_id order by i.n
-        on conflict (project_id, uuid) do nothing
+        ${skipStored(retried)}
         returning event, person_id),
       born as (select * from unknown where person_id in (select person_id from stored)),
       created as (
@@ -196,7 +205,7 @@ interface PersonRow extends Link {
  * Batches that link distinct ids or change person properties: the ids (then their persons) are
  * locked alone, and the batch is replayed on them in memory, as PostHog's person processing does.
  */
-async function replayPersons(tx: Tx, project: IngestProject, batch: CapturedEvent[], now: Date): Promise<void> {
+async function replayPersons(tx: Tx, project: IngestProject, batch: CapturedEvent[], now: Date, retried: boolean): Promise<void> {
   const touched = new Set<string>();
   for (const e of batch) {
     if (!processesPerson(e)) continue;
@@ -237,7 +246,7 @@ async function replayPersons(tx: Tx, project: IngestProject, batch: CapturedEven
     stored as (
       insert into events (uuid, project_id, event, distinct_id, properties, timestamp, elements_chain, person_id)
       select uuid, ${project.id}, event, distinct_id, properties, timestamp, elements_chain, person from input order by n
-      on conflict (project_id, uuid) do nothing
+      ${skipStored(retried)}
       returning event),
     ${touchDefinitions(project.id, now)},
     ${markIngested(project)}
