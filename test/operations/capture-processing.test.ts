@@ -157,6 +157,39 @@ t.test('concurrent plain batches about the same new people make one person each'
   t.equal((await storedEvents(db, a.project.id)).filter((r) => r.event === 'once').length, 1);
 });
 
+t.test('plain batches racing merges of the same people: every event ends on its id\'s person', async (t) => {
+  const a = await makeTenant(db);
+  const token = a.project.api_token;
+  const ids = 12;
+  const requests: Promise<void>[] = [];
+  let sent = 0;
+  for (let round = 0; round < 6; round++) {
+    for (let w = 0; w < 6; w++) {
+      const i = (round * 5 + w) % ids;
+      requests.push(capture(ctx, token, Array.from({ length: 8 }, (_, k) => ({ event: 'view', distinct_id: `anon-${(i + k) % ids}` }))));
+      sent += 8;
+      if (w % 2 === 0) {
+        requests.push(capture(ctx, token, [{ event: '$identify', distinct_id: `user-${i % 3}`, properties: { $anon_distinct_id: `anon-${i}` } }]));
+        sent += 1;
+      }
+      if (w === 3) {
+        requests.push(capture(ctx, token, [{ event: '$merge_dangerously', distinct_id: `user-${i % 3}`, properties: { alias: `user-${(i + 1) % 3}` } }]));
+        sent += 1;
+      }
+    }
+  }
+  await Promise.all(requests);
+  const links = new Map(
+    (await db.select().from(person_distinct_ids).where(eq(person_distinct_ids.project_id, a.project.id))).map((l) => [l.distinct_id, l.person_id]),
+  );
+  const people = new Set((await db.select().from(persons).where(eq(persons.project_id, a.project.id))).map((p) => p.id));
+  const rows = await storedEvents(db, a.project.id);
+  t.equal(rows.length, sent);
+  t.same(rows.filter((r) => r.person_id !== links.get(r.distinct_id)), [], "each event carries its distinct id's person");
+  t.ok([...links.values()].every((p) => people.has(p)), 'every link names a live person');
+  t.ok([...people].every((p) => [...links.values()].includes(p)), 'no person is left without an id');
+});
+
 t.test('event definitions: created on first sight, last_seen_at kept', async (t) => {
   const a = await makeTenant(db);
   const token = a.project.api_token;

@@ -93,13 +93,11 @@ function eventsJson(batch: CapturedEvent[], personOf: (e: CapturedEvent, i: numb
 const personIds = (batch: CapturedEvent[]) => [...new Set(batch.filter(processesPerson).map((e) => e.distinct_id))];
 
 /**
- * Locks distinct ids in a stable order, so batches about the same people queue instead of
- * overwriting each other. Batches that only read the mapping share the locks; batches that link or
- * change persons take them alone.
+ * Locks distinct ids in a stable order, so batches that link or change the same people queue
+ * instead of overwriting each other.
  */
-function lockIds(tx: Tx, projectId: number, ids: string[], shared: boolean): Promise<unknown> {
-  const lock = shared ? sql.raw('pg_advisory_xact_lock_shared') : sql.raw('pg_advisory_xact_lock');
-  return tx.execute(sql`select ${lock}(k) from (
+function lockIds(tx: Tx, projectId: number, ids: string[]): Promise<unknown> {
+  return tx.execute(sql`select pg_advisory_xact_lock(k) from (
       select distinct hashtextextended(${`${projectId}:`}::text || d, 0) as k
       from jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb) as d order by k) as locks`);
 }
@@ -157,15 +155,17 @@ const INPUT_COLUMNS = sql.raw(
  * The common batch: events that need no more than a person for each distinct id. One statement
  * inserts the events (see `skipStored` for uuids already there), then the persons and links of the
  * new distinct ids among the events it stored (their ids are drawn up front, so the events carry
- * them), and touches the definitions of the names stored. The ids and their persons are
- * share-locked before it, so a concurrent merge or link of the same people waits for it or makes it
- * start over.
+ * them), and touches the definitions of the names stored.
+ *
+ * Against batches that replay persons, share-locking the persons the ids already have is enough: a
+ * merge of one of them waits for this batch, or moved an id before the statement read it (the
+ * check below, and the batch starts over); linking a new id races this batch's link of it on the
+ * primary key, and the loser starts over and finds it linked.
  */
 async function ensurePersons(tx: Tx, project: IngestProject, batch: CapturedEvent[], now: Date, retried: boolean): Promise<void> {
   const ids = personIds(batch);
   const input = eventsJson(batch, processesPerson);
-  const [, locked, used] = await Promise.all([
-    ids.length ? lockIds(tx, project.id, ids, true) : undefined,
+  const [locked, used] = await Promise.all([
     ids.length ? lockPersons(tx, project.id, ids, true) : new Set<number>(),
     tx.execute(sql`with input as (
         select * from jsonb_to_recordset(${input}::jsonb) as x(${INPUT_COLUMNS}, person boolean)),
@@ -219,7 +219,7 @@ async function replayPersons(tx: Tx, project: IngestProject, batch: CapturedEven
   const [storedRows, , locked, rows] = await Promise.all([
     tx.execute(sql`select u as uuid from jsonb_array_elements_text(${uuids}::jsonb) as u
       where exists (select from events where project_id = ${project.id} and uuid = u::uuid)`),
-    idList.length ? lockIds(tx, project.id, idList, false) : undefined,
+    idList.length ? lockIds(tx, project.id, idList) : undefined,
     idList.length ? lockPersons(tx, project.id, idList, false) : new Set<number>(),
     idList.length
       ? tx.execute(sql`select m.distinct_id, m.person_id, p.uuid::text as uuid, p.properties, p.is_identified
