@@ -30,29 +30,31 @@ const RETRYABLE = new Set(['40P01', '40001', '23505']);
 const ATTEMPTS = 5;
 /** `last_seen_at` is kept to the minute so that a busy event name is not a hot row. */
 const LAST_SEEN_GRANULARITY_MS = 60_000;
+/** Shared by `ingest_plain_batch` (drizzle/0008), which share-locks persons in the same class. */
 const PERSON_LOCK_CLASS = 727275;
 
 /**
- * Stores a request's events in one transaction: all of them or none. Events whose uuid is already
- * stored are skipped, so a client's retry changes nothing.
+ * Stores a request's events atomically: all of them or none. Events whose uuid is already stored
+ * are skipped, so a client's retry changes nothing.
  *
- * Every statement has a fixed text and takes the batch as one JSON or array parameter, so each is
- * prepared once per connection whatever the batch's size; independent statements are sent together
+ * Every statement has a fixed text and takes the batch as one JSON parameter, so each is prepared
+ * once per connection whatever the batch's size; independent statements are sent together
  * (postgres.js pipelines the queries of a transaction), which keeps a batch to a few round trips.
  */
 export async function ingest(db: Db, project: IngestProject, batch: CapturedEvent[], now: Date): Promise<void> {
   const unique = uniqueByUuid(batch);
   // A batch that only ever needs each distinct id to have a person (no linking, no property
   // changes) is stored by one statement; anything else is replayed on locked persons.
-  const store = unique.some(changesPerson) ? replayPersons : ensurePersons;
+  const replay = unique.some(changesPerson);
   // The common batch is all new uuids: inserting them plainly lets the unique index check each
-  // uuid as it inserts it, where `on conflict` probes it once more first. A duplicate (a client's
-  // retry, or the same batch arriving twice at once) fails the plain insert, and the batch is then
-  // stored again skipping what is there.
+  // uuid as it inserts it, where skipping stored ones up front probes each once more. A duplicate
+  // (a client's retry, or the same batch arriving twice at once) fails the plain insert, and the
+  // batch is then stored again skipping what is there.
   let retried = false;
   for (let attempt = 1; ; attempt++) {
     try {
-      await db.transaction((tx) => store(tx, project, unique, now, retried));
+      if (replay) await db.transaction((tx) => replayPersons(tx, project, unique, now, retried));
+      else await storePlain(db, project, unique, now, retried);
       return;
     } catch (err) {
       const state = sqlState(err);
@@ -107,9 +109,8 @@ function lockIds(tx: Tx, projectId: number, ids: string[]): Promise<unknown> {
  * them. The mapping is read before the locks are granted, so a later statement that finds an id on
  * a person not in this set saw a merge commit in between, and the batch starts over.
  */
-async function lockPersons(tx: Tx, projectId: number, ids: string[], shared: boolean): Promise<Set<number>> {
-  const lock = shared ? sql.raw('pg_advisory_xact_lock_shared') : sql.raw('pg_advisory_xact_lock');
-  const rows = await tx.execute(sql`select person_id, ${lock}(${PERSON_LOCK_CLASS}::int, person_id) from (
+async function lockPersons(tx: Tx, projectId: number, ids: string[]): Promise<Set<number>> {
+  const rows = await tx.execute(sql`select person_id, pg_advisory_xact_lock(${PERSON_LOCK_CLASS}::int, person_id) from (
       select distinct ${personOf(projectId, sql`d`)} as person_id
       from jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb) as d order by 1) as locks
     where person_id is not null`);
@@ -152,47 +153,17 @@ const INPUT_COLUMNS = sql.raw(
 );
 
 /**
- * The common batch: events that need no more than a person for each distinct id. One statement
- * inserts the events (see `skipStored` for uuids already there), then the persons and links of the
- * new distinct ids among the events it stored (their ids are drawn up front, so the events carry
- * them), and touches the definitions of the names stored.
- *
- * Against batches that replay persons, share-locking the persons the ids already have is enough: a
- * merge of one of them waits for this batch, or moved an id before the statement read it (the
- * check below, and the batch starts over); linking a new id races this batch's link of it on the
- * primary key, and the loser starts over and finds it linked.
+ * The common batch: events that need no more than a person for each distinct id. The database
+ * function `ingest_plain_batch` (drizzle/0008) stores it in one statement, which is atomic on its
+ * own, so the request takes one round trip and no explicit transaction; it fails with a
+ * serialization failure when a concurrent merge moved one of the ids, and the batch is retried.
  */
-async function ensurePersons(tx: Tx, project: IngestProject, batch: CapturedEvent[], now: Date, retried: boolean): Promise<void> {
-  const ids = personIds(batch);
+async function storePlain(db: Db, project: IngestProject, batch: CapturedEvent[], now: Date, retried: boolean): Promise<void> {
+  const ids = JSON.stringify(personIds(batch));
   const input = eventsJson(batch, processesPerson);
-  const [locked, used] = await Promise.all([
-    ids.length ? lockPersons(tx, project.id, ids, true) : new Set<number>(),
-    tx.execute(sql`with input as (
-        select * from jsonb_to_recordset(${input}::jsonb) as x(${INPUT_COLUMNS}, person boolean)),
-      wanted as (select distinct distinct_id from input where person),
-      looked_up as (select w.distinct_id, ${personOf(project.id, sql`w.distinct_id`)} as person_id from wanted as w),
-      known as (select distinct_id, person_id from looked_up where person_id is not null),
-      unknown as (
-        select distinct_id, nextval(pg_get_serial_sequence('persons', 'id'))::int as person_id from looked_up
-        where person_id is null),
-      mapping as (select distinct_id, person_id from known union all select distinct_id, person_id from unknown),
-      stored as (
-        insert into events (uuid, project_id, event, distinct_id, properties, timestamp, elements_chain, person_id)
-        select i.uuid, ${project.id}, i.event, i.distinct_id, i.properties, i.timestamp, i.elements_chain,
-               case when i.person then m.person_id end
-        from input i left join mapping m on m.distinct_id = i.distinct_id order by i.n
-        ${skipStored(retried)}
-        returning event, person_id),
-      born as (select * from unknown where person_id in (select person_id from stored)),
-      created as (
-        insert into persons (id, uuid, project_id) select person_id, gen_random_uuid(), ${project.id} from born order by person_id),
-      linked as (
-        insert into person_distinct_ids (project_id, distinct_id, person_id) select ${project.id}, distinct_id, person_id from born),
-      ${touchDefinitions(project.id, now)},
-      ${markIngested(project)}
-      select person_id from known`),
-  ]);
-  if (rowsOf<{ person_id: number }>(used).some((r) => !locked.has(r.person_id))) throw new MappingChanged();
+  const seenBefore = new Date(now.getTime() - LAST_SEEN_GRANULARITY_MS).toISOString();
+  await db.execute(sql`select ingest_plain_batch(${project.id}::int, ${input}::jsonb, ${ids}::jsonb,
+    ${now.toISOString()}::timestamptz, ${seenBefore}::timestamptz, ${!project.ingested_event}::boolean, ${retried}::boolean)`);
 }
 
 interface PersonRow extends Link {
@@ -220,7 +191,7 @@ async function replayPersons(tx: Tx, project: IngestProject, batch: CapturedEven
     tx.execute(sql`select u as uuid from jsonb_array_elements_text(${uuids}::jsonb) as u
       where exists (select from events where project_id = ${project.id} and uuid = u::uuid)`),
     idList.length ? lockIds(tx, project.id, idList) : undefined,
-    idList.length ? lockPersons(tx, project.id, idList, false) : new Set<number>(),
+    idList.length ? lockPersons(tx, project.id, idList) : new Set<number>(),
     idList.length
       ? tx.execute(sql`select m.distinct_id, m.person_id, p.uuid::text as uuid, p.properties, p.is_identified
           from (select d as distinct_id, ${personOf(project.id, sql`d`)} as person_id
