@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { events, person_distinct_ids, persons, projects } from '../schema/index.js';
 import type { CapturedEvent } from '../../capture/normalize.js';
@@ -22,7 +22,7 @@ export async function projectByToken(db: Db, token: string): Promise<IngestProje
   return row;
 }
 
-/** The mapping moved under us (a concurrent merge or first sight of the same id): start the transaction again. */
+/** The mapping moved under us (a concurrent merge): start the transaction again. */
 class MappingChanged extends Error {}
 
 // Deadlocks, serialization failures and unique races between concurrent batches resolve on a retry.
@@ -65,6 +65,7 @@ export async function ingest(db: Db, project: IngestProject, batch: CapturedEven
   }
 }
 
+/** After a plain insert failed on a duplicate, the replayed batch is inserted skipping stored uuids. */
 const skipStored = (retried: boolean) => sql.raw(retried ? 'on conflict (project_id, uuid) do nothing' : '');
 
 function uniqueByUuid(batch: CapturedEvent[]): CapturedEvent[] {
@@ -244,7 +245,7 @@ async function writePersons(tx: Tx, projectId: number, planner: PersonPlanner): 
       .update(events)
       .set({ person_id: target })
       .where(and(eq(events.project_id, projectId), eq(events.person_id, from.id!)));
-    await tx.delete(persons).where(inArray(persons.id, [from.id!]));
+    await tx.delete(persons).where(eq(persons.id, from.id!));
   }
   if (planner.newLinks.size) {
     const payload = JSON.stringify([...planner.newLinks].map(([distinct_id, p]) => ({ distinct_id, person_id: PersonPlanner.resolve(p).id! })));
