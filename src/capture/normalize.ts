@@ -34,11 +34,29 @@ function pythonType(v: unknown): string {
 
 const NOT_STORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
-/** PostgreSQL text and jsonb refuse NUL characters and lone surrogates; PostHog replaces them too. */
+const STORABLE = /^[^\u0000\uD800-\uDFFF]*$/;
+
+/**
+ * PostgreSQL text and jsonb refuse NUL characters and lone surrogates; PostHog replaces them too.
+ * Values that need no change are returned as they are, so a clean event costs no copy.
+ */
 export function sanitize<T>(value: T): T {
-  if (typeof value === 'string') return value.replace(NOT_STORABLE, '\uFFFD') as T;
-  if (Array.isArray(value)) return value.map(sanitize) as T;
-  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [sanitize(k), sanitize(v)])) as T;
+  if (typeof value === 'string') return (STORABLE.test(value) ? value : value.replace(NOT_STORABLE, '\uFFFD')) as T;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const clean = sanitize(value[i]);
+      if (clean !== value[i]) (out ??= value.slice())[i] = clean;
+    }
+    return (out ?? value) as T;
+  }
+  if (isObject(value)) {
+    for (const k in value) {
+      if (sanitize(k) !== k || sanitize(value[k]) !== value[k]) {
+        return Object.fromEntries(Object.entries(value).map(([key, v]) => [sanitize(key), sanitize(v)])) as T;
+      }
+    }
+  }
   return value;
 }
 

@@ -36,6 +36,19 @@ export function linkedIdOf(e: CapturedEvent): string | undefined {
 
 export const processesPerson = (e: CapturedEvent) => e.properties.$process_person_profile !== false;
 
+const hasKeys = (v: unknown) => isObject(v) && Object.keys(v).length > 0;
+
+/**
+ * Whether an event can do more to persons than give its distinct id one: link ids, identify, or
+ * set or unset properties (the updates `PersonPlanner.apply` reads).
+ */
+export function changesPerson(e: CapturedEvent): boolean {
+  if (!processesPerson(e)) return false;
+  if (e.event === '$identify' || linkedIdOf(e)) return true;
+  const { $set, $set_once, $unset } = e.properties;
+  return hasKeys($set) || hasKeys($set_once) || (Array.isArray($unset) ? $unset.length > 0 : hasKeys($unset));
+}
+
 /**
  * Replays a batch's effect on persons in memory, in event order, as PostHog's person processing
  * does: one person per distinct id, `$identify` / `$create_alias` link ids (merging two persons

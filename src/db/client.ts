@@ -99,6 +99,28 @@ async function openPglite(opts: DbOptions): Promise<Database & { migrate(): Prom
   };
 }
 
+type PostgresClient = import('postgres').Sql;
+
+/** A postgres.js client whose `unsafe` prepares, as do the clients it hands to transactions. */
+function preparingClient<T extends PostgresClient | import('postgres').TransactionSql>(client: T): T {
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      if (prop === 'unsafe') {
+        return (query: string, params?: unknown[], options?: object) =>
+          target.unsafe(query, params as never[], { ...options, prepare: true });
+      }
+      if (prop === 'begin' || prop === 'savepoint') {
+        const open = Reflect.get(target, prop, receiver) as (...args: unknown[]) => unknown;
+        return (...args: unknown[]) => {
+          const fn = args.pop() as (tx: import('postgres').TransactionSql) => unknown;
+          return open.call(target, ...args, (tx: import('postgres').TransactionSql) => fn(preparingClient(tx)));
+        };
+      }
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+}
+
 async function openPostgres(url: string, max: number): Promise<Database & { migrate(): Promise<void> }> {
   const reach = new Reachability();
   const { default: postgres } = await import('postgres');
@@ -114,14 +136,9 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
     ...tcpSocketOptions(url, reach),
   });
   // drizzle sends unnamed queries with `prepare: false`, so PostgreSQL would parse and plan each one
-  // anew; postgres.js's own default is to prepare every statement once per connection, so restore it.
-  const preparing = new Proxy(sql, {
-    get(target, prop, receiver) {
-      if (prop !== 'unsafe') return Reflect.get(target, prop, receiver);
-      return (query: string, params?: unknown[], options?: object) =>
-        target.unsafe(query, params as never[], { ...options, prepare: true });
-    },
-  });
+  // anew; postgres.js's own default is to prepare every statement once per connection, so restore it,
+  // inside transactions (and their savepoints) too.
+  const preparing = preparingClient(sql);
   const db = drizzle({ client: preparing, schema }) as unknown as Db;
   return {
     db,

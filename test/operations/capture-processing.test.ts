@@ -126,6 +126,70 @@ t.test('concurrent batches about the same people stay consistent', async (t) => 
   t.equal((await storedEvents(db, a.project.id)).length, 24);
 });
 
+t.test('concurrent plain batches about the same new people make one person each', async (t) => {
+  const a = await makeTenant(db);
+  const token = a.project.api_token;
+  await Promise.all(
+    Array.from({ length: 8 }, () =>
+      capture(ctx, token, [
+        { event: 'view', distinct_id: 'n1' },
+        { event: 'view', distinct_id: 'n2' },
+        { event: 'anon', distinct_id: 'n3', properties: { $process_person_profile: false } },
+      ]),
+    ),
+  );
+  const n1 = (await personOf(db, a.project.id, 'n1'))!;
+  const n2 = (await personOf(db, a.project.id, 'n2'))!;
+  t.not(n1.id, n2.id);
+  t.notOk(await personOf(db, a.project.id, 'n3'), 'opting out still leaves no person');
+  t.equal((await db.select().from(persons).where(eq(persons.project_id, a.project.id))).length, 2, 'no duplicate person');
+  const rows = await storedEvents(db, a.project.id);
+  t.equal(rows.length, 24);
+  t.ok(rows.every((r) => r.person_id === (r.distinct_id === 'n1' ? n1.id : r.distinct_id === 'n2' ? n2.id : null)));
+
+  // A retried plain batch whose events are all stored changes nothing, not even for an id it names.
+  const uuid = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
+  await capture(ctx, token, [{ event: 'once', distinct_id: 'n4', uuid }]);
+  const n4 = (await personOf(db, a.project.id, 'n4'))!;
+  await db.delete(persons).where(eq(persons.id, n4.id));
+  await capture(ctx, token, [{ event: 'once', distinct_id: 'n4', uuid }]);
+  t.notOk(await personOf(db, a.project.id, 'n4'), 'no person is made for events that were not stored');
+  t.equal((await storedEvents(db, a.project.id)).filter((r) => r.event === 'once').length, 1);
+});
+
+t.test('plain batches racing merges of the same people: every event ends on its id\'s person', async (t) => {
+  const a = await makeTenant(db);
+  const token = a.project.api_token;
+  const ids = 12;
+  const requests: Promise<void>[] = [];
+  let sent = 0;
+  for (let round = 0; round < 6; round++) {
+    for (let w = 0; w < 6; w++) {
+      const i = (round * 5 + w) % ids;
+      requests.push(capture(ctx, token, Array.from({ length: 8 }, (_, k) => ({ event: 'view', distinct_id: `anon-${(i + k) % ids}` }))));
+      sent += 8;
+      if (w % 2 === 0) {
+        requests.push(capture(ctx, token, [{ event: '$identify', distinct_id: `user-${i % 3}`, properties: { $anon_distinct_id: `anon-${i}` } }]));
+        sent += 1;
+      }
+      if (w === 3) {
+        requests.push(capture(ctx, token, [{ event: '$merge_dangerously', distinct_id: `user-${i % 3}`, properties: { alias: `user-${(i + 1) % 3}` } }]));
+        sent += 1;
+      }
+    }
+  }
+  await Promise.all(requests);
+  const links = new Map(
+    (await db.select().from(person_distinct_ids).where(eq(person_distinct_ids.project_id, a.project.id))).map((l) => [l.distinct_id, l.person_id]),
+  );
+  const people = new Set((await db.select().from(persons).where(eq(persons.project_id, a.project.id))).map((p) => p.id));
+  const rows = await storedEvents(db, a.project.id);
+  t.equal(rows.length, sent);
+  t.same(rows.filter((r) => r.person_id !== links.get(r.distinct_id)), [], "each event carries its distinct id's person");
+  t.ok([...links.values()].every((p) => people.has(p)), 'every link names a live person');
+  t.ok([...people].every((p) => [...links.values()].includes(p)), 'no person is left without an id');
+});
+
 t.test('event definitions: created on first sight, last_seen_at kept', async (t) => {
   const a = await makeTenant(db);
   const token = a.project.api_token;

@@ -1,8 +1,8 @@
-import { and, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { event_definitions, events, person_distinct_ids, persons, projects } from '../schema/index.js';
+import { events, person_distinct_ids, persons, projects } from '../schema/index.js';
 import type { CapturedEvent } from '../../capture/normalize.js';
-import { linkedIdOf, PersonPlanner, processesPerson, type PersonState } from '../../capture/persons.js';
+import { changesPerson, linkedIdOf, PersonPlanner, processesPerson, type PersonState } from '../../capture/persons.js';
 import { sqlState } from './util.js';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
@@ -28,121 +28,213 @@ class MappingChanged extends Error {}
 // Deadlocks, serialization failures and unique races between concurrent batches resolve on a retry.
 const RETRYABLE = new Set(['40P01', '40001', '23505']);
 const ATTEMPTS = 5;
-const INSERT_CHUNK = 1000;
 /** `last_seen_at` is kept to the minute so that a busy event name is not a hot row. */
 const LAST_SEEN_GRANULARITY_MS = 60_000;
+/** Shared by `ingest_plain_batch` (drizzle/0008), which share-locks persons in the same class. */
 const PERSON_LOCK_CLASS = 727275;
 
 /**
- * Stores a request's events in one transaction: all of them or none. Events whose uuid is already
- * stored are skipped, so a client's retry changes nothing.
+ * Stores a request's events atomically: all of them or none. Events whose uuid is already stored
+ * are skipped, so a client's retry changes nothing.
+ *
+ * Every statement has a fixed text and takes the batch as one JSON parameter, so each is prepared
+ * once per connection whatever the batch's size; independent statements are sent together
+ * (postgres.js pipelines the queries of a transaction), which keeps a batch to a few round trips.
  */
 export async function ingest(db: Db, project: IngestProject, batch: CapturedEvent[], now: Date): Promise<void> {
+  const unique = uniqueByUuid(batch);
+  // A batch that only ever needs each distinct id to have a person (no linking, no property
+  // changes) is stored by one statement; anything else is replayed on locked persons.
+  const replay = unique.some(changesPerson);
+  // The common batch is all new uuids: inserting them plainly lets the unique index check each
+  // uuid as it inserts it, where skipping stored ones up front probes each once more. A duplicate
+  // (a client's retry, or the same batch arriving twice at once) fails the plain insert, and the
+  // batch is then stored again skipping what is there.
+  let retried = false;
   for (let attempt = 1; ; attempt++) {
     try {
-      await db.transaction((tx) => ingestOnce(tx, project, batch, now));
+      if (replay) await db.transaction((tx) => replayPersons(tx, project, unique, now, retried));
+      else await storePlain(db, project, unique, now, retried);
       return;
     } catch (err) {
-      const retry = err instanceof MappingChanged || RETRYABLE.has(sqlState(err) ?? '');
+      const state = sqlState(err);
+      const retry = err instanceof MappingChanged || RETRYABLE.has(state ?? '');
       if (!retry || attempt >= ATTEMPTS) throw err;
+      if (state === '23505') retried = true;
     }
   }
 }
 
-async function ingestOnce(tx: Tx, project: IngestProject, batch: CapturedEvent[], now: Date): Promise<void> {
-  const stored = await storedUuids(tx, project.id, batch.map((e) => e.uuid));
-  const seen = new Set(stored);
-  const fresh = batch.filter((e) => !seen.has(e.uuid) && (seen.add(e.uuid), true));
-  if (!fresh.length) return;
+/** After a plain insert failed on a duplicate, the replayed batch is inserted skipping stored uuids. */
+const skipStored = (retried: boolean) => sql.raw(retried ? 'on conflict (project_id, uuid) do nothing' : '');
 
-  const personOf = await processPersons(tx, project.id, fresh);
-  await touchDefinitions(tx, project.id, fresh, now);
-  for (let i = 0; i < fresh.length; i += INSERT_CHUNK) {
-    const rows = fresh.slice(i, i + INSERT_CHUNK).map((e, j) => ({
+function uniqueByUuid(batch: CapturedEvent[]): CapturedEvent[] {
+  const seen = new Set<string>();
+  return batch.filter((e) => !seen.has(e.uuid) && (seen.add(e.uuid), true));
+}
+
+function rowsOf<T>(result: unknown): T[] {
+  return (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as T[];
+}
+
+/** The batch as the JSON array the statements below read with `jsonb_to_recordset`. */
+function eventsJson(batch: CapturedEvent[], personOf: (e: CapturedEvent, i: number) => number | null | boolean): string {
+  return JSON.stringify(
+    batch.map((e, n) => ({
+      n,
       uuid: e.uuid,
-      project_id: project.id,
       event: e.event,
       distinct_id: e.distinct_id,
       properties: e.properties,
       timestamp: e.timestamp,
       elements_chain: e.elements_chain,
-      person_id: personOf[i + j] ?? null,
-    }));
-    await tx.insert(events).values(rows).onConflictDoNothing({ target: [events.project_id, events.uuid] });
-  }
-  if (!project.ingested_event) {
-    await tx.update(projects).set({ ingested_event: true }).where(and(eq(projects.id, project.id), eq(projects.ingested_event, false)));
-  }
+      person: personOf(e, n),
+    })),
+  );
 }
 
-async function storedUuids(tx: Tx, projectId: number, uuids: string[]): Promise<string[]> {
-  const found: string[] = [];
-  for (let i = 0; i < uuids.length; i += INSERT_CHUNK) {
-    const rows = await tx
-      .select({ uuid: events.uuid })
-      .from(events)
-      .where(and(eq(events.project_id, projectId), inArray(events.uuid, uuids.slice(i, i + INSERT_CHUNK))));
-    for (const r of rows) found.push(r.uuid);
-  }
-  return found;
-}
+const personIds = (batch: CapturedEvent[]) => [...new Set(batch.filter(processesPerson).map((e) => e.distinct_id))];
 
-async function distinctIdMapping(tx: Tx, projectId: number, ids: string[]): Promise<Map<string, number>> {
-  const rows = ids.length
-    ? await tx
-        .select({ distinct_id: person_distinct_ids.distinct_id, person_id: person_distinct_ids.person_id })
-        .from(person_distinct_ids)
-        .where(and(eq(person_distinct_ids.project_id, projectId), inArray(person_distinct_ids.distinct_id, ids)))
-    : [];
-  return new Map(rows.map((r) => [r.distinct_id, r.person_id]));
+/**
+ * Locks distinct ids in a stable order, so batches that link or change the same people queue
+ * instead of overwriting each other.
+ */
+function lockIds(tx: Tx, projectId: number, ids: string[]): Promise<unknown> {
+  return tx.execute(sql`select pg_advisory_xact_lock(k) from (
+      select distinct hashtextextended(${`${projectId}:`}::text || d, 0) as k
+      from jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb) as d order by k) as locks`);
 }
 
 /**
- * Locks the batch's distinct ids (then their persons) in sorted order, so concurrent batches about
- * the same people queue instead of overwriting each other, and replays the batch on them. Returns
- * each event's person id (null for events that opt out of person processing).
+ * Locks the persons of a batch's distinct ids (in id order) against a concurrent merge, and returns
+ * them. The mapping is read before the locks are granted, so a later statement that finds an id on
+ * a person not in this set saw a merge commit in between, and the batch starts over.
  */
-async function processPersons(tx: Tx, projectId: number, batch: CapturedEvent[]): Promise<(number | null)[]> {
-  const ids = new Set<string>();
+async function lockPersons(tx: Tx, projectId: number, ids: string[]): Promise<Set<number>> {
+  const rows = await tx.execute(sql`select person_id, pg_advisory_xact_lock(${PERSON_LOCK_CLASS}::int, person_id) from (
+      select distinct ${personOf(projectId, sql`d`)} as person_id
+      from jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb) as d order by 1) as locks
+    where person_id is not null`);
+  return new Set(rowsOf<{ person_id: number }>(rows).map((r) => r.person_id));
+}
+
+/**
+ * The person of one distinct id, as a lookup by the full primary key: a plan that cannot fall back
+ * to scanning the project's links, whatever the statistics say (a new database has none).
+ */
+const personOf = (projectId: number, distinctId: SQL) =>
+  sql`(select link.person_id from person_distinct_ids as link where link.project_id = ${projectId} and link.distinct_id = ${distinctId})`;
+
+interface Link {
+  distinct_id: string;
+  person_id: number;
+}
+
+/** Definitions of names seen for the first time, and `last_seen_at` moved on names not seen lately. */
+function touchDefinitions(projectId: number, now: Date): SQL {
+  const at = now.toISOString();
+  const threshold = new Date(now.getTime() - LAST_SEEN_GRANULARITY_MS).toISOString();
+  return sql`names as (select distinct event from stored),
+    created_definitions as (
+      insert into event_definitions (project_id, name, created_at, last_seen_at, updated_at)
+      select ${projectId}, event, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz from names order by event
+      on conflict (project_id, name) do nothing),
+    seen_definitions as (
+      update event_definitions set last_seen_at = ${at}::timestamptz
+      where project_id = ${projectId} and name in (select event from names)
+        and (last_seen_at is null or last_seen_at < ${threshold}::timestamptz))`;
+}
+
+const markIngested = (project: IngestProject): SQL =>
+  sql`ingested as (update projects set ingested_event = true
+      where id = ${project.id} and not ingested_event and ${!project.ingested_event}::boolean)`;
+
+const INPUT_COLUMNS = sql.raw(
+  'n int, uuid uuid, event text, distinct_id text, properties jsonb, timestamp timestamptz, elements_chain text',
+);
+
+/**
+ * The common batch: events that need no more than a person for each distinct id. The database
+ * function `ingest_plain_batch` (drizzle/0008) stores it in one statement, which is atomic on its
+ * own, so the request takes one round trip and no explicit transaction; it fails with a
+ * serialization failure when a concurrent merge moved one of the ids, and the batch is retried.
+ */
+async function storePlain(db: Db, project: IngestProject, batch: CapturedEvent[], now: Date, retried: boolean): Promise<void> {
+  const ids = JSON.stringify(personIds(batch));
+  const input = eventsJson(batch, processesPerson);
+  const seenBefore = new Date(now.getTime() - LAST_SEEN_GRANULARITY_MS).toISOString();
+  await db.execute(sql`select ingest_plain_batch(${project.id}::int, ${input}::jsonb, ${ids}::jsonb,
+    ${now.toISOString()}::timestamptz, ${seenBefore}::timestamptz, ${!project.ingested_event}::boolean, ${retried}::boolean)`);
+}
+
+interface PersonRow extends Link {
+  uuid: string;
+  properties: Record<string, unknown>;
+  is_identified: boolean;
+}
+
+/**
+ * Batches that link distinct ids or change person properties: the ids (then their persons) are
+ * locked alone, and the batch is replayed on them in memory, as PostHog's person processing does.
+ */
+async function replayPersons(tx: Tx, project: IngestProject, batch: CapturedEvent[], now: Date, retried: boolean): Promise<void> {
+  const touched = new Set<string>();
   for (const e of batch) {
     if (!processesPerson(e)) continue;
-    ids.add(e.distinct_id);
+    touched.add(e.distinct_id);
     const other = linkedIdOf(e);
-    if (other) ids.add(other);
+    if (other) touched.add(other);
   }
-  if (!ids.size) return batch.map(() => null);
-  const idList = [...ids];
-  await tx.execute(sql`select pg_advisory_xact_lock(k) from (
-      select distinct hashtextextended(${`${projectId}:`}::text || d, 0) as k
-      from jsonb_array_elements_text(${JSON.stringify(idList)}::jsonb) as d order by k) as locks`);
-  const mapping = await distinctIdMapping(tx, projectId, idList);
-  const personIds = [...new Set(mapping.values())].sort((a, b) => a - b);
-  if (personIds.length) {
-    await tx.execute(sql`select pg_advisory_xact_lock(${PERSON_LOCK_CLASS}::int, id) from (
-        select (jsonb_array_elements_text(${JSON.stringify(personIds)}::jsonb))::int as id order by 1) as locks`);
-    const again = await distinctIdMapping(tx, projectId, idList);
-    if (again.size !== mapping.size || [...again].some(([d, p]) => mapping.get(d) !== p)) throw new MappingChanged();
-  }
-  const rows = personIds.length
-    ? await tx
-        .select({ id: persons.id, uuid: persons.uuid, properties: persons.properties, is_identified: persons.is_identified })
-        .from(persons)
-        .where(inArray(persons.id, personIds))
-    : [];
+  const idList = [...touched];
+  const uuids = JSON.stringify(batch.map((e) => e.uuid));
+  const ids = JSON.stringify(idList);
+  const [storedRows, , locked, rows] = await Promise.all([
+    tx.execute(sql`select u as uuid from jsonb_array_elements_text(${uuids}::jsonb) as u
+      where exists (select from events where project_id = ${project.id} and uuid = u::uuid)`),
+    idList.length ? lockIds(tx, project.id, idList) : undefined,
+    idList.length ? lockPersons(tx, project.id, idList) : new Set<number>(),
+    idList.length
+      ? tx.execute(sql`select m.distinct_id, m.person_id, p.uuid::text as uuid, p.properties, p.is_identified
+          from (select d as distinct_id, ${personOf(project.id, sql`d`)} as person_id
+                from jsonb_array_elements_text(${ids}::jsonb) as d) as m
+          -- one primary-key lookup per person (the limit keeps the planner from making it a join)
+          cross join lateral (select uuid, properties, is_identified from persons where id = m.person_id limit 1) as p`)
+      : [],
+  ]);
+  const stored = new Set(rowsOf<{ uuid: string }>(storedRows).map((r) => r.uuid));
+  const fresh = batch.filter((e) => !stored.has(e.uuid));
+  if (!fresh.length) return;
 
-  const planner = new PersonPlanner(mapping, rows);
-  const states = batch.map((e) => planner.apply(e));
-  await writePersons(tx, projectId, planner);
-  return states.map((s) => (s ? PersonPlanner.resolve(s).id! : null));
+  const people = rowsOf<PersonRow>(rows);
+  if (people.some((r) => !locked.has(r.person_id))) throw new MappingChanged();
+  const mapping = new Map(people.map((r) => [r.distinct_id, r.person_id]));
+  const byId = new Map(people.map((r) => [r.person_id, { id: r.person_id, uuid: r.uuid, properties: r.properties, is_identified: r.is_identified }]));
+  const planner = new PersonPlanner(mapping, [...byId.values()]);
+  const states = fresh.map((e) => planner.apply(e));
+  await writePersons(tx, project.id, planner);
+  const input = eventsJson(fresh, (_, i) => (states[i] ? PersonPlanner.resolve(states[i]).id! : null));
+  await tx.execute(sql`with input as (
+      select * from jsonb_to_recordset(${input}::jsonb) as x(${INPUT_COLUMNS}, person int)),
+    stored as (
+      insert into events (uuid, project_id, event, distinct_id, properties, timestamp, elements_chain, person_id)
+      select uuid, ${project.id}, event, distinct_id, properties, timestamp, elements_chain, person from input order by n
+      ${skipStored(retried)}
+      returning event),
+    ${touchDefinitions(project.id, now)},
+    ${markIngested(project)}
+    select 1`);
 }
 
 async function writePersons(tx: Tx, projectId: number, planner: PersonPlanner): Promise<void> {
   const created = planner.persons.filter((p) => p.isNew && !p.mergedInto);
   if (created.length) {
-    const inserted = await tx
-      .insert(persons)
-      .values(created.map((p) => ({ uuid: p.uuid, project_id: projectId, properties: p.properties, is_identified: p.is_identified })))
-      .returning({ id: persons.id, uuid: persons.uuid });
+    const payload = JSON.stringify(created.map((p) => ({ uuid: p.uuid, properties: p.properties, is_identified: p.is_identified })));
+    const inserted = rowsOf<{ id: number; uuid: string }>(
+      await tx.execute(sql`insert into persons (uuid, project_id, properties, is_identified)
+        select uuid, ${projectId}, properties, is_identified
+        from jsonb_to_recordset(${payload}::jsonb) as x(uuid uuid, properties jsonb, is_identified boolean)
+        returning id, uuid::text as uuid`),
+    );
     const idByUuid = new Map(inserted.map((r) => [r.uuid, r.id]));
     for (const p of created) p.id = idByUuid.get(p.uuid);
   }
@@ -156,9 +248,9 @@ async function writePersons(tx: Tx, projectId: number, planner: PersonPlanner): 
     await tx.delete(persons).where(eq(persons.id, from.id!));
   }
   if (planner.newLinks.size) {
-    await tx.insert(person_distinct_ids).values(
-      [...planner.newLinks].map(([distinct_id, p]) => ({ project_id: projectId, distinct_id, person_id: PersonPlanner.resolve(p).id! })),
-    );
+    const payload = JSON.stringify([...planner.newLinks].map(([distinct_id, p]) => ({ distinct_id, person_id: PersonPlanner.resolve(p).id! })));
+    await tx.execute(sql`insert into person_distinct_ids (project_id, distinct_id, person_id)
+      select ${projectId}, distinct_id, person_id from jsonb_to_recordset(${payload}::jsonb) as x(distinct_id text, person_id int)`);
   }
   const changed: PersonState[] = planner.persons.filter((p) => !p.isNew && !p.mergedInto && p.dirty);
   if (changed.length) {
@@ -167,36 +259,5 @@ async function writePersons(tx: Tx, projectId: number, planner: PersonPlanner): 
       set properties = x.properties, is_identified = x.is_identified, updated_at = now()
       from jsonb_to_recordset(${payload}::jsonb) as x(id int, properties jsonb, is_identified boolean)
       where p.id = x.id`);
-  }
-}
-
-/** Creates the definitions of names seen for the first time and moves `last_seen_at` forward. */
-async function touchDefinitions(tx: Tx, projectId: number, batch: CapturedEvent[], now: Date): Promise<void> {
-  const names = [...new Set(batch.map((e) => e.event))].sort();
-  const existing = await tx
-    .select({ name: event_definitions.name, last_seen_at: event_definitions.last_seen_at })
-    .from(event_definitions)
-    .where(and(eq(event_definitions.project_id, projectId), inArray(event_definitions.name, names)));
-  const known = new Map(existing.map((r) => [r.name, r.last_seen_at]));
-  const missing = names.filter((n) => !known.has(n));
-  if (missing.length) {
-    await tx
-      .insert(event_definitions)
-      .values(missing.map((name) => ({ project_id: projectId, name, created_at: now, last_seen_at: now, updated_at: now })))
-      .onConflictDoNothing({ target: [event_definitions.project_id, event_definitions.name] });
-  }
-  const threshold = new Date(now.getTime() - LAST_SEEN_GRANULARITY_MS);
-  const stale = names.filter((n) => known.has(n) && (!known.get(n) || known.get(n)! < threshold));
-  if (stale.length) {
-    await tx
-      .update(event_definitions)
-      .set({ last_seen_at: now })
-      .where(
-        and(
-          eq(event_definitions.project_id, projectId),
-          inArray(event_definitions.name, stale),
-          or(isNull(event_definitions.last_seen_at), lt(event_definitions.last_seen_at, threshold)),
-        ),
-      );
   }
 }
