@@ -76,6 +76,11 @@ export async function* copyBatches(client: postgres.Sql, query: string, size: nu
       notify();
     });
     s.on('end', () => {
+      // postgres.js pauses its socket when a push finds the stream's buffer full and resumes it only
+      // from the stream's read(), which a stream that has ended no longer calls: the COPY's closing
+      // messages, and every later answer on this connection, would wait forever (seen as a commit
+      // that never returned). Its read() is that resume.
+      (s as unknown as { _read(size: number): void })._read(0);
       ended = true;
       notify();
     });

@@ -21,3 +21,23 @@ t.test('parameters become literals that read back as the same values', async (t)
   t.throws(() => inlineParams({ sql: 'select $1', params: [{}] }));
   t.throws(() => inlineParams({ sql: 'select $1', params: ['nul\0'] }));
 });
+
+t.test('a COPY stream that filled its buffer leaves its connection usable', {
+  skip: process.env.DATABASE_URL ? false : 'needs PostgreSQL (DATABASE_URL): PGlite has no COPY stream',
+}, async (t) => {
+  const { default: postgres } = await import('postgres');
+  const { copyBatches } = await import('../../src/batch-exports/copy-source.js');
+  const sql = postgres(process.env.DATABASE_URL!, { max: 4, onnotice: () => {} });
+  t.teardown(() => sql.end({ timeout: 5 }));
+  // ~40 kB of output in a single batch: more than the stream's buffer, less than a batch, so the
+  // stream ends while the driver's socket is paused; the run's commit must still come back.
+  const query = `select json_build_object('i', i, 'pad', repeat('x', 300))::text from generate_series(1, 125) as i`;
+  const exportAll = async () => {
+    let rows = 0;
+    for await (const batch of copyBatches(sql, query, 200)) rows += batch.count;
+    return rows;
+  };
+  for (let round = 0; round < 5; round++) {
+    t.same(await Promise.all([exportAll(), exportAll(), exportAll(), exportAll()]), [125, 125, 125, 125]);
+  }
+});
