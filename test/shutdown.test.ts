@@ -5,7 +5,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { openDatabase, type Db } from '../src/db/client.js';
 import { openTestDatabase } from './helpers/db.js';
 import { rows } from './helpers/fingerprint.js';
@@ -37,8 +37,8 @@ async function dashboardNames(db: Db): Promise<Set<string>> {
   return new Set((await rows<{ name: string }>(db, sql`select name from dashboards`)).map((r) => r.name));
 }
 
-t.test('SIGTERM drains in-flight requests and loses no acknowledged write', async (t) => {
-  const key = 'phx_sigtermdrainkey000000000000000000000000000000';
+/** A server process on a fresh database of its own: PostgreSQL when DATABASE_URL is set, else a PGlite folder. */
+async function serverOnItsOwnDatabase(t: Test, key: string) {
   const dataDir = mkdtempSync(join(tmpdir(), 'api-sigterm-'));
   const pg = process.env.DATABASE_URL ? await openTestDatabase() : undefined;
   t.teardown(async () => {
@@ -53,7 +53,12 @@ t.test('SIGTERM drains in-flight requests and loses no acknowledged write', asyn
     RATE_LIMITS: 'off',
     ...(pg ? { DATABASE_URL: pg.url } : { DATABASE_URL: '', DATA_DIR: dataDir }),
   });
-  const url = await server.listening;
+  return { server, url: await server.listening, pg, dataDir };
+}
+
+t.test('SIGTERM drains in-flight requests and loses no acknowledged write', async (t) => {
+  const key = 'phx_sigtermdrainkey000000000000000000000000000000';
+  const { server, url, pg, dataDir } = await serverOnItsOwnDatabase(t, key);
 
   interface Outcome {
     name: string;
@@ -154,21 +159,7 @@ t.test('SIGTERM drains in-flight requests and loses no acknowledged write', asyn
 
 t.test('SIGTERM right after clients hang up: their handlers finish before the database closes', async (t) => {
   const key = 'phx_sigtermhangupkey00000000000000000000000000000';
-  const dataDir = mkdtempSync(join(tmpdir(), 'api-hangup-'));
-  const pg = process.env.DATABASE_URL ? await openTestDatabase() : undefined;
-  t.teardown(async () => {
-    rmSync(dataDir, { recursive: true, force: true });
-    if (pg) {
-      await pg.database.close();
-      await pg.drop();
-    }
-  });
-  const server = startServer({
-    BOOTSTRAP_API_KEY: key,
-    RATE_LIMITS: 'off',
-    ...(pg ? { DATABASE_URL: pg.url } : { DATABASE_URL: '', DATA_DIR: dataDir }),
-  });
-  const url = await server.listening;
+  const { server, url } = await serverOnItsOwnDatabase(t, key);
   const warm = await fetch(`${url}/api/users/@me/`, { headers: { authorization: `Bearer ${key}` } });
   t.equal(warm.status, 200);
   const received = () => (server.output().stdout.match(/"url":"\/api\/projects\/@current\/dashboards\/"[^\n]*"incoming request"/g) ?? []).length;

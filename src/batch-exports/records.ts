@@ -56,6 +56,17 @@ async function* encoded(pages: AsyncGenerator<string[]>): AsyncGenerator<RecordB
 
 const isoOf = (col: SQL | unknown) => sql`to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
+/** A column of the default fields, with the SQL that reads its value. */
+interface Field extends ExportColumn {
+  value: SQL;
+}
+
+const columnsOf = (fields: Field[]): ExportColumn[] => fields.map(({ name, type }) => ({ name, type }));
+/** Each field as a column value, for the `columns` format (COPY writes timestamps as the session's ISO, UTC). */
+const valuesOf = (fields: Field[]): SQL[] => fields.map((f) => f.value);
+/** Each field as a JSON pair: timestamps as ISO strings to the microsecond, in UTC. */
+const pairsOf = (fields: Field[]): [string, SQL][] => fields.map((f) => [f.name, f.type === 'timestamptz' ? isoOf(f.value) : f.value]);
+
 function jsonObject(pairs: [string, SQL][]): SQL {
   return sql`json_build_object(${sql.join(
     pairs.map(([k, v]) => sql`${k}::text, ${v}`),
@@ -80,6 +91,19 @@ function eventFilters(exp: BatchExportRow): SQL[] {
   return out;
 }
 
+const EVENT_FIELDS: Field[] = [
+  { name: 'uuid', type: 'text', value: sql`${events.uuid}::text` },
+  { name: 'event', type: 'text', value: sql`${events.event}` },
+  { name: 'properties', type: 'jsonb', value: sql`${events.properties}` },
+  { name: 'distinct_id', type: 'text', value: sql`${events.distinct_id}` },
+  { name: 'team_id', type: 'integer', value: sql`${events.project_id}` },
+  { name: 'timestamp', type: 'timestamptz', value: sql`${events.timestamp}` },
+  { name: 'created_at', type: 'timestamptz', value: sql`${events.created_at}` },
+  { name: 'elements_chain', type: 'text', value: sql`${events.elements_chain}` },
+  { name: 'person_id', type: 'text', value: sql`${persons.uuid}::text` },
+  { name: 'person_properties', type: 'jsonb', value: sql`${persons.properties}` },
+];
+
 function eventsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date): RecordSource {
   let pairs: [string, SQL][];
   let columns: ExportColumn[];
@@ -95,50 +119,14 @@ function eventsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date
     const uuid = query.fields.find((f) => f.alias === 'uuid');
     key = uuid?.expr.kind === 'field' && uuid.expr.name === 'uuid' ? ['uuid'] : null;
   } else {
-    pairs = [
-      ['uuid', sql`${events.uuid}::text`],
-      ['event', sql`${events.event}`],
-      ['properties', sql`${events.properties}`],
-      ['distinct_id', sql`${events.distinct_id}`],
-      ['team_id', sql`${events.project_id}`],
-      ['timestamp', isoOf(events.timestamp)],
-      ['created_at', isoOf(events.created_at)],
-      ['elements_chain', sql`${events.elements_chain}`],
-      ['person_id', sql`${persons.uuid}::text`],
-      ['person_properties', sql`${persons.properties}`],
-    ];
-    columns = [
-      { name: 'uuid', type: 'text' },
-      { name: 'event', type: 'text' },
-      { name: 'properties', type: 'jsonb' },
-      { name: 'distinct_id', type: 'text' },
-      { name: 'team_id', type: 'integer' },
-      { name: 'timestamp', type: 'timestamptz' },
-      { name: 'created_at', type: 'timestamptz' },
-      { name: 'elements_chain', type: 'text' },
-      { name: 'person_id', type: 'text' },
-      { name: 'person_properties', type: 'jsonb' },
-    ];
+    pairs = pairsOf(EVENT_FIELDS);
+    columns = columnsOf(EVENT_FIELDS);
   }
   const condition = and(...where)!;
   const line = jsonObject(pairs);
   const client = postgresClient(db);
-  // The default fields straight from their columns; the timestamps as the session writes them (ISO, UTC), which a
-  // timestamptz column reads as the same instant as the JSON's strings.
-  const raw: SQL[] | null = exp.hogql_query
-    ? null
-    : [
-        sql`${events.uuid}::text`,
-        sql`${events.event}`,
-        sql`${events.properties}`,
-        sql`${events.distinct_id}`,
-        sql`${events.project_id}`,
-        sql`${events.timestamp}`,
-        sql`${events.created_at}`,
-        sql`${events.elements_chain}`,
-        sql`${persons.uuid}::text`,
-        sql`${persons.properties}`,
-      ];
+  // The default fields straight from their columns, for a table with those columns.
+  const raw: SQL[] | null = exp.hogql_query ? null : valuesOf(EVENT_FIELDS);
   async function* pages(size: number): AsyncGenerator<string[]> {
     let after: { ts: string; id: number } | undefined;
     for (;;) {
@@ -193,31 +181,25 @@ function eventsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date
   };
 }
 
+const PERSON_FIELDS: Field[] = [
+  { name: 'team_id', type: 'integer', value: sql`${persons.project_id}` },
+  { name: 'distinct_id', type: 'text', value: sql`${person_distinct_ids.distinct_id}` },
+  { name: 'person_id', type: 'text', value: sql`${persons.uuid}::text` },
+  { name: 'properties', type: 'jsonb', value: sql`${persons.properties}` },
+  { name: 'is_identified', type: 'boolean', value: sql`${persons.is_identified}` },
+  { name: 'created_at', type: 'timestamptz', value: sql`${persons.created_at}` },
+  { name: 'updated_at', type: 'timestamptz', value: sql`${persons.updated_at}` },
+];
+
 function personsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date): RecordSource {
   const p = persons;
   const d = person_distinct_ids;
   const where: SQL[] = [eq(p.project_id, exp.project_id), sql`${p.updated_at} < ${end.toISOString()}::timestamptz`];
   if (start) where.push(sql`${p.updated_at} >= ${start.toISOString()}::timestamptz`);
   const condition = and(...where)!;
-  const line = jsonObject([
-    ['team_id', sql`${p.project_id}`],
-    ['distinct_id', sql`${d.distinct_id}`],
-    ['person_id', sql`${p.uuid}::text`],
-    ['properties', sql`${p.properties}`],
-    ['is_identified', sql`${p.is_identified}`],
-    ['created_at', isoOf(p.created_at)],
-    ['updated_at', isoOf(p.updated_at)],
-  ]);
+  const line = jsonObject(pairsOf(PERSON_FIELDS));
   const client = postgresClient(db);
-  const raw = [
-    sql`${p.project_id}`,
-    sql`${d.distinct_id}`,
-    sql`${p.uuid}::text`,
-    sql`${p.properties}`,
-    sql`${p.is_identified}`,
-    sql`${p.created_at}`,
-    sql`${p.updated_at}`,
-  ];
+  const raw = valuesOf(PERSON_FIELDS);
   async function* pages(size: number): AsyncGenerator<string[]> {
     let after: { ts: string; id: number; did: string } | undefined;
     for (;;) {
@@ -240,15 +222,7 @@ function personsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Dat
   }
   return {
     columnar: !!client,
-    columns: [
-      { name: 'team_id', type: 'integer' },
-      { name: 'distinct_id', type: 'text' },
-      { name: 'person_id', type: 'text' },
-      { name: 'properties', type: 'jsonb' },
-      { name: 'is_identified', type: 'boolean' },
-      { name: 'created_at', type: 'timestamptz' },
-      { name: 'updated_at', type: 'timestamptz' },
-    ],
+    columns: columnsOf(PERSON_FIELDS),
     key: ['team_id', 'distinct_id'],
     async count() {
       const [row] = await db

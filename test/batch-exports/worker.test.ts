@@ -120,8 +120,8 @@ t.test('a worker stopped mid-run hands the run back, and another worker finishes
   t.equal(settled.status, 'Completed');
 });
 
-t.test('two workers share a backfill without running a run twice', async (t) => {
-  inProcess.push(await startWorker(ctx, { batchSize: 200 }));
+/** A NoOp export every 5 minutes, backfilled over the last hour; its runs once the backfill completes. */
+async function backfillLastHour() {
   const exp = await createExport({ destination: { type: 'NoOp', config: {} }, interval: 'every 5 minutes' });
   const P = { project_id: a.project.id, batch_export_id: exp.id };
   const backfill = await call('projects_batch_exports_backfills_create', {
@@ -133,7 +133,12 @@ t.test('two workers share a backfill without running a run twice', async (t) => 
     const b = await call('projects_batch_exports_backfills_retrieve', { key: a.key, params: { ...P, id: backfill.body.backfill_id } });
     return b.body.status === 'Completed';
   });
-  const runs = await runsOf(exp.id);
+  return { exp, runs: await runsOf(exp.id) };
+}
+
+t.test('two workers share a backfill without running a run twice', async (t) => {
+  inProcess.push(await startWorker(ctx, { batchSize: 200 }));
+  const { exp, runs } = await backfillLastHour();
   t.equal(runs.length, 12);
   t.ok(runs.every((r) => r.status === 'Completed' && r.attempts === 1), 'each run was claimed once');
   t.equal(runs.reduce((n, r) => n + r.records_completed!, 0), 1500, 'the counts add up to the hour');
@@ -223,18 +228,7 @@ t.test('worker processes started with `npm run worker` share the runs on Postgre
   });
   await waitFor('both workers to start', async () => outputs.every((o) => o.text.includes('batch export worker started')), 60_000);
 
-  const exp = await createExport({ destination: { type: 'NoOp', config: {} }, interval: 'every 5 minutes' });
-  const P = { project_id: a.project.id, batch_export_id: exp.id };
-  const backfill = await call('projects_batch_exports_backfills_create', {
-    key: a.key,
-    params: P,
-    body: { start_at: lastHour.toISOString(), end_at: new Date(lastHour.getTime() + HOUR).toISOString() },
-  });
-  await waitFor('the backfill', async () => {
-    const b = await call('projects_batch_exports_backfills_retrieve', { key: a.key, params: { ...P, id: backfill.body.backfill_id } });
-    return b.body.status === 'Completed';
-  });
-  const runs = await runsOf(exp.id);
+  const { runs } = await backfillLastHour();
   t.equal(runs.length, 12);
   t.ok(runs.every((r) => r.status === 'Completed' && r.attempts === 1), 'no run was exported twice');
   t.equal(runs.reduce((n, r) => n + r.records_completed!, 0), 1500);

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { rowsOf } from '../../src/db/queries/util.js';
 import type { Db } from '../../src/db/client.js';
 
 /**
@@ -8,8 +9,7 @@ import type { Db } from '../../src/db/client.js';
 const VOLATILE = ['last_used_at'];
 
 export async function rows<T = Record<string, unknown>>(db: Db, query: ReturnType<typeof sql>): Promise<T[]> {
-  const result = await db.execute(query);
-  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
+  return rowsOf<T>(await db.execute(query));
 }
 
 let cachedQuery: string | undefined;

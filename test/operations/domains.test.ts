@@ -1,5 +1,6 @@
 import t from 'tap';
 import { sql } from 'drizzle-orm';
+import { rowsOf } from '../../src/db/queries/util.js';
 import { buildTestApp } from '../helpers/app.js';
 import { startDns } from '../helpers/dns.js';
 import { makeKey, makeMember, makeTenant } from '../helpers/factories.js';
@@ -20,7 +21,6 @@ const missingScope = (scope: string) => ({
   detail: `API key missing required scope '${scope}'`,
   attr: null,
 });
-const rowsOf = (r: unknown) => (Array.isArray(r) ? r : (r as { rows: unknown[] }).rows) as Record<string, unknown>[];
 
 /**
  * Gives `domain` a linguistic collation where the database has one (PostgreSQL with ICU), so that the

@@ -92,6 +92,10 @@ export async function postgresWriter({ exp, source }: DestinationContext): Promi
         : ` on conflict (${keyCols}) do nothing`;
   }
   let conn: postgres.ReservedSql | undefined;
+  const close = async () => {
+    conn?.release();
+    await sql.end({ timeout: 5 }).catch(() => {});
+  };
   let columnar = false;
   let direct = false;
   try {
@@ -128,8 +132,7 @@ export async function postgresWriter({ exp, source }: DestinationContext): Promi
         : `create temp table ${STAGE} (line text) on commit drop`,
     );
   } catch (err) {
-    conn?.release();
-    await sql.end({ timeout: 5 }).catch(() => {});
+    await close();
     throw wrap(err);
   }
   const copy = `copy pg_temp.${STAGE} ${columnar ? `(${names})` : '(line)'} from stdin`;
@@ -159,10 +162,6 @@ export async function postgresWriter({ exp, source }: DestinationContext): Promi
     : `insert into ${target} (${names}) select ${columns.map((col) => `r.${ident(col.name)}`).join(', ')}
        from pg_temp.${STAGE} s cross join lateral json_populate_record(null::${target}, s.line::json) r${conflict}`;
   let bytes = 0;
-  const close = async () => {
-    conn?.release();
-    await sql.end({ timeout: 5 }).catch(() => {});
-  };
   return {
     get bytes() {
       return bytes;

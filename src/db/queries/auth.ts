@@ -1,4 +1,5 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
+import { rowsOf } from './util.js';
 import type { Db } from '../client.js';
 import { organization_memberships, personal_api_keys, projects, users } from '../schema/index.js';
 
@@ -60,5 +61,5 @@ export async function unscopedProjectOrganization(db: Db, projectId: number): Pr
 
 export async function unscopedOrganizationExists(db: Db, organizationId: string): Promise<boolean> {
   const rows = await db.execute(sql`select 1 from organizations where id = ${organizationId} limit 1`);
-  return (Array.isArray(rows) ? rows : (rows as { rows: unknown[] }).rows).length > 0;
+  return rowsOf(rows).length > 0;
 }

@@ -1,4 +1,5 @@
 import { and, asc, eq, inArray, or, sql, type SQL } from 'drizzle-orm';
+import { rowsOf } from './util.js';
 import type { Db } from '../client.js';
 import { events, person_distinct_ids, persons } from '../schema/index.js';
 import { dateValue, needsPersons, type FilterNode, type Scalar } from '../../events/filters.js';
@@ -219,6 +220,5 @@ export async function propertyValues(db: Db, q: ValuesQuery): Promise<string[]> 
     ) as s
     where v is not null ${pattern ? sql`and v ilike ${pattern}` : sql``}
     group by v order by n desc, v limit ${VALUES_LIMIT}`);
-  const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as { name: string }[];
-  return rows.map((r) => r.name);
+  return rowsOf<{ name: string }>(result).map((r) => r.name);
 }

@@ -3,7 +3,7 @@ import type { Db } from '../client.js';
 import { events, person_distinct_ids, persons, projects } from '../schema/index.js';
 import type { CapturedEvent } from '../../capture/normalize.js';
 import { changesPerson, linkedIdOf, PersonPlanner, processesPerson, type PersonState } from '../../capture/persons.js';
-import { sqlState } from './util.js';
+import { rowsOf, sqlState } from './util.js';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
@@ -71,10 +71,6 @@ const skipStored = (retried: boolean) => sql.raw(retried ? 'on conflict (project
 function uniqueByUuid(batch: CapturedEvent[]): CapturedEvent[] {
   const seen = new Set<string>();
   return batch.filter((e) => !seen.has(e.uuid) && (seen.add(e.uuid), true));
-}
-
-function rowsOf<T>(result: unknown): T[] {
-  return (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as T[];
 }
 
 /** The batch as the JSON array the statements below read with `jsonb_to_recordset`. */

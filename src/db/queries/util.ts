@@ -24,3 +24,8 @@ export function sqlState(err: unknown): string | undefined {
 export function anyOf(column: PgColumn, values: unknown): SQL {
   return sql`${column} = any(${Array.isArray(values) ? sql.param(values) : values})`;
 }
+
+/** The rows of a `db.execute` answer: an array on postgres.js, `{ rows }` on PGlite. */
+export function rowsOf<T = Record<string, unknown>>(result: unknown): T[] {
+  return (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as T[];
+}
