@@ -3,7 +3,8 @@ import { buildApp } from './app.js';
 import { createJobEngine, createWorker } from './batch-exports/index.js';
 import { bootstrap } from './bootstrap.js';
 import { loadConfig } from './config.js';
-import { DataDirLockedError, openDatabase } from './db/client.js';
+import { openDatabase } from './db/client.js';
+import { DataDirError } from './db/embedded.js';
 import { loggerOptions } from './http/logging.js';
 
 const config = loadConfig();
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  if (err instanceof DataDirLockedError) {
+  if (err instanceof DataDirError) {
     process.stderr.write(`${err.message}\n`);
   } else {
     process.stderr.write(`Could not start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

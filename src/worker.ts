@@ -3,7 +3,7 @@
 import closeWithGrace from 'close-with-grace';
 import { createJobEngine, createWorker } from './batch-exports/index.js';
 import { loadConfig } from './config.js';
-import { DataDirLockedError, openDatabase } from './db/client.js';
+import { openDatabase } from './db/client.js';
 
 const config = loadConfig();
 
@@ -22,7 +22,7 @@ async function main(): Promise<void> {
     );
     process.exit(1);
   }
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.exportConcurrency + 4 });
+  const database = await openDatabase({ url: config.databaseUrl, poolSize: config.exportConcurrency + 4 });
   const jobs = createJobEngine(database, config, true, logError);
   const worker = createWorker(database, jobs, config, logError);
   closeWithGrace({ delay: 30_000 }, async ({ err }) => {
@@ -38,7 +38,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  if (err instanceof DataDirLockedError) process.stderr.write(`${err.message}\n`);
-  else logError('could not start', err);
+  logError('could not start', err);
   process.exit(1);
 });

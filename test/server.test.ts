@@ -1,40 +1,15 @@
-// The process as a user runs it: `make run`'s server and the operator CLI, on a data folder of their own.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// The process as a user runs it: `make run`'s server and the operator CLI, on a database of their own.
 import t from 'tap';
 import { openTestDatabase } from './helpers/db.js';
-import { startServer } from './helpers/server-process.js';
+import { runCli, startServer } from './helpers/server-process.js';
 
-const tsx = join('node_modules', '.bin', 'tsx');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(tsx, ['src/cli/index.ts', ...args], { env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-const dataDir = mkdtempSync(join(tmpdir(), 'api-data-'));
-t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
 const test = await openTestDatabase();
 t.teardown(async () => {
   await test.database.close();
   await test.drop();
 });
-// The suite's backend: the embedded database in a folder, or a fresh PostgreSQL database.
-const backend: NodeJS.ProcessEnv = test.url ? { DATABASE_URL: test.url } : { DATA_DIR: dataDir, DATABASE_URL: '' };
+// A fresh database on the suite's server (embedded.test.ts runs the same on a data folder of its own).
+const backend: NodeJS.ProcessEnv = { DATABASE_URL: test.url };
 
 t.test('first start bootstraps an owner, an organization, a project and the given key', async (t) => {
   const key = 'phx_bootstrapkeyforthetestsuite0123456789abcdef';
@@ -48,15 +23,6 @@ t.test('first start bootstraps an owner, an organization, a project and the give
   t.notMatch(server.output().stdout, /phx_/, 'a given key is not printed');
   const ready = await fetch(`${url}/_readyz`);
   t.equal(ready.status, 200);
-
-  if (!test.url) {
-    const second = startServer({ ...backend });
-    t.equal(await second.exited, 1, 'a second server on the same data folder refuses to start');
-    t.match(second.output().stderr, /in use by another process/);
-    const cli = await runCli(['create-user', '--email', 'x@example.com'], backend);
-    t.equal(cli.code, 1, 'so does the CLI');
-    t.equal(cli.stderr.trim().split('\n').filter((l) => !/npm warn/.test(l)).length, 1, 'with one line');
-  }
 
   server.child.kill('SIGTERM');
   t.equal(await server.exited, 0, 'SIGTERM stops the server cleanly');

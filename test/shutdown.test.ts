@@ -1,12 +1,9 @@
 // SIGTERM under load: in-flight requests finish, no acknowledged write is lost, and the database
 // closes only after the last handler.
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import t, { type Test } from 'tap';
-import { openDatabase, type Db } from '../src/db/client.js';
+import type { Db } from '../src/db/client.js';
 import { openTestDatabase } from './helpers/db.js';
 import { rows } from './helpers/fingerprint.js';
 import { startServer } from './helpers/server-process.js';
@@ -37,28 +34,23 @@ async function dashboardNames(db: Db): Promise<Set<string>> {
   return new Set((await rows<{ name: string }>(db, sql`select name from dashboards`)).map((r) => r.name));
 }
 
-/** A server process on a fresh database of its own: PostgreSQL when DATABASE_URL is set, else a PGlite folder. */
+/**
+ * A server process on a fresh database of its own on the suite's server (the embedded cluster's
+ * own stop after the drain is in embedded.test.ts).
+ */
 async function serverOnItsOwnDatabase(t: Test, key: string) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'api-sigterm-'));
-  const pg = process.env.DATABASE_URL ? await openTestDatabase() : undefined;
+  const pg = await openTestDatabase();
   t.teardown(async () => {
-    rmSync(dataDir, { recursive: true, force: true });
-    if (pg) {
-      await pg.database.close();
-      await pg.drop();
-    }
+    await pg.database.close();
+    await pg.drop();
   });
-  const server = startServer({
-    BOOTSTRAP_API_KEY: key,
-    RATE_LIMITS: 'off',
-    ...(pg ? { DATABASE_URL: pg.url } : { DATABASE_URL: '', DATA_DIR: dataDir }),
-  });
-  return { server, url: await server.listening, pg, dataDir };
+  const server = startServer({ BOOTSTRAP_API_KEY: key, RATE_LIMITS: 'off', DATABASE_URL: pg.url });
+  return { server, url: await server.listening, pg };
 }
 
 t.test('SIGTERM drains in-flight requests and loses no acknowledged write', async (t) => {
   const key = 'phx_sigtermdrainkey000000000000000000000000000000';
-  const { server, url, pg, dataDir } = await serverOnItsOwnDatabase(t, key);
+  const { server, url, pg } = await serverOnItsOwnDatabase(t, key);
 
   interface Outcome {
     name: string;
@@ -145,9 +137,7 @@ t.test('SIGTERM drains in-flight requests and loses no acknowledged write', asyn
 
   const log = server.output().stdout;
   t.notMatch(log, /"level":(40|50|60)/, 'no warning or error was logged while draining (no query after the database closed)');
-  const database = pg ? pg.database : await openDatabase({ dataDir });
-  const stored = new Set([...(await dashboardNames(database.db))].filter((n) => !n.startsWith('abandoned-')));
-  if (!pg) await database.close();
+  const stored = new Set([...(await dashboardNames(pg.database.db))].filter((n) => !n.startsWith('abandoned-')));
   t.ok(stored.has('slow-write'), 'and its write is stored');
   stored.delete('slow-write');
   const acked = answered.map((o) => o.name);

@@ -12,10 +12,9 @@ export interface CopyBatch {
 /** Bytes read ahead of the destination, whatever the batch size, before the source is paused. */
 const MAX_AHEAD_BYTES = 32 * 1024 * 1024;
 
-/** The postgres.js client behind a drizzle database; undefined on PGlite, which cannot stream COPY TO STDOUT. */
-export function postgresClient(db: Db): postgres.Sql | undefined {
-  const client = (db as unknown as { $client?: { reserve?: unknown } }).$client;
-  return typeof client?.reserve === 'function' ? (client as unknown as postgres.Sql) : undefined;
+/** The postgres.js client behind a drizzle database, for COPY TO STDOUT, which drizzle cannot stream. */
+export function postgresClient(db: Db): postgres.Sql {
+  return (db as unknown as { $client: postgres.Sql }).$client;
 }
 
 function literal(value: unknown): string {

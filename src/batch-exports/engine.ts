@@ -1,4 +1,4 @@
-import { fromPglite, PgBoss } from 'pg-boss';
+import { PgBoss } from 'pg-boss';
 import type { Database } from '../db/client.js';
 import type { RunRow } from '../db/queries/batch-exports.js';
 
@@ -22,9 +22,8 @@ export interface RunJob {
 }
 
 /**
- * The job engine: pg-boss on the same PostgreSQL as everything else (through its own small pool), or
- * in-process on the embedded PGlite. Started lazily, so a process that never enqueues never installs
- * or polls anything.
+ * The job engine: pg-boss on the same PostgreSQL as everything else, through its own small pool.
+ * Started lazily, so a process that never enqueues never installs or polls anything.
  */
 export class JobEngine {
   private starting: Promise<PgBoss> | undefined;
@@ -45,10 +44,7 @@ export class JobEngine {
   private async start(): Promise<PgBoss> {
     const { supervise } = this.options;
     const common = { supervise, schedule: supervise, migrate: true };
-    const boss =
-      this.database.kind === 'pglite'
-        ? new PgBoss({ ...common, db: fromPglite(this.database.pglite!), backend: 'pglite' })
-        : new PgBoss({ ...common, connectionString: this.database.url!, max: 4, application_name: 'batch-exports' });
+    const boss = new PgBoss({ ...common, connectionString: this.database.url, max: 4, application_name: 'batch-exports' });
     boss.on('error', (err) => this.options.log?.('job engine error', err));
     await boss.start();
     await boss.createQueue(RUN_QUEUE, {

@@ -4,7 +4,7 @@ import type { BatchExportRow } from '../db/queries/batch-exports.js';
 import { events, person_distinct_ids, persons } from '../db/schema/index.js';
 import { compileCondition, compileJsonValue, eventsScope, parseSelect, valueType, type ColumnType } from '../hogql/index.js';
 import { copyBatches, inlineParams, postgresClient } from './copy-source.js';
-import { decodeCopyRows, encodeCopyRows } from './copy-text.js';
+import { decodeCopyRows } from './copy-text.js';
 
 /** A column of the exported records, with the type a receiving table gives it. */
 export interface ExportColumn {
@@ -35,9 +35,8 @@ export function jsonTexts(batch: RecordBatch): string[] {
 }
 
 /**
- * The records of one run, in batches so memory does not grow with the interval: on PostgreSQL one
- * COPY stream (events in (timestamp, id) order), on PGlite keyset-ordered pages, events by
- * (timestamp, id), persons by (updated_at, id, distinct_id).
+ * The records of one run, in batches so memory does not grow with the interval: one COPY stream,
+ * events in (timestamp, id) order, persons in (updated_at, id, distinct_id) order.
  */
 export interface RecordSource {
   columns: ExportColumn[];
@@ -47,11 +46,6 @@ export interface RecordSource {
   columnar: boolean;
   count(): Promise<number>;
   batches(size: number, format?: RecordFormat): AsyncGenerator<RecordBatch>;
-}
-
-/** Pages of JSON objects (the PGlite path) as batches. */
-async function* encoded(pages: AsyncGenerator<string[]>): AsyncGenerator<RecordBatch> {
-  for await (const lines of pages) yield { count: lines.length, data: encodeCopyRows(lines) };
 }
 
 const isoOf = (col: SQL | unknown) => sql`to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
@@ -127,39 +121,15 @@ function eventsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date
   const client = postgresClient(db);
   // The default fields straight from their columns, for a table with those columns.
   const raw: SQL[] | null = exp.hogql_query ? null : valuesOf(EVENT_FIELDS);
-  async function* pages(size: number): AsyncGenerator<string[]> {
-    let after: { ts: string; id: number } | undefined;
-    for (;;) {
-      // Spelled out rather than a row comparison so the (project_id, timestamp) index bounds the scan.
-      const keyset = after
-        ? sql`${events.timestamp} >= ${after.ts}::timestamptz and (${events.timestamp} > ${after.ts}::timestamptz or ${events.id} > ${after.id})`
-        : undefined;
-      const rows = await db
-        .select({ line: sql<string>`${line}`, ts: sql<string>`${isoOf(events.timestamp)}`, id: events.id })
-        .from(events)
-        .leftJoin(persons, eq(persons.id, events.person_id))
-        .where(keyset ? and(condition, keyset) : condition)
-        // NULLS FIRST matches a backward scan of the (project_id, timestamp DESC NULLS LAST, id DESC NULLS LAST)
-        // index, so each batch reads only its own rows (the columns are never null).
-        .orderBy(sql`${events.timestamp} asc nulls first`, sql`${events.id} asc nulls first`)
-        .limit(size);
-      if (!rows.length) return;
-      yield rows.map((r) => r.line);
-      const last = rows[rows.length - 1]!;
-      after = { ts: last.ts, id: Number(last.id) };
-      if (rows.length < size) return;
-    }
-  }
   return {
     columns,
     key,
-    columnar: !!client && !!raw,
+    columnar: !!raw,
     async count() {
       const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(events).where(condition);
       return Number(row?.n ?? 0);
     },
     batches(size, format = 'json') {
-      if (!client) return encoded(pages(size));
       if (format === 'columns') {
         if (!raw) throw new Error('These records have no columns format');
         // A table has no order, so the scan takes whichever plan is cheapest.
@@ -200,28 +170,8 @@ function personsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Dat
   const line = jsonObject(pairsOf(PERSON_FIELDS));
   const client = postgresClient(db);
   const raw = valuesOf(PERSON_FIELDS);
-  async function* pages(size: number): AsyncGenerator<string[]> {
-    let after: { ts: string; id: number; did: string } | undefined;
-    for (;;) {
-      const keyset = after
-        ? sql`${p.updated_at} >= ${after.ts}::timestamptz and (${p.updated_at}, ${p.id}, ${d.distinct_id}) > (${after.ts}::timestamptz, ${after.id}, ${after.did})`
-        : undefined;
-      const rows = await db
-        .select({ line: sql<string>`${line}`, ts: sql<string>`${isoOf(p.updated_at)}`, id: p.id, did: d.distinct_id })
-        .from(p)
-        .innerJoin(d, eq(d.person_id, p.id))
-        .where(keyset ? and(condition, keyset) : condition)
-        .orderBy(asc(p.updated_at), asc(p.id), asc(d.distinct_id))
-        .limit(size);
-      if (!rows.length) return;
-      yield rows.map((r) => r.line);
-      const last = rows[rows.length - 1]!;
-      after = { ts: last.ts, id: last.id, did: last.did };
-      if (rows.length < size) return;
-    }
-  }
   return {
-    columnar: !!client,
+    columnar: true,
     columns: columnsOf(PERSON_FIELDS),
     key: ['team_id', 'distinct_id'],
     async count() {
@@ -233,7 +183,6 @@ function personsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Dat
       return Number(row?.n ?? 0);
     },
     batches(size, format = 'json') {
-      if (!client) return encoded(pages(size));
       const query =
         format === 'columns'
           ? db.select({ row: sql`${sql.join(raw, sql`, `)}` }).from(p).innerJoin(d, eq(d.person_id, p.id)).where(condition)

@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { openDatabase, type Database } from '../db/client.js';
+import { DataDirError } from '../db/embedded.js';
 import { AuthCache } from '../http/auth-cache.js';
 import { commands, CliError } from './commands.js';
 
@@ -33,14 +34,15 @@ async function main(): Promise<number> {
   const config = loadConfig();
   let database: Database | undefined;
   try {
-    database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+    // Beside a running server this uses its embedded cluster; alone, it starts the cluster for the command.
+    database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: 2, exclusive: false });
     const result = await command.run(database.db, flags);
     // Running servers on the same PostgreSQL drop cached permissions at once.
     await new AuthCache(database).invalidate();
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (err) {
-    const message = err instanceof CliError || (err as Error).name === 'DataDirLockedError' ? (err as Error).message : String((err as Error).message ?? err);
+    const message = err instanceof CliError || err instanceof DataDirError ? (err as Error).message : String((err as Error).message ?? err);
     process.stderr.write(`${message.split('\n')[0]}\n`);
     return 1;
   } finally {

@@ -1,20 +1,16 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { openEmbedded, type EmbeddedCluster } from './embedded.js';
 import { Reachability, tcpSocketOptions } from './reachability.js';
 import * as schema from './schema/index.js';
 
-// One type for both drivers: drizzle's pglite and postgres-js databases are both PgDatabase.
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 export interface Database {
   db: Db;
-  kind: 'pglite' | 'postgres';
-  /** The raw handles, for a job engine that brings its own driver: the PGlite instance, or the URL. */
-  pglite?: PGlite;
-  url?: string;
+  /** The server's URL, for a job engine that brings its own driver (libpq's form: a socket folder is `?host=`). */
+  url: string;
   /** Runs `fn` for every NOTIFY on `channel`, from this or any other process. */
   listen(channel: string, fn: (payload: string) => void): Promise<void>;
   notify(channel: string, payload: string): Promise<void>;
@@ -25,78 +21,67 @@ export interface Database {
 }
 
 export interface DbOptions {
-  /** postgres:// URL; when unset the embedded PGlite is used. */
+  /** postgres:// URL; when unset the embedded PostgreSQL in `dataDir` is used. */
   url?: string | undefined;
-  /** PGlite data folder; `memory://` keeps it in memory. */
+  /** The embedded cluster's folder. */
   dataDir?: string;
-  /** A gzipped PGlite data dump to start an in-memory database from (tests). */
-  template?: string | undefined;
   poolSize?: number;
+  /**
+   * Embedded only: whether this process owns the cluster (the server), refusing to share the data
+   * folder with another owner; otherwise (the CLI) it works beside a running server.
+   */
+  exclusive?: boolean;
 }
 
 const migrationsFolder = resolve(dirname(fileURLToPath(import.meta.url)), '../../drizzle');
 
-export class DataDirLockedError extends Error {}
-
 export async function openDatabase(opts: DbOptions): Promise<Database> {
-  const database = opts.url ? await openPostgres(opts.url, opts.poolSize ?? 20) : await openPglite(opts);
+  const poolSize = opts.poolSize ?? 20;
+  let cluster: EmbeddedCluster | undefined;
+  if (!opts.url) {
+    cluster = await openEmbedded(opts.dataDir ?? '.data', {
+      exclusive: opts.exclusive ?? true,
+      // The pool, the job engine's pool, LISTEN, the migration lock, and the CLI beside the server.
+      settings: { maxConnections: Math.max(50, poolSize + 30) },
+    });
+  }
+  let database: Database & { migrate(): Promise<void> };
+  try {
+    database = await openPostgres(opts.url ?? cluster!.url, poolSize);
+  } catch (err) {
+    await cluster?.stop();
+    throw err;
+  }
   try {
     await database.migrate();
   } catch (err) {
     await database.close();
+    await cluster?.stop();
     throw err;
   }
-  return database;
-}
-
-async function openPglite(opts: DbOptions): Promise<Database & { migrate(): Promise<void> }> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { drizzle } = await import('drizzle-orm/pglite');
-  const { migrate } = await import('drizzle-orm/pglite/migrator');
-  const dataDir = opts.dataDir ?? 'memory://';
-  let release: (() => Promise<void>) | undefined;
-  if (!dataDir.startsWith('memory://')) {
-    // PGlite does not stop a second process from opening the same folder, and that process's writes
-    // would be lost silently, so the folder belongs to one process at a time.
-    const lockfile = await import('proper-lockfile');
-    mkdirSync(dataDir, { recursive: true });
-    try {
-      release = await lockfile.lock(dataDir, { lockfilePath: `${resolve(dataDir)}.lock`, stale: 15_000, update: 5_000 });
-    } catch (err) {
-      if ((err as { code?: string }).code === 'ELOCKED') {
-        throw new DataDirLockedError(
-          `The data folder ${dataDir} is in use by another process; stop it first, or set DATA_DIR or DATABASE_URL.`,
-        );
-      }
-      throw err;
-    }
-  }
-  const client =
-    dataDir.startsWith('memory://') && opts.template && existsSync(opts.template)
-      ? new PGlite({ loadDataDir: new Blob([readFileSync(opts.template)]) })
-      : new PGlite(dataDir);
-  await client.waitReady;
-  const db = drizzle({ client, schema }) as unknown as Db;
+  if (!cluster) return database;
   return {
-    db,
-    kind: 'pglite',
-    pglite: client,
-    migrate: () => migrate(db as never, { migrationsFolder }),
-    async listen(channel, fn) {
-      await client.listen(channel, fn);
-    },
-    async notify(channel, payload) {
-      await client.query('select pg_notify($1, $2)', [channel, payload]);
-    },
-    async ping() {
-      await client.query('select 1');
-    },
-    available: () => true,
+    ...database,
     async close() {
-      await client.close();
-      await release?.();
+      try {
+        await database.close();
+      } finally {
+        await cluster.stop();
+      }
     },
   };
+}
+
+/**
+ * postgres.js reads no `host` parameter from a URL (it would send it to the server as a setting),
+ * so a socket folder given the way libpq and node-postgres take it becomes the `host` option.
+ */
+export function socketOptions(url: string): { url: string; host?: string } {
+  const u = new URL(url);
+  const host = u.searchParams.get('host');
+  if (!host?.startsWith('/')) return { url };
+  u.searchParams.delete('host');
+  return { url: u.toString(), host };
 }
 
 type PostgresClient = import('postgres').Sql;
@@ -126,7 +111,9 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const { migrate } = await import('drizzle-orm/postgres-js/migrator');
-  const sql = postgres(url, {
+  const socket = socketOptions(url);
+  const sql = postgres(socket.url, {
+    ...(socket.host ? { host: socket.host } : {}),
     max,
     onnotice: () => {},
     connect_timeout: 5,
@@ -142,12 +129,11 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
   const db = drizzle({ client: preparing, schema }) as unknown as Db;
   return {
     db,
-    kind: 'postgres',
     url,
     async migrate() {
       // Several processes may start at once; the advisory lock, held on a connection of its own, lets
       // one of them migrate at a time.
-      const lock = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+      const lock = postgres(socket.url, { ...(socket.host ? { host: socket.host } : {}), max: 1, onnotice: () => {}, connect_timeout: 5 });
       try {
         await lock`select pg_advisory_lock(727274)`;
         await migrate(db as never, { migrationsFolder });

@@ -11,14 +11,14 @@ function nullCharacters(attr: string | null): ApiError {
   return ApiError.validation(attr, 'Null characters are not allowed.', 'null_characters_not_allowed');
 }
 
-/** U+FFFD for unpaired surrogates, as a UTF-8 encoder writes them in text; the embedded PostgreSQL's jsonb refuses them. */
+/** U+FFFD for unpaired surrogates, as a UTF-8 encoder writes them in text; PostgreSQL's jsonb refuses their `\\u` escapes. */
 function wellFormed(s: string): string {
   return LONE_SURROGATE.test(s) ? (s as string & { toWellFormed(): string }).toWellFormed() : s;
 }
 
 /**
  * What the schemas cannot say about input, checked before validation: PostgreSQL refuses NUL in
- * text (DRF answers "Null characters are not allowed."), jsonb may refuse unpaired surrogates,
+ * text (DRF answers "Null characters are not allowed."), jsonb refuses unpaired surrogates,
  * and serialising very deep documents exhausts the stack. Path values holding NUL name nothing (404).
  * Only the operation's own query parameters (`queryNames`) are checked.
  * A JSON operation sent no body at all sees `{}`, as DRF's `request.data` is then empty.

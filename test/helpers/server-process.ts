@@ -1,5 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -50,4 +51,22 @@ export function startServer(env: NodeJS.ProcessEnv): ServerProcess {
   });
   listening.catch(() => {});
   return { child, listening, exited, output: () => ({ stdout, stderr }) };
+}
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The operator CLI as `npm run cli` runs it, with `env` over this process's environment. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliRun> {
+  return new Promise((resolve) => {
+    const child = spawn(join('node_modules', '.bin', 'tsx'), ['src/cli/index.ts', ...args], { env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
 }

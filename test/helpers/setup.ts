@@ -1,26 +1,24 @@
-// tap's `before` script: migrate one template database per backend, once for the whole run.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { drizzle } from 'drizzle-orm/pglite';
-import { migrate } from 'drizzle-orm/pglite/migrator';
-import postgres from 'postgres';
+// tap's `before` script: the run's database server and its migrated template database. Without
+// DATABASE_URL it starts the run's embedded cluster (a fresh one: a cluster left by a crashed run is
+// stopped and thrown away), left running for the test files and stopped by teardown.ts.
+import { rmSync } from 'node:fs';
 import { openDatabase } from '../../src/db/client.js';
-import { PG_TEMPLATE_DB, PGLITE_TEMPLATE, withDatabase } from './db.js';
+import { startCluster, stopCluster } from '../../src/db/embedded.js';
+import { adminClient, PG_TEMPLATE_DB, TEST_CLUSTER_DIR, testServerUrl, withDatabase } from './db.js';
 
-const base = process.env.DATABASE_URL;
-if (base) {
-  const admin = postgres(base, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`drop database if exists ${PG_TEMPLATE_DB} with (force)`);
-  await admin.unsafe(`create database ${PG_TEMPLATE_DB}`);
-  const template = await openDatabase({ url: withDatabase(base, PG_TEMPLATE_DB), poolSize: 1 });
-  await template.close();
-  await admin.end();
-} else {
-  const pg = new PGlite();
-  await migrate(drizzle({ client: pg }), { migrationsFolder: './drizzle' });
-  const dump = await pg.dumpDataDir('gzip');
-  mkdirSync(dirname(PGLITE_TEMPLATE), { recursive: true });
-  writeFileSync(PGLITE_TEMPLATE, Buffer.from(await dump.arrayBuffer()));
-  await pg.close();
+if (!process.env.DATABASE_URL) {
+  await stopCluster(TEST_CLUSTER_DIR);
+  rmSync(TEST_CLUSTER_DIR, { recursive: true, force: true });
+  // Test files run in parallel, each with its pools, job engine and server processes.
+  await startCluster(TEST_CLUSTER_DIR, { maxConnections: 400, fsync: false });
 }
+const base = testServerUrl();
+const admin = adminClient(base);
+const [server] = await admin<{ server_version: string }[]>`show server_version`;
+// scripts/test.sh reports the version in its closing line.
+process.stderr.write(`test server: PostgreSQL ${server!.server_version.split(' ')[0]}\n`);
+await admin.unsafe(`drop database if exists ${PG_TEMPLATE_DB} with (force)`);
+await admin.unsafe(`create database ${PG_TEMPLATE_DB}`);
+const template = await openDatabase({ url: withDatabase(base, PG_TEMPLATE_DB), poolSize: 1 });
+await template.close();
+await admin.end();

@@ -25,7 +25,7 @@ export function anyOf(column: PgColumn, values: unknown): SQL {
   return sql`${column} = any(${Array.isArray(values) ? sql.param(values) : values})`;
 }
 
-/** The rows of a `db.execute` answer: an array on postgres.js, `{ rows }` on PGlite. */
+/** The rows of a `db.execute` answer (postgres.js answers an array of rows), typed. */
 export function rowsOf<T = Record<string, unknown>>(result: unknown): T[] {
-  return (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as T[];
+  return result as T[];
 }

@@ -1,0 +1,119 @@
+// The embedded default as `make run` meets it: DATABASE_URL unset, the server's own PostgreSQL cluster
+// in DATA_DIR, created on first start, reused, recovered after a kill, shared with the CLI.
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { liveOwner, runningPostmaster, stopCluster } from '../src/db/embedded.js';
+import { runCli, startServer, type ServerProcess } from './helpers/server-process.js';
+
+if (process.env.DATABASE_URL) {
+  t.plan(0, 'the embedded start-up path runs in the embedded pass of the suite');
+  process.exit(0);
+}
+
+// mkdtemp makes a 0700 folder; as root the cluster runs as `postgres`, which must reach it.
+const dataDir = mkdtempSync(join(tmpdir(), 'api-embedded-'));
+chmodSync(dataDir, 0o755);
+t.teardown(async () => {
+  await stopCluster(dataDir);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+const env = { DATABASE_URL: '', DATA_DIR: dataDir, RATE_LIMITS: 'off' };
+const key = 'phx_embeddedstartupkey0000000000000000000000000000';
+
+async function start(extra: NodeJS.ProcessEnv = {}): Promise<{ server: ServerProcess; url: string; ms: number }> {
+  const started = Date.now();
+  const server = startServer({ ...env, ...extra });
+  const url = await server.listening;
+  return { server, url, ms: Date.now() - started };
+}
+
+async function projects(url: string): Promise<number> {
+  return (await fetch(`${url}/api/projects/`, { headers: { authorization: `Bearer ${key}` } })).status;
+}
+
+const oneLine = (s: string) => s.trim().split('\n').filter((l) => !/npm warn/.test(l));
+
+t.test('first start creates the cluster; a second server refuses; the CLI works beside it', async (t) => {
+  const first = await start({ BOOTSTRAP_API_KEY: key });
+  t.comment(`first start (initdb, migrations, bootstrap) to listening: ${first.ms} ms`);
+  t.ok(existsSync(join(dataDir, 'pg', 'PG_VERSION')), 'the cluster is in DATA_DIR/pg');
+  t.equal(await projects(first.url), 200);
+  t.ok(runningPostmaster(dataDir), 'its postmaster runs');
+
+  const second = startServer(env);
+  t.equal(await second.exited, 1, 'a second server on the same data folder refuses to start');
+  t.same(oneLine(second.output().stderr).length, 1, 'with one line');
+  t.match(second.output().stderr, /in use by another process \(pid \d+\)/);
+  t.equal(await projects(first.url), 200, 'and the first one is untouched');
+
+  const cli = await runCli(['create-user', '--email', 'beside@example.com'], env);
+  t.equal(cli.code, 0, `the CLI works beside the running server: ${cli.stderr}`);
+  t.match(JSON.parse(cli.stdout), { email: 'beside@example.com' });
+  t.ok(runningPostmaster(dataDir), 'and leaves the cluster running');
+
+  first.server.child.kill('SIGTERM');
+  t.equal(await first.server.exited, 0, 'SIGTERM stops the server cleanly');
+  t.notOk(runningPostmaster(dataDir), 'and its cluster with it');
+  t.notOk(existsSync(join(dataDir, 'owner.pid')), 'the folder is free again');
+  t.match(readFileSync(join(dataDir, 'postgresql.log'), 'utf8'), /database system is shut down\s*$/, 'a clean shutdown');
+});
+
+t.test('the CLI alone starts the cluster and stops it again', async (t) => {
+  const cli = await runCli(['create-user', '--email', 'alone@example.com'], env);
+  t.equal(cli.code, 0, cli.stderr);
+  t.match(JSON.parse(cli.stdout), { email: 'alone@example.com' });
+  t.notOk(runningPostmaster(dataDir), 'no postmaster is left');
+  t.notOk(liveOwner(dataDir));
+});
+
+t.test('a restart reuses the cluster', async (t) => {
+  const again = await start();
+  t.comment(`restart to listening: ${again.ms} ms`);
+  t.notMatch(again.server.output().stdout, /phx_/, 'no second bootstrap');
+  t.equal(await projects(again.url), 200, 'the data is kept');
+  again.server.child.kill('SIGTERM');
+  t.equal(await again.server.exited, 0);
+});
+
+t.test('after SIGKILL the next start recovers by itself', async (t) => {
+  const killed = await start();
+  killed.server.child.kill('SIGKILL');
+  await killed.server.exited;
+  const orphan = runningPostmaster(dataDir);
+  t.ok(orphan, 'the killed server left its postmaster running');
+
+  const cli = await runCli(['create-user', '--email', 'after-kill@example.com'], env);
+  t.equal(cli.code, 0, `the CLI takes over a folder whose server was killed: ${cli.stderr}`);
+
+  const recovered = await start();
+  t.comment(`start after SIGKILL to listening: ${recovered.ms} ms`);
+  t.equal(await projects(recovered.url), 200, 'recovered, with the data');
+
+  // Now the postmaster too dies without cleaning up: its pid file stays behind.
+  const postmaster = runningPostmaster(dataDir)!;
+  recovered.server.child.kill('SIGKILL');
+  process.kill(postmaster, 'SIGKILL');
+  await recovered.server.exited;
+  for (let i = 0; i < 100 && runningPostmaster(dataDir); i++) await new Promise((r) => setTimeout(r, 50));
+  t.ok(existsSync(join(dataDir, 'pg', 'postmaster.pid')), 'a stale postmaster.pid is left');
+  const afterCrash = await start();
+  t.equal(await projects(afterCrash.url), 200, 'the next start recovers from the crash');
+  afterCrash.server.child.kill('SIGTERM');
+  t.equal(await afterCrash.server.exited, 0);
+  t.notOk(runningPostmaster(dataDir));
+});
+
+t.test("a data folder of the earlier embedded engine (PGlite) is refused in one line", async (t) => {
+  const old = mkdtempSync(join(tmpdir(), 'api-pglite-'));
+  t.teardown(() => rmSync(old, { recursive: true, force: true }));
+  writeFileSync(join(old, 'PG_VERSION'), '17\n');
+  mkdirSync(join(old, 'base'));
+  const server = startServer({ ...env, DATA_DIR: old });
+  t.equal(await server.exited, 1);
+  const lines = oneLine(server.output().stderr);
+  t.equal(lines.length, 1, lines.join('\n'));
+  t.match(lines[0], /PGlite.*move it away or delete it/);
+  t.notOk(existsSync(join(old, 'owner.pid')), 'and the folder is not claimed');
+});
