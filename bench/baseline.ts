@@ -2,7 +2,7 @@
 // returning a fixed JSON body, and bare Fastify routes running a scenario's SQL through postgres.js.
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
-import postgres from 'postgres';
+import { sqlClient } from './processes.js';
 
 const [, , port, databaseUrl, fixturesFile] = process.argv;
 const fixtures = JSON.parse(fixturesFile ? readFileSync(fixturesFile, 'utf8') : '{}') as Record<string, unknown>;
@@ -12,7 +12,7 @@ const app = Fastify({ logger: false });
 app.all('/json/:scenario', async (req) => fixtures[(req.params as { scenario: string }).scenario] ?? {});
 
 if (databaseUrl) {
-  const sql = postgres(databaseUrl, { max: 20, onnotice: () => {} });
+  const sql = sqlClient(databaseUrl, 20);
   // The queries the API runs for these scenarios once the key is warm, written directly.
   app.get('/sql/organization/:id', async (req) => {
     const { id } = req.params as { id: string };

@@ -1,14 +1,20 @@
 // `make bench`: drives the API and two same-run baselines with autocannon and writes bench/results.md.
 // Speed is measured here and only here; tests never time anything.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import postgres from 'postgres';
+import type postgres from 'postgres';
+import { clusterUrl } from '../src/db/embedded.js';
+import { bigBatchHealth } from './big-batch.js';
+import { postgresMemory, rssMbOf, sqlClient } from './processes.js';
 import { scenarios, type Scenario, type Seeded } from './scenarios.js';
+import { startupTimes } from './startup.js';
 
+// BENCH_DURATION=2 BENCH_EVENTS=20000 gives a quick run that only shows the benchmark works.
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const KEY = 'phx_benchmarkkey0000000000000000000000000000000000';
 const tsx = join('node_modules', '.bin', 'tsx');
@@ -55,7 +61,7 @@ function rssSampler(pid: number) {
       peak = 0;
     },
     peakMb: () => (read(), Math.round(peak / 1024)),
-    nowMb: () => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024),
+    nowMb: () => rssMbOf(pid),
     stop: () => clearInterval(timer),
   };
 }
@@ -91,14 +97,19 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
   let admin: postgres.Sql | undefined;
   const dbName = `bench_${Date.now()}`;
   if (backend === 'postgresql') {
-    admin = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+    admin = sqlClient(process.env.DATABASE_URL!);
     await admin.unsafe(`create database ${dbName}`);
     const u = new URL(process.env.DATABASE_URL!);
     u.pathname = `/${dbName}`;
     databaseUrl = u.toString();
   } else {
     dataDir = mkdtempSync(join(tmpdir(), 'bench-data-'));
+    // As root the cluster runs as `postgres`, which must be able to enter the folder.
+    chmodSync(dataDir, 0o755);
   }
+  // The database the server uses, for seeding and the bare+SQL baseline: on the embedded backend
+  // its own cluster, reached beside it through the socket.
+  const sqlUrl = databaseUrl ?? clusterUrl(dataDir!);
   const env = {
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -121,10 +132,9 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
   const rss = rssSampler(server.pid!);
   let baseline: ChildProcess | undefined;
   try {
-    const seeded = await seed(base, databaseUrl);
+    const seeded = await seed(base, sqlUrl);
     const fixtures: Record<string, unknown> = {};
     for (const s of scenarios) {
-      if (s.backends && !s.backends.includes(backend)) continue;
       const r = s.request(seeded);
       const res = await fetch(base + r.path, {
         method: r.method ?? 'GET',
@@ -136,27 +146,29 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
     const bport = port + 1;
     const fixturesFile = join(tmpdir(), `bench-fixtures-${port}.json`);
     writeFileSync(fixturesFile, JSON.stringify(fixtures));
-    baseline = await start(['bench/baseline.ts', String(bport), databaseUrl ?? '', fixturesFile], {}, /ready/);
+    baseline = await start(['bench/baseline.ts', String(bport), sqlUrl, fixturesFile], {}, /ready/);
     const bbase = `http://127.0.0.1:${bport}`;
     let readsDone = false;
     const afterReads = () => {
       if (readsDone) return;
       readsDone = true;
       rows.push({ backend, scenario: 'after the read scenarios', target: 'api RSS now', rps: 0, p50: 0, p99: 0, errors: 0, rssMb: rss.nowMb() });
+      memory.push({ backend, apiMb: rss.nowMb(), pg: pgMemory });
     };
+    let pgMemory = await postgresMemory(sqlUrl);
     for (const s of scenarios) {
-      if (s.backends && !s.backends.includes(backend)) continue;
       if (s.itemsPerRequest) afterReads();
       if (process.env.BENCH_SCENARIOS && !process.env.BENCH_SCENARIOS.split(',').includes(s.id)) continue;
       rss.reset();
       const ours = await drive(base + s.request(seeded).path, s, seeded);
+      if (!s.itemsPerRequest) pgMemory = await postgresMemory(sqlUrl);
       const row: Row = { backend, scenario: s.name, target: 'api', ...ours, rssMb: rss.peakMb() };
       if (s.itemsPerRequest) row.itemsPerSecond = ours.rps * s.itemsPerRequest;
       const json = await drive(`${bbase}/json/${s.id}`, { ...s, request: () => ({ ...s.request(seeded), path: '' }) }, seeded);
       rows.push(row, { backend, scenario: s.name, target: 'bare fastify, same JSON', ...json });
       row.ratio = `${((ours.rps / json.rps) * 100).toFixed(0)}% of bare`;
       const sqlPath = s.baselineSql?.(seeded);
-      if (sqlPath && databaseUrl) {
+      if (sqlPath) {
         const sql = await drive(bbase + sqlPath, { ...s, request: () => ({ path: '' }) }, seeded);
         rows.push({ backend, scenario: s.name, target: 'bare fastify + same SQL', ...sql });
         row.ratio += `, ${((ours.rps / sql.rps) * 100).toFixed(0)}% of bare+SQL`;
@@ -170,6 +182,11 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
       process.stdout.write(`${backend} ${s.name}: ${ours.rps} req/s${items} p50 ${ours.p50} ms p99 ${ours.p99} ms, ${ours.errors} errors (${row.ratio})\n`);
     }
     afterReads();
+    if (wants('big_batch')) {
+      const big = await bigBatchHealth(base, seeded.apiToken);
+      bigBatches.push({ backend, ...big });
+      process.stdout.write(`${backend} ${big.mb} MB /batch/ (${big.events} events): ${big.status} in ${big.ingestMs} ms; /_health at most ${big.healthMaxMs} ms over ${big.healthChecks} checks\n`);
+    }
   } finally {
     rss.stop();
     baseline?.kill();
@@ -185,7 +202,7 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
 
 const wants = (prefix: string) => !process.env.BENCH_SCENARIOS || process.env.BENCH_SCENARIOS.split(',').some((id) => id.startsWith(prefix));
 
-async function seed(base: string, databaseUrl: string | undefined): Promise<Seeded> {
+async function seed(base: string, databaseUrl: string): Promise<Seeded> {
   const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
   const api = async (path: string, method = 'GET', body?: unknown) => {
     const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -212,9 +229,9 @@ async function seed(base: string, databaseUrl: string | undefined): Promise<Seed
     }),
   );
   const seeded: Seeded = { organizationId: org, projectId: project, apiToken: me.team.api_token, base, key: KEY };
-  if (databaseUrl && wants('events')) {
-    process.stdout.write('seeding: 1,000,000 events\n');
-    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  if (wants('events')) {
+    process.stdout.write(`seeding: ${EVENTS.toLocaleString('en')} events\n`);
+    const sql = sqlClient(databaseUrl);
     await sql`
       insert into events (uuid, project_id, event, distinct_id, properties, timestamp)
       select gen_random_uuid(), ${project},
@@ -222,7 +239,7 @@ async function seed(base: string, databaseUrl: string | undefined): Promise<Seed
              'user-' || (i % 20000),
              jsonb_build_object('$browser', (array['Chrome', 'Firefox', 'Safari'])[1 + i % 3], 'plan', (array['free', 'pro'])[1 + i % 2], 'n', i),
              now() - make_interval(secs => i * 0.5)
-      from generate_series(1, 1000000) as i`;
+      from generate_series(1, ${EVENTS}) as i`;
     await sql`analyze events`;
     await sql.end();
     let next: string | null = `/api/projects/${project}/events/`;
@@ -235,6 +252,8 @@ async function seed(base: string, databaseUrl: string | undefined): Promise<Seed
 }
 
 const rows: Row[] = [];
+const memory: { backend: string; apiMb: number; pg: Awaited<ReturnType<typeof postgresMemory>> }[] = [];
+const bigBatches: ({ backend: string } & Awaited<ReturnType<typeof bigBatchHealth>>)[] = [];
 // BENCH_BACKENDS=postgresql (or embedded) runs one of them only.
 const only = process.env.BENCH_BACKENDS;
 if (!only || only === 'embedded') await benchBackend('embedded', rows);
@@ -254,6 +273,10 @@ if (process.env.DATABASE_URL && (!process.env.BENCH_SCENARIOS || process.env.BEN
   exportLines = [...new Set(out.split('\n').filter((l) => l.startsWith('| postgresql | batch export')))];
 }
 
+// BENCH_STARTUP=0 leaves out the fresh-clone `make run` timing (it runs npm ci in a clone).
+const startup = process.env.BENCH_STARTUP === '0' ? undefined : await startupTimes();
+if (startup) process.stdout.write(`make run on a fresh clone to the first 200: ${startup.firstMs} ms; restart: ${startup.restartMs} ms\n`);
+
 const table = [
   '| backend | scenario | target | req/s | events/s | p50 ms | p99 ms | errors | peak RSS MB | ratio |',
   '|---|---|---|---:|---:|---:|---:|---:|---:|---|',
@@ -265,7 +288,20 @@ const header = `# Benchmark results\n\n${new Date().toISOString()} on ${cpus().l
 const exportTable = exportLines.length
   ? `\n\n## Batch export\n\n| backend | scenario | destination | outcome | throughput | time | memory |\n|---|---|---|---|---:|---:|---|\n${exportLines.join('\n')}`
   : '';
-writeFileSync('bench/results.md', `${header}${table}${exportTable}${beforeAndAfter()}\n`);
+const memoryTable = memory.length
+  ? `\n\n## Memory after the read scenarios\n\nThe API process alone, and the PostgreSQL server behind it (postmaster and all its processes; RSS counts shared buffers in every process, PSS shares them out; on DATABASE_URL the whole server, other databases included).\n\n| backend | api RSS MB | PostgreSQL processes | PostgreSQL RSS MB | PostgreSQL PSS MB |\n|---|---:|---:|---:|---:|\n${memory
+      .map((m) => `| ${m.backend} | ${m.apiMb} | ${m.pg.processes} | ${m.pg.rssMb} | ${m.pg.pssMb} |`)
+      .join('\n')}`
+  : '';
+const bigTable = bigBatches.length
+  ? `\n\n## A 20 MiB /batch/ request and /_health\n\n| backend | body MB | events | status | ingest ms | /_health checks | slowest /_health ms |\n|---|---:|---:|---:|---:|---:|---:|\n${bigBatches
+      .map((b) => `| ${b.backend} | ${b.mb} | ${b.events} | ${b.status} | ${b.ingestMs} | ${b.healthChecks} | ${b.healthMaxMs} |`)
+      .join('\n')}`
+  : '';
+const startupTable = startup
+  ? `\n\n## make run\n\nA fresh clone of the commit: \`make run\` (npm ci from a warm npm cache, the bundle, initdb, migrations, bootstrap) to the first 200 from \`GET /api/projects/\`, then Ctrl-C and \`make run\` again.\n\n| first make run | restart |\n|---:|---:|\n| ${(startup.firstMs / 1000).toFixed(1)} s | ${(startup.restartMs / 1000).toFixed(1)} s |`
+  : '';
+writeFileSync('bench/results.md', `${header}${table}${memoryTable}${bigTable}${startupTable}${exportTable}${beforeAndAfter()}\n`);
 process.stdout.write(`\n${table}\n`);
 
 /**

@@ -22,8 +22,6 @@ export interface BenchRequest {
 export interface Scenario {
   id: string;
   name: string;
-  /** Only on these backends (the embedded database is not seeded with a million events). */
-  backends?: ('embedded' | 'postgresql')[];
   /** Also measured with one connection: the latency of a single page, without queueing behind 49 others. */
   pageLatency?: boolean;
   /** Items each request carries, for events-per-second figures. */
@@ -74,7 +72,6 @@ export const scenarios: Scenario[] = [
   {
     id: 'events',
     name: 'events list, 1M events, no filter',
-    backends: ['postgresql'],
     pageLatency: true,
     request: (s) => ({ path: `/api/projects/${s.projectId}/events/` }),
     baselineSql: (s) => `/sql/events/${s.projectId}`,
@@ -82,7 +79,6 @@ export const scenarios: Scenario[] = [
   {
     id: 'events_event',
     name: 'events list, 1M events, event filter',
-    backends: ['postgresql'],
     pageLatency: true,
     request: (s) => ({ path: `/api/projects/${s.projectId}/events/?event=signup` }),
     baselineSql: (s) => `/sql/events/${s.projectId}?event=signup`,
@@ -90,14 +86,12 @@ export const scenarios: Scenario[] = [
   {
     id: 'events_property',
     name: 'events list, 1M events, property filter',
-    backends: ['postgresql'],
     pageLatency: true,
     request: (s) => ({ path: `/api/projects/${s.projectId}/events/?properties=${PROPERTY_FILTER}` }),
   },
   {
     id: 'events_page50',
     name: 'events list, 1M events, page 50 via next',
-    backends: ['postgresql'],
     pageLatency: true,
     request: (s) => ({ path: s.eventsPage50 ?? `/api/projects/${s.projectId}/events/` }),
   },

@@ -3,7 +3,7 @@
 // errors, req/s and the server's RSS at start, the 10 s mark, the middle and the end; exits non-zero
 // on any error or when RSS grows more than 50% from the 10 s mark to the end.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -29,6 +29,8 @@ if (process.env.DATABASE_URL) {
   databaseUrl = u.toString();
 } else {
   dataDir = mkdtempSync(join(tmpdir(), 'soak-data-'));
+  // As root the cluster runs as `postgres`, which must be able to enter the folder.
+  chmodSync(dataDir, 0o755);
 }
 
 const port = 19000 + Math.floor(Math.random() * 1000);
