@@ -6,7 +6,7 @@ function bigBody(token: string, bytes: number): string {
   const now = new Date().toISOString();
   const pad = 'x'.repeat(800);
   const one = (i: number) => ({ event: '$pageview', distinct_id: `big-${i % 1000}`, timestamp: now, properties: { i, pad } });
-  const size = JSON.stringify(one(0)).length + 1;
+  const size = JSON.stringify(one(999_999)).length + 1;
   const batch = Array.from({ length: Math.floor((bytes - 200) / size) }, (_, i) => one(i));
   return JSON.stringify({ api_key: token, batch, sent_at: now });
 }

@@ -299,7 +299,7 @@ export async function startCluster(dataDir: string, settings: ClusterSettings): 
     await run(pg_ctl, ['start', '-D', pg, '-l', logFile(dataDir), '-w', '-t', '60', '-s'], as);
   } catch (err) {
     const tail = readFileSync(logFile(dataDir), 'utf8').trim().split('\n').slice(-3).join(' | ');
-    throw new Error(`The embedded PostgreSQL did not start (${(err as Error).message}); its log ${logFile(dataDir)} ends: ${tail}`);
+    throw new DataDirError(`The embedded PostgreSQL did not start (${(err as Error).message}); its log ${logFile(dataDir)} ends: ${tail}`);
   }
 }
 
