@@ -3,7 +3,7 @@ import { buildApp } from './app.js';
 import { createJobEngine, createWorker } from './batch-exports/index.js';
 import { bootstrap } from './bootstrap.js';
 import { loadConfig } from './config.js';
-import { openDatabase } from './db/client.js';
+import { openDatabase, type Database } from './db/client.js';
 import { DataDirError } from './db/embedded.js';
 import { loggerOptions } from './http/logging.js';
 
@@ -11,6 +11,16 @@ const config = loadConfig();
 
 async function main(): Promise<void> {
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
+  try {
+    await serve(database);
+  } catch (err) {
+    // A start that fails after the database opened (the port taken, say) stops the embedded cluster too.
+    await database.close().catch(() => {});
+    throw err;
+  }
+}
+
+async function serve(database: Database): Promise<void> {
   const boot = await bootstrap(database.db, { email: config.bootstrapEmail, apiKey: config.bootstrapApiKey });
   if (boot.generatedKey) {
     // Shown this once: only its hash is stored.

@@ -29,8 +29,8 @@ export interface TestContext {
   app: FastifyInstance;
   db: Db;
   database: Database;
-  /** The database URL on PostgreSQL (for tests that need a second connection). */
-  url?: string;
+  /** The database's URL (for tests that need a second connection or process); a socket folder is `?host=`. */
+  url: string;
   /** Calls an operation by operationId and fails the test if the answer breaks the contract. */
   call(operationId: OperationId, opts?: CallOptions): Promise<CallResult>;
   inject(opts: InjectOptions): Promise<LightMyRequestResponse>;
