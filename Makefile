@@ -39,7 +39,9 @@ typecheck: install
 
 check: check-generated typecheck
 
+## Stops a test run's embedded PostgreSQL if an interrupted run left it going, then removes its files.
 clean:
+	-[ -d node_modules ] && DATABASE_URL= node --import tsx test/helpers/teardown.ts
 	rm -rf .tap node_modules/.cache
 
 ## Throughput and latency of the API against same-run baselines; writes bench/results.md.
