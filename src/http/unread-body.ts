@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** The longest a refused body is read and discarded before the connection is cut. */
@@ -13,9 +14,10 @@ export const UNREAD_BODY_LINGER_MS = 10_000;
  */
 export async function keepReadingUnreadBody(req: FastifyRequest, reply: FastifyReply): Promise<void> {
   const raw = req.raw;
-  if (raw.complete || raw.destroyed) return;
+  // Only a request read from a real socket (not an injected one) has a body still on the wire.
+  const socket = raw.socket as Socket | undefined;
+  if (raw.complete !== false || raw.destroyed || typeof socket?.destroy !== 'function') return;
   if (String(reply.getHeader('connection') ?? '').toLowerCase() === 'close') reply.removeHeader('connection');
-  const socket = raw.socket;
   const timer = setTimeout(() => {
     if (!raw.complete) socket.destroy();
   }, UNREAD_BODY_LINGER_MS).unref();
