@@ -209,7 +209,7 @@ export interface paths {
         put?: never;
         /**
          * Create a key
-         * @description The answer carries the key's `value`, shown this once. At most 10 keys per user. Scopes must be a subset of the calling key's; scoped teams and organizations must be ones the user belongs to.
+         * @description The answer carries the key's `value`, shown this once. At most 10 keys per user. Scoped teams and organizations must be ones the user belongs to (else 400). The new key must grant no more than the calling key (else 403): each scope covered by the caller's (`write` covers `read`, only `*` covers `*`), and limited to the caller's projects or organizations when the caller is.
          */
         post: operations["personal_api_keys_create"];
         delete?: never;
@@ -234,14 +234,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a key
-         * @description The key stops working at once, in every server process.
+         * @description The key stops working at once, in every server process. Only a key that grants no more than the calling key may be deleted (else 403).
          */
         delete: operations["personal_api_keys_destroy"];
         options?: never;
         head?: never;
         /**
          * Update a key
-         * @description Changes the label, scopes or scoping; the same rules as on create apply.
+         * @description Changes the label, scopes or scoping. The key must grant no more than the calling key both before and after the change, as on create; otherwise 403 and nothing changes.
          */
         patch: operations["personal_api_keys_partial_update"];
         trace?: never;
@@ -260,7 +260,7 @@ export interface paths {
         put?: never;
         /**
          * Roll a key
-         * @description Replaces the key's value; the old value stops working at once. The answer shows the new value once.
+         * @description Replaces the key's value; the old value stops working at once. The answer shows the new value once. Only a key that grants no more than the calling key may be rolled (else 403).
          */
         post: operations["personal_api_keys_roll_create"];
         delete?: never;
