@@ -209,7 +209,7 @@ export interface paths {
         put?: never;
         /**
          * Create a key
-         * @description The answer carries the key's `value`, shown this once. At most 10 keys per user. Scopes must be a subset of the calling key's; scoped teams and organizations must be ones the user belongs to.
+         * @description The answer carries the key's `value`, shown this once. At most 10 keys per user. Scoped teams and organizations must be ones the user belongs to (else 400). The new key must grant no more than the calling key (else 403): each scope covered by the caller's (`write` covers `read`, only `*` covers `*`), and limited to the caller's projects or organizations when the caller is.
          */
         post: operations["personal_api_keys_create"];
         delete?: never;
@@ -234,14 +234,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a key
-         * @description The key stops working at once, in every server process.
+         * @description The key stops working at once, in every server process. Only a key that grants no more than the calling key may be deleted (else 403).
          */
         delete: operations["personal_api_keys_destroy"];
         options?: never;
         head?: never;
         /**
          * Update a key
-         * @description Changes the label, scopes or scoping; the same rules as on create apply.
+         * @description Changes the label, scopes or scoping. The key must grant no more than the calling key both before and after the change, as on create; otherwise 403 and nothing changes.
          */
         patch: operations["personal_api_keys_partial_update"];
         trace?: never;
@@ -260,7 +260,7 @@ export interface paths {
         put?: never;
         /**
          * Roll a key
-         * @description Replaces the key's value; the old value stops working at once. The answer shows the new value once.
+         * @description Replaces the key's value; the old value stops working at once. The answer shows the new value once. Only a key that grants no more than the calling key may be rolled (else 403).
          */
         post: operations["personal_api_keys_roll_create"];
         delete?: never;
@@ -737,7 +737,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invite
-         * @description Creates the user with the invite's e-mail address (or reuses the existing user with that address), adds them to the organization at the invite's level, makes it their current organization, deletes the invite, and answers with the user and a new personal API key (scopes `["*"]`) whose value is shown this once. A key minted for an already existing user is scoped to the inviting organization, since the invite proves nothing about the user's other organizations. Needs no key.
+         * @description Without a key, creates a user with the invite's e-mail address, adds them to the organization at the invite's level, makes it their current organization, deletes the invite, and answers 201 with the user and a new personal API key (scopes `["*"]`) whose value is shown this once. An invite id alone only ever creates a new user: if an account with that address already exists, the call is a 400 `account_exists`. That account accepts by calling with one of its own keys (holding `user:write`): the membership is added, the organization becomes current, no key is minted, and the answer is 200 with the same shape, `personal_api_key` describing the calling key with a null `value`. A key of another user is a 400 `invalid_recipient`; a key limited to other organizations a 403.
          */
         post: operations["signup_create"];
         delete?: never;
@@ -3339,10 +3339,10 @@ export interface components {
             personal_api_key: {
                 id: string;
                 label: string;
-                /** @description The key itself, shown only in this answer. */
-                value: string;
+                /** @description The new key itself, shown only in this answer; null when an existing user accepted with their own key (no key is minted then). */
+                value: string | null;
                 scopes: string[];
-                /** @description Null for a new user; the inviting organization for an existing user. */
+                /** @description The key's organization limit (null for the new user's key). */
                 scoped_organizations: string[] | null;
             };
         };
@@ -5585,7 +5585,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The user, their new membership's organization, and their new key. */
+            /** @description An existing user, called with their own key, joined the organization. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignupResult"];
+                };
+            };
+            /** @description The new user, their membership's organization, and their new key. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -5595,6 +5604,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

@@ -6,12 +6,13 @@ import type { Config } from './config.js';
 import type { Database, Db } from './db/client.js';
 import { AuthCache } from './http/auth-cache.js';
 import { registerCapture } from './http/capture.js';
-import { ApiError, errorHandler } from './http/errors.js';
+import { ApiError, clientErrorHandler, errorHandler } from './http/errors.js';
 import { trackInFlight } from './http/in-flight.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';
 import { spec } from './http/spec.js';
 import { parseRate, RateLimiter } from './http/rate-limit.js';
+import { keepReadingUnreadBody } from './http/unread-body.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -51,6 +52,8 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
     // A path segment that is over-long or not valid percent-encoding names nothing: PostHog's 404,
     // in the error shape, rather than Fastify's own 414/400 bodies.
     frameworkErrors: (_err, _req, reply) => void (reply as FastifyReply).code(404).send(ApiError.notFound().body),
+    // Requests refused by Node's HTTP parser (431, a bad Content-Length) are answered in the error shape too.
+    clientErrorHandler,
   });
   const authCache = new AuthCache(database);
   await authCache.start();
@@ -72,6 +75,7 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
   trackInFlight(app);
   app.setErrorHandler(errorHandler);
   installNotFound(app);
+  app.addHook('onSend', keepReadingUnreadBody);
   app.addHook('onSend', async (_req, reply) => {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('x-frame-options', 'DENY');

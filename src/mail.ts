@@ -35,6 +35,17 @@ function transportFor(config: Config): Transporter {
   return transport;
 }
 
+/**
+ * The sign-up link of an invite. Its base is SITE_URL, else the address the server is configured to
+ * listen on: never a request's Host header, which the caller chooses and could point at a server of
+ * their own to collect the invite id.
+ */
+export function signupLink(config: Pick<Config, 'siteUrl' | 'host' | 'port'>, inviteId: string): string {
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const base = (config.siteUrl ?? `http://${host}:${config.port}`).replace(/\/+$/, '');
+  return `${base}/signup/${inviteId}`;
+}
+
 export async function sendMail(config: Config, mail: OutgoingMail): Promise<void> {
   await transportFor(config).sendMail({ from: config.emailFrom, ...mail });
 }

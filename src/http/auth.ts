@@ -24,7 +24,7 @@ const BEARER = /^Bearer\s+(\S.+)$/i;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const HOUR_MS = 3_600_000;
 
-function presentedKey(req: FastifyRequest): string | undefined {
+export function presentedKey(req: FastifyRequest): string | undefined {
   const header = req.headers.authorization;
   if (header) {
     const token = BEARER.exec(header)?.[1]?.trim();
@@ -61,7 +61,10 @@ function currentOrganizationId(p: Principal): string | undefined {
 export function authenticate(meta: RouteMeta) {
   return async function onRequest(req: FastifyRequest): Promise<void> {
     const value = presentedKey(req);
-    if (!value) throw ApiError.notAuthenticated();
+    if (!value) {
+      if (meta.optional) return;
+      throw ApiError.notAuthenticated();
+    }
     // The presented value is never compared with a stored one: its sha256 is the key of a map and of
     // a unique index, so how long a lookup takes says nothing about how close a guess was.
     const principal = await req.server.authCache.get(hashKeyValue(value));

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { components } from '../../generated/api.js';
 import { validationErrorBody } from './validation-errors.js';
@@ -124,4 +126,50 @@ export function errorHandler(err: FastifyError, req: FastifyRequest, reply: Fast
   }
   if (apiError.statusCode === 503) req.log.warn({ err }, 'database unavailable');
   void reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.body);
+}
+
+/** How long a socket refused at the HTTP parser stays open after its answer, so the answer is not lost to a reset. */
+const CLIENT_ERROR_LINGER_MS = 2_000;
+
+/** The answer to a request the HTTP parser itself refused, by Node's error code. */
+function clientErrorAnswer(code: string | undefined): ApiError {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new ApiError(431, 'invalid_request', 'request_header_fields_too_large', 'Request header fields are too large.');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new ApiError(408, 'invalid_request', 'request_timeout', 'The request did not arrive in time.');
+    case 'HPE_INVALID_CONTENT_LENGTH':
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+    case 'HPE_INVALID_EOF_STATE':
+      return new ApiError(400, 'invalid_request', 'parse_error', 'Request body does not match its Content-Length.');
+    default:
+      return new ApiError(400, 'invalid_request', 'parse_error', 'Malformed HTTP request.');
+  }
+}
+
+/**
+ * Requests Node's HTTP parser refuses (oversized headers, a bad or contradictory Content-Length, a
+ * body cut short) never reach Fastify's error handler; this answers them in the error shape too.
+ * Like Node's own handler it stays silent when an answer to an earlier request on the connection has
+ * begun, since writing then would corrupt that answer. The socket is half-closed rather than
+ * destroyed, so unread input does not make the kernel reset the connection before the answer arrives.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (!socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const answer = clientErrorAnswer(err.code);
+  const body = JSON.stringify(answer.body);
+  socket.end(
+    `HTTP/1.1 ${answer.statusCode} ${STATUS_CODES[answer.statusCode]}\r\n` +
+      'Content-Type: application/json\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+  const timer = setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
+  socket.once('close', () => clearTimeout(timer));
 }

@@ -2,14 +2,19 @@ import type { FastifyServerOptions } from 'fastify';
 
 /** Query parameters that carry credentials (PostHog accepts `?personal_api_key=`). */
 const SECRET_QUERY = new Set(['personal_api_key', 'token', 'access_token', 'api_key', 'secret']);
-/** Path segments that are credentials themselves: a public dashboard's sharing token. */
-const SECRET_PATH = /^(\/shared\/)[^/?]+/;
-const KEY_VALUE = /phx_[A-Za-z0-9]+/g;
+/**
+ * Path segments that are credentials themselves: a public dashboard's sharing token, and the invite
+ * id of a sign-up link (whoever holds it can accept the invite).
+ */
+const SECRET_PATH = /^(\/shared\/|\/api\/signup\/)[^/?]+/i;
+/** Personal API keys (`phx_`) and project tokens (`phc_`), wherever they appear, `_` percent-encoded or not. */
+const KEY_VALUE = /(ph[xc])(?:_|%5F)[A-Za-z0-9%_-]+/gi;
+const redactKeys = (text: string) => text.replace(KEY_VALUE, '$1_[redacted]');
 
 /** The request URL as it may be logged: credentials in the query or the path replaced. */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
-  const path = (q < 0 ? url : url.slice(0, q)).replace(SECRET_PATH, '$1[redacted]');
+  const path = redactKeys((q < 0 ? url : url.slice(0, q)).replace(SECRET_PATH, '$1[redacted]'));
   if (q < 0) return path;
   const parts = url
     .slice(q + 1)
@@ -20,7 +25,7 @@ export function redactUrl(url: string): string {
       try {
         decoded = decodeURIComponent(name.replace(/\+/g, ' '));
       } catch {}
-      return SECRET_QUERY.has(decoded) ? `${name}=[redacted]` : pair;
+      return SECRET_QUERY.has(decoded) ? `${name}=[redacted]` : redactKeys(pair);
     });
   return `${path}?${parts.join('&')}`;
 }
@@ -28,7 +33,7 @@ export function redactUrl(url: string): string {
 /** Drizzle puts a failed query's parameters in its message: they can hold tokens and secrets. */
 function redactText(text: unknown): string {
   if (typeof text !== 'string') return '';
-  return text.replace(/\nparams: [^\n]*/g, '\nparams: [redacted]').replace(KEY_VALUE, 'phx_[redacted]');
+  return redactKeys(text.replace(/\nparams: [^\n]*/g, '\nparams: [redacted]')).replace(/(\/api\/signup\/)[^/?\s]+/gi, '$1[redacted]');
 }
 
 interface LoggedError {

@@ -14,6 +14,8 @@ export interface RouteMeta {
   operationId: string;
   /** Scopes from the operation's security requirement; null for public operations. */
   scopes: string[] | null;
+  /** The security list also allows no key (`{}`): a key is checked only when one is presented. */
+  optional: boolean;
   tenant: TenantSpec;
 }
 
@@ -23,7 +25,8 @@ export function routeMeta(path: string, operation: { operationId?: string; secur
   const security = operation.security ?? rootSecurity;
   const requirement = security?.find((s) => 'PersonalAPIKeyAuth' in s);
   const scopes = requirement ? (requirement.PersonalAPIKeyAuth ?? []) : null;
-  return { operationId: operation.operationId ?? '', scopes, tenant: tenantOf(path) };
+  const optional = Boolean(requirement && security?.some((s) => Object.keys(s).length === 0));
+  return { operationId: operation.operationId ?? '', scopes, optional, tenant: tenantOf(path) };
 }
 
 function tenantOf(path: string): TenantSpec {

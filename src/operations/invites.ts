@@ -3,7 +3,7 @@ import type { components } from '../../generated/api.js';
 import type { SomeHandlers } from '../http/types.js';
 import { ApiError } from '../http/errors.js';
 import { Level, requireLevel } from '../http/access.js';
-import { pageOf, paginated, requestUrl } from '../http/pagination.js';
+import { pageOf, paginated } from '../http/pagination.js';
 import {
   deleteInvite,
   INVITE_DAYS_VALIDITY,
@@ -16,7 +16,7 @@ import {
 } from '../db/queries/invites.js';
 import { getOrganization } from '../db/queries/organizations.js';
 import { getUsers, normalizeEmail } from '../db/queries/users.js';
-import { inviteMail, mailConfigured, sendMail } from '../mail.js';
+import { inviteMail, mailConfigured, sendMail, signupLink } from '../mail.js';
 import { serializeInvite } from '../serializers/invites.js';
 
 type InviteRequest = components['schemas']['OrganizationInviteRequest'];
@@ -66,7 +66,6 @@ async function present(req: FastifyRequest, rows: InviteRow[]) {
 function mailInvites(req: FastifyRequest, rows: InviteRow[]): void {
   const toSend = rows.filter((r) => r.emailing_attempt_made);
   if (!toSend.length) return;
-  const base = (req.server.config.siteUrl ?? requestUrl(req).origin).replace(/\/+$/, '');
   const { config, db } = req.server;
   const { user } = req.principal;
   const inviterName = [user.first_name, user.last_name].filter(Boolean).join(' ') || user.email;
@@ -80,12 +79,14 @@ function mailInvites(req: FastifyRequest, rows: InviteRow[]): void {
         organizationName: organization?.name ?? '',
         inviterName,
         message: invite.message,
-        link: `${base}/signup/${invite.id}`,
+        link: signupLink(config, invite.id),
         validDays: INVITE_DAYS_VALIDITY,
       });
+      // The invite id is a credential (it accepts the invite): the log gets only enough to tell invites apart.
+      const logged = `${invite.id.slice(0, 8)}…`;
       await sendMail(config, mail).then(
-        () => log.info({ invite: invite.id }, 'invite e-mail sent'),
-        (err: unknown) => log.error({ err, invite: invite.id }, 'invite e-mail could not be sent'),
+        () => log.info({ invite: logged }, 'invite e-mail sent'),
+        (err: unknown) => log.error({ err, invite: logged }, 'invite e-mail could not be sent'),
       );
     }
   })().catch((err: unknown) => log.error({ err }, 'invite e-mails could not be sent'));
@@ -101,7 +102,7 @@ export const inviteHandlers = {
   async invites_create(req, reply) {
     const projectIds = await organizationProjectIds(req.server.db, req.tenant.organization_id);
     const invite = await prepare(req, req.body, projectIds);
-    const rows = await replaceInvites(req.server.db, req.tenant.organization_id, req.principal.user.id, [invite]);
+    const rows = await replaceInvites(req.server.db, req.tenant.organization_id, req.principal.user.id, req.tenant.level, [invite]);
     mailInvites(req, rows);
     reply.code(201);
     return (await present(req, rows))[0]!;
@@ -111,7 +112,7 @@ export const inviteHandlers = {
     const projectIds = await organizationProjectIds(req.server.db, req.tenant.organization_id);
     const invites: NewInvite[] = [];
     for (const [i, body] of req.body.entries()) invites.push(await prepare(req, body, projectIds, `${i}__`));
-    const rows = await replaceInvites(req.server.db, req.tenant.organization_id, req.principal.user.id, invites);
+    const rows = await replaceInvites(req.server.db, req.tenant.organization_id, req.principal.user.id, req.tenant.level, invites);
     mailInvites(req, rows);
     reply.code(201);
     return present(req, rows);

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import type { Principal } from '../db/queries/auth.js';
 import type { SomeHandlers } from '../http/types.js';
 import { ApiError } from '../http/errors.js';
 import { pick } from '../http/access.js';
@@ -12,53 +13,63 @@ import {
   MAX_KEYS_PER_USER,
   rollKey,
   updateKey,
+  withOwnKeyLocked,
   type PersonalApiKeyInput,
+  type PersonalApiKeyRow,
 } from '../db/queries/personal-api-keys.js';
 import { serializeKey } from '../serializers/personal-api-keys.js';
 
 const WRITABLE = ['label', 'scopes', 'scoped_teams', 'scoped_organizations'] as const;
+
+type Grants = Pick<PersonalApiKeyRow, 'scopes'> & Partial<Pick<PersonalApiKeyRow, 'scoped_teams' | 'scoped_organizations'>>;
 
 /** `@current` names the key making the request. */
 function keyId(req: FastifyRequest<{ Params: { id: string } }>): string {
   return req.params.id === '@current' ? req.principal.key.id : req.params.id;
 }
 
+/** An empty or missing scoping list means no limit, as in authentication. */
+const limitOf = <T>(list: T[] | null | undefined): T[] | undefined => (list?.length ? list : undefined);
+
 /**
- * A key may grant only what it holds (DECISIONS §2): scopes it has, projects and organizations the
- * user belongs to, and never a wider scoping than its own.
+ * Whether a key with `target`'s grants reaches nothing the acting key does not: each of its scopes
+ * is covered (write covers read, only `*` covers `*`), and its projects and organizations lie within
+ * the acting key's (a key limited to projects is within one limited to organizations when those
+ * projects belong to them).
  */
-function checkGrant(req: FastifyRequest, input: Partial<PersonalApiKeyInput>): void {
-  const { key, memberships, projects } = req.principal;
-  for (const scope of input.scopes ?? []) {
-    if (!hasScope(key.scopes, scope)) {
-      throw ApiError.validation('scopes', `Cannot grant scope '${scope}': the key making this request does not hold it.`);
-    }
+export function withinGrants(principal: Principal, target: Grants): boolean {
+  const acting = principal.key;
+  if (!target.scopes.every((s) => (s === '*' ? acting.scopes.includes('*') : hasScope(acting.scopes, s)))) return false;
+  const actingTeams = limitOf(acting.scoped_teams);
+  const actingOrgs = limitOf(acting.scoped_organizations);
+  const teams = limitOf(target.scoped_teams);
+  const orgs = limitOf(target.scoped_organizations);
+  if (actingTeams && !teams?.every((id) => actingTeams.includes(id))) return false;
+  if (actingOrgs) {
+    const byOrgs = orgs?.every((id) => actingOrgs.includes(id)) ?? false;
+    const byTeams = teams?.every((id) => actingOrgs.includes(principal.projects.get(id) ?? '')) ?? false;
+    if (!byOrgs && !byTeams) return false;
   }
-  const callerTeams = key.scoped_teams?.length ? key.scoped_teams : undefined;
-  const callerOrgs = key.scoped_organizations?.length ? key.scoped_organizations : undefined;
-  if ('scoped_teams' in input || callerTeams) {
-    const teams = input.scoped_teams ?? [];
-    if (teams.some((t) => !projects.has(t))) {
-      throw ApiError.validation('scoped_teams', 'You must be a member of all teams that you are scoping the key to.');
-    }
-    if (callerTeams && (!teams.length || teams.some((t) => !callerTeams.includes(t)))) {
-      throw ApiError.validation('scoped_teams', 'A key scoped to projects can only create keys scoped to those projects.');
-    }
+  return true;
+}
+
+/**
+ * A key manages only keys within its own grants, before and after the change (DECISIONS §2): a key
+ * holding `personal_api_key:write` and little else must not widen, roll, rename or delete a stronger
+ * key of the same user. PostHog lets only a logged-in session manage keys, so it has no such rule.
+ */
+function requireWithin(req: FastifyRequest, target: Grants, detail: string): void {
+  if (!withinGrants(req.principal, target)) throw ApiError.permissionDenied(detail);
+}
+
+/** Projects and organizations a key is limited to must be the user's own. */
+function checkMembership(req: FastifyRequest, input: Partial<PersonalApiKeyInput>): void {
+  const { memberships, projects } = req.principal;
+  if (input.scoped_teams?.some((t) => !projects.has(t))) {
+    throw ApiError.validation('scoped_teams', 'You must be a member of all teams that you are scoping the key to.');
   }
-  if ('scoped_organizations' in input || callerOrgs) {
-    const orgs = input.scoped_organizations ?? [];
-    if (orgs.some((o) => !memberships.has(o))) {
-      throw ApiError.validation(
-        'scoped_organizations',
-        'You must be a member of all organizations that you are scoping the key to.',
-      );
-    }
-    if (callerOrgs && (!orgs.length || orgs.some((o) => !callerOrgs.includes(o)))) {
-      throw ApiError.validation(
-        'scoped_organizations',
-        'A key scoped to organizations can only create keys scoped to those organizations.',
-      );
-    }
+  if (input.scoped_organizations?.some((o) => !memberships.has(o))) {
+    throw ApiError.validation('scoped_organizations', 'You must be a member of all organizations that you are scoping the key to.');
   }
 }
 
@@ -69,7 +80,8 @@ export const personalApiKeyHandlers = {
 
   async personal_api_keys_create(req, reply) {
     const input = { ...pick(req.body, WRITABLE), label: req.body.label, scopes: req.body.scopes };
-    checkGrant(req, input);
+    checkMembership(req, input);
+    requireWithin(req, input, 'A key can only create keys that grant no more than it holds itself.');
     if ((await countKeys(req.server.db, req.principal.user.id)) >= MAX_KEYS_PER_USER) {
       throw ApiError.validation(
         null,
@@ -89,29 +101,36 @@ export const personalApiKeyHandlers = {
 
   async personal_api_keys_partial_update(req) {
     const input = pick(req.body, WRITABLE);
-    checkGrant(req, input);
-    const key = await updateKey(req.server.db, req.principal.user.id, keyId(req), input);
+    checkMembership(req, input);
+    const userId = req.principal.user.id;
+    const key = await withOwnKeyLocked(req.server.db, userId, keyId(req), async (target, tx) => {
+      requireWithin(req, target, 'A key can only change keys that grant no more than it holds itself.');
+      requireWithin(req, { ...target, ...input }, 'A key cannot make a key grant more than it holds itself.');
+      return updateKey(tx, userId, target.id, input);
+    });
     if (!key) throw ApiError.notFound();
     await req.server.authCache.invalidate();
     return serializeKey(key);
   },
 
   async personal_api_keys_destroy(req, reply) {
-    if (!(await deleteKey(req.server.db, req.principal.user.id, keyId(req)))) throw ApiError.notFound();
+    const userId = req.principal.user.id;
+    const deleted = await withOwnKeyLocked(req.server.db, userId, keyId(req), async (target, tx) => {
+      requireWithin(req, target, 'A key can only delete keys that grant no more than it holds itself.');
+      return deleteKey(tx, userId, target.id);
+    });
+    if (!deleted) throw ApiError.notFound();
     await req.server.authCache.invalidate();
     reply.code(204);
   },
 
   async personal_api_keys_roll_create(req) {
-    const target = await getKey(req.server.db, req.principal.user.id, keyId(req));
-    if (!target) throw ApiError.notFound();
+    const userId = req.principal.user.id;
     // Rolling reveals the new value: only a key that could have created the target may roll it.
-    try {
-      checkGrant(req, target);
-    } catch {
-      throw ApiError.permissionDenied('A key can only roll keys that grant no more than it holds itself.');
-    }
-    const rolled = await rollKey(req.server.db, req.principal.user.id, target.id);
+    const rolled = await withOwnKeyLocked(req.server.db, userId, keyId(req), async (target, tx) => {
+      requireWithin(req, target, 'A key can only roll keys that grant no more than it holds itself.');
+      return rollKey(tx, userId, target.id);
+    });
     if (!rolled) throw ApiError.notFound();
     await req.server.authCache.invalidate();
     return serializeKey(rolled.row, rolled.value);

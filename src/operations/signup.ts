@@ -1,13 +1,24 @@
+import type { FastifyRequest } from 'fastify';
 import type { SomeHandlers } from '../http/types.js';
-import { loadPrincipal } from '../db/queries/auth.js';
+import { loadPrincipal, type Principal } from '../db/queries/auth.js';
 import { getInviteWithOrganization, isExpired } from '../db/queries/invites.js';
+import { getKey } from '../db/queries/personal-api-keys.js';
 import { acceptInvite, expiredInvite, invalidInvite } from '../db/queries/signup.js';
+import { presentedKey } from '../http/auth.js';
 import { hashKeyValue } from '../tokens.js';
 import { describeUser } from './users.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-// Public operations (`security: []`): no key is checked; the invite's id is what grants access.
+/** The caller's principal on an operation where a key is optional: set only when one was presented. */
+function caller(req: FastifyRequest): Principal | undefined {
+  return (req as { principal?: Principal }).principal;
+}
+
+/**
+ * `signup_retrieve` is public: the invite's id is what grants access. `signup_create` is public for a
+ * new user; an existing user accepts with a key of their own (checked in onRequest when presented).
+ */
 export const signupHandlers = {
   async signup_retrieve(req) {
     const { invite_id } = req.params;
@@ -25,25 +36,39 @@ export const signupHandlers = {
   async signup_create(req, reply) {
     const { invite_id } = req.params;
     if (!UUID.test(invite_id)) throw invalidInvite();
-    const { organization, key, value } = await acceptInvite(req.server.db, invite_id.toLowerCase(), {
-      first_name: req.body?.first_name,
-      last_name: req.body?.last_name,
-    });
-    // A cached principal of an existing user predates the new membership.
+    const acting = caller(req);
+    const { organization, minted } = await acceptInvite(
+      req.server.db,
+      invite_id.toLowerCase(),
+      { first_name: req.body?.first_name, last_name: req.body?.last_name },
+      acting && {
+        user: acting.user,
+        scopedOrganizations: acting.key.scoped_organizations?.length ? acting.key.scoped_organizations : undefined,
+      },
+    );
+    // Cached principals of this user predate the new membership.
     await req.server.authCache.invalidate();
-    const principal = await loadPrincipal(req.server.db, hashKeyValue(value));
-    if (!principal) throw new Error('a key minted for an active user did not authenticate');
-    reply.code(201);
+
+    if (minted) {
+      const principal = await loadPrincipal(req.server.db, minted.key.secure_value);
+      if (!principal) throw new Error('a key minted for an active user did not authenticate');
+      reply.code(201);
+      const { key, value } = minted;
+      return {
+        user: await describeUser(req.server.db, principal),
+        organization,
+        personal_api_key: { id: key.id, label: key.label, value, scopes: key.scopes, scoped_organizations: key.scoped_organizations },
+      };
+    }
+
+    const principal = await req.server.authCache.get(hashKeyValue(presentedKey(req)!));
+    const key = principal && (await getKey(req.server.db, principal.user.id, principal.key.id));
+    if (!principal || !key) throw new Error('the key that accepted an invite no longer authenticates');
+    reply.code(200);
     return {
       user: await describeUser(req.server.db, principal),
       organization,
-      personal_api_key: {
-        id: key.id,
-        label: key.label,
-        value,
-        scopes: key.scopes,
-        scoped_organizations: key.scoped_organizations,
-      },
+      personal_api_key: { id: key.id, label: key.label, value: null, scopes: key.scopes, scoped_organizations: key.scoped_organizations },
     };
   },
 } satisfies SomeHandlers;

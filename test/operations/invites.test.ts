@@ -132,6 +132,45 @@ t.test('invites_create', async (t) => {
     );
   });
 
+  t.test('combining never yields a level above the combining user’s own', async (t) => {
+    const member = await makeMember(db, a, 1);
+    const admin = await makeMember(db, a, 8);
+    const target = email('escalate');
+    const pending = await call('invites_create', { key: admin.key, params: org, body: { target_email: target, level: 8, send_email: false } });
+    t.equal(pending.body.level, 8);
+    const merged = await call('invites_create', {
+      key: member.key,
+      params: org,
+      body: { target_email: target, level: 1, combine_pending_invites: true, send_email: false },
+    });
+    t.equal(merged.status, 201);
+    t.equal(merged.body.level, 1, 'the administrator’s level is not taken over');
+    const bulk = await call('invites_bulk_create', {
+      key: admin.key,
+      params: org,
+      body: [{ target_email: target, level: 8, send_email: false }],
+    });
+    const viaBulk = await call('invites_bulk_create', {
+      key: member.key,
+      params: org,
+      body: [{ target_email: target, combine_pending_invites: true, send_email: false }],
+    });
+    t.equal(bulk.body[0].level, 8);
+    t.equal(viaBulk.body[0].level, 1, 'nor through the bulk route');
+    const joined = await call('signup_create', { params: { invite_id: viaBulk.body[0].id } });
+    t.equal(joined.status, 201);
+    t.equal(joined.body.user.organization.membership_level, 1, 'whoever redeems it is a member');
+
+    const upTo = email('admin-combines');
+    await makeInvite(db, a, upTo, { level: 15 });
+    const byAdmin = await call('invites_create', {
+      key: admin.key,
+      params: org,
+      body: { target_email: upTo, level: 1, combine_pending_invites: true, send_email: false },
+    });
+    t.equal(byAdmin.body.level, 8, 'an administrator combines an owner invite up to their own level');
+  });
+
   t.test('refusals', async (t) => {
     const member = await makeMember(db, a, 1);
     const admin = await makeMember(db, a, 8);
@@ -327,21 +366,23 @@ t.test('invites_bulk_create', async (t) => {
 });
 
 t.test('e-mail settings', async (t) => {
-  t.test('without SITE_URL the link uses the request’s origin; the answer does not wait for the mail', async (t) => {
+  t.test('without SITE_URL the link uses the configured address, never the Host header; the answer does not wait for the mail', async (t) => {
     const local = await startSmtp(t, { greetingDelayMs: 1500 });
-    const app = await buildTestApp(t, { emailHost: '127.0.0.1', emailPort: local.port });
+    const app = await buildTestApp(t, { emailHost: '127.0.0.1', emailPort: local.port, host: '127.0.0.1', port: 8123 });
     const tenant = await makeTenant(app.db);
     const res = await app.call('invites_create', {
       key: tenant.key,
       params: { organization_id: tenant.organization.id },
       body: { target_email: email('origin') },
-      headers: { host: 'api.example.net:8443' },
+      // A caller choosing the Host would otherwise have the invite id mailed as a link to a server of theirs.
+      headers: { host: 'attacker.example.net:8443' },
     });
     t.equal(res.status, 201);
     // The server greets only after 1.5 s: had the request waited for the mail, it would be there now.
     t.equal(local.messages.length, 0, 'the answer did not wait for the mail');
     const { mail, user } = (await local.waitFor(1))[0]!;
-    t.ok(mail.text?.includes(`http://api.example.net:8443/signup/${res.body.id}`), 'link on the request origin');
+    t.ok(mail.text?.includes(`http://127.0.0.1:8123/signup/${res.body.id}`), 'link on HOST:PORT');
+    t.notOk(`${mail.text}${mail.html}`.includes('attacker.example.net'), 'the Host header is not used');
     t.equal(user, undefined, 'no login without EMAIL_USER');
     t.equal(mail.from?.value[0]?.address, 'root@localhost', 'EMAIL_FROM default');
   });
@@ -366,7 +407,8 @@ t.test('e-mail settings', async (t) => {
     t.equal(res.body.emailing_attempt_made, true, 'the attempt was made');
     for (let i = 0; i < 100 && !logged.length; i++) await new Promise((r) => setTimeout(r, 50));
     t.match(logged[0]?.[1], 'invite e-mail could not be sent');
-    t.match(logged[0]?.[0], { invite: res.body.id, err: { code: 'ESOCKET' } });
+    t.match(logged[0]?.[0], { invite: `${res.body.id.slice(0, 8)}…`, err: { code: 'ESOCKET' } });
+    t.notOk(JSON.stringify(logged).includes(res.body.id), 'the invite id itself, a credential, is not logged');
     t.equal((await app.call('invites_list', { key: tenant.key, params: { organization_id: tenant.organization.id } })).body.count, 1);
   });
 

@@ -3,10 +3,13 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/client.js';
 import { buildTestApp } from '../helpers/app.js';
-import { makeKey, makeTenant } from '../helpers/factories.js';
+import { addMembership } from '../../src/db/queries/organizations.js';
+import { makeKey, makeProject, makeTenant } from '../helpers/factories.js';
 
 const ctx = await buildTestApp(t);
 const { call, db } = ctx;
+
+const denied = (detail: string) => ({ type: 'authentication_error', code: 'permission_denied', detail, attr: null });
 
 t.test('personal_api_keys_create and list', async (t) => {
   const a = await makeTenant(db);
@@ -44,16 +47,16 @@ t.test('personal_api_keys_create and list', async (t) => {
   t.test('a key grants only what it holds', async (t) => {
     const limited = await makeKey(db, a.user, ['personal_api_key:write', 'dashboard:read']);
     const wider = await call('personal_api_keys_create', { key: limited, body: { label: 'x', scopes: ['dashboard:write'] } });
-    t.match(wider.body, { status: undefined, attr: 'scopes', detail: /does not hold/ });
+    t.same(wider.body, denied('A key can only create keys that grant no more than it holds itself.'));
     const star = await call('personal_api_keys_create', { key: limited, body: { label: 'x', scopes: ['*'] } });
-    t.equal(star.status, 400);
+    t.equal(star.status, 403);
     const ok = await call('personal_api_keys_create', { key: limited, body: { label: 'x', scopes: ['dashboard:read'] } });
     t.equal(ok.status, 201);
     const readOnly = await makeKey(db, a.user, ['personal_api_key:read']);
     t.equal((await call('personal_api_keys_create', { key: readOnly, body: { label: 'x', scopes: ['dashboard:read'] } })).status, 403);
     const scoped = await makeKey(db, a.user, ['*'], { scoped_teams: [a.project.id] });
     const unscoped = await call('personal_api_keys_create', { key: scoped, body: { label: 'x', scopes: ['*'] } });
-    t.match(unscoped.body, { attr: 'scoped_teams' });
+    t.equal(unscoped.status, 403, 'a key limited to projects cannot create an unlimited one');
   });
 
   t.test('at most 10 keys', async (t) => {
@@ -105,6 +108,93 @@ t.test('personal_api_keys_retrieve, partial_update, roll, destroy', async (t) =>
   t.equal((await call('projects_list', { key: rolled.body.value })).status, 401, 'a deleted key is dead at once');
   t.equal((await call('personal_api_keys_destroy', { key: a.key, params: { id: created.id } })).status, 404);
   t.equal((await call('personal_api_keys_list')).status, 401);
+});
+
+t.test('a key manages only keys within its own grants', async (t) => {
+  const a = await makeTenant(db);
+  const p2 = await makeProject(db, a);
+  const other = await makeTenant(db);
+  await addMembership(db, other.organization.id, a.user.id, 1);
+  // Everything about the user's keys except when they were last used.
+  const keys = async () =>
+    ((await call('personal_api_keys_list', { key: a.key })).body as Record<string, unknown>[]).map(({ last_used_at: _, ...rest }) => rest);
+  const create = async (label: string, scopes: string[], scoping: Record<string, unknown> = {}) =>
+    (await call('personal_api_keys_create', { key: a.key, body: { label, scopes, ...scoping } })).body;
+
+  t.test('a key holding personal_api_key:write and little else', async (t) => {
+    const weak = await makeKey(db, a.user, ['personal_api_key:write', 'dashboard:read']);
+    const star = await create('everything', ['*']);
+    const teamOnly = await create('one project', ['dashboard:write'], { scoped_teams: [a.project.id] });
+    const before = await keys();
+
+    const widen = await call('personal_api_keys_partial_update', { key: weak, params: { id: teamOnly.id }, body: { scoped_teams: [] } });
+    t.same(widen.body, denied('A key can only change keys that grant no more than it holds itself.'), 'it could otherwise lift a key’s project limit');
+    t.equal(widen.status, 403);
+    const fewerScopes = await call('personal_api_keys_partial_update', { key: weak, params: { id: teamOnly.id }, body: { scopes: ['dashboard:read'] } });
+    t.equal(fewerScopes.status, 403, 'or narrow a key it does not cover');
+    for (const body of [{ label: 'mine now' }, { scopes: ['dashboard:read'] }, { scoped_teams: [a.project.id] }]) {
+      const res = await call('personal_api_keys_partial_update', { key: weak, params: { id: star.id }, body });
+      t.same(res.body, denied('A key can only change keys that grant no more than it holds itself.'), `PATCH ${Object.keys(body)[0]} of the * key`);
+    }
+    const roll = await call('personal_api_keys_roll_create', { key: weak, params: { id: star.id } });
+    t.same(roll.body, denied('A key can only roll keys that grant no more than it holds itself.'));
+    const del = await call('personal_api_keys_destroy', { key: weak, params: { id: star.id } });
+    t.same(del.body, denied('A key can only delete keys that grant no more than it holds itself.'));
+    t.equal(del.status, 403);
+    t.same(await keys(), before, 'nothing changed');
+    t.equal((await call('projects_list', { key: star.value })).status, 200, 'the * key still works, with its old value');
+
+    const covered = await create('covered', ['dashboard:read'], { scoped_teams: [a.project.id] });
+    const renamed = await call('personal_api_keys_partial_update', { key: weak, params: { id: covered.id }, body: { label: 'renamed' } });
+    t.equal(renamed.status, 200, 'a key within its grants may be changed');
+    const raised = await call('personal_api_keys_partial_update', { key: weak, params: { id: covered.id }, body: { scopes: ['dashboard:write'] } });
+    t.same(raised.body, denied('A key cannot make a key grant more than it holds itself.'), 'but not beyond them');
+    const self = await call('personal_api_keys_partial_update', { key: weak, params: { id: '@current' }, body: { scopes: ['*'] } });
+    t.equal(self.status, 403, 'nor can a key widen itself');
+    t.equal((await call('personal_api_keys_destroy', { key: weak, params: { id: covered.id } })).status, 204);
+  });
+
+  t.test('project and organization limits', async (t) => {
+    const inTeam = await makeKey(db, a.user, ['*'], { scoped_teams: [a.project.id] });
+    const unlimited = await create('unlimited', ['dashboard:read']);
+    const sameTeam = await create('same project', ['dashboard:read'], { scoped_teams: [a.project.id] });
+    for (const id of [unlimited.id]) {
+      t.equal((await call('personal_api_keys_partial_update', { key: inTeam, params: { id }, body: { label: 'x' } })).status, 403, 'an unlimited key is out of reach');
+      t.equal((await call('personal_api_keys_roll_create', { key: inTeam, params: { id } })).status, 403);
+      t.equal((await call('personal_api_keys_destroy', { key: inTeam, params: { id } })).status, 403);
+    }
+    for (const scoped_teams of [null, [], [p2.id], [a.project.id, p2.id]]) {
+      const res = await call('personal_api_keys_partial_update', { key: inTeam, params: { id: sameTeam.id }, body: { scoped_teams } });
+      t.equal(res.status, 403, `scoped_teams ${JSON.stringify(scoped_teams)}`);
+    }
+    const byOrg = await call('personal_api_keys_create', { key: inTeam, body: { label: 'x', scopes: ['*'], scoped_organizations: [a.organization.id] } });
+    t.equal(byOrg.status, 403, 'a whole organization is more than one of its projects');
+    t.equal((await call('personal_api_keys_roll_create', { key: inTeam, params: { id: sameTeam.id } })).status, 200, 'a key in the same project is within reach');
+
+    const inOrg = await makeKey(db, a.user, ['*'], { scoped_organizations: [a.organization.id] });
+    const projectOfOrg = await call('personal_api_keys_create', { key: inOrg, body: { label: 'x', scopes: ['dashboard:read'], scoped_teams: [p2.id] } });
+    t.equal(projectOfOrg.status, 201, 'a project of the organization is within it');
+    const otherOrg = await call('personal_api_keys_create', { key: inOrg, body: { label: 'x', scopes: ['*'], scoped_organizations: [other.organization.id] } });
+    t.equal(otherOrg.status, 403);
+    const projectElsewhere = await call('personal_api_keys_create', { key: inOrg, body: { label: 'x', scopes: ['*'], scoped_teams: [other.project.id] } });
+    t.equal(projectElsewhere.status, 403);
+    const moved = await call('personal_api_keys_partial_update', {
+      key: inOrg,
+      params: { id: projectOfOrg.body.id },
+      body: { scoped_organizations: [other.organization.id], scoped_teams: [] },
+    });
+    t.equal(moved.status, 403);
+    t.equal((await call('personal_api_keys_destroy', { key: inOrg, params: { id: unlimited.id } })).status, 403);
+    t.equal((await call('personal_api_keys_destroy', { key: inOrg, params: { id: projectOfOrg.body.id } })).status, 204);
+  });
+
+  t.test('write covers read; only * covers *', async (t) => {
+    const fresh = await makeTenant(db);
+    const writer = await makeKey(db, fresh.user, ['personal_api_key:write', 'dashboard:write']);
+    t.equal((await call('personal_api_keys_create', { key: writer, body: { label: 'r', scopes: ['dashboard:read'] } })).status, 201);
+    t.equal((await call('personal_api_keys_create', { key: writer, body: { label: 'w', scopes: ['dashboard:write', 'personal_api_key:read'] } })).status, 201);
+    t.equal((await call('personal_api_keys_create', { key: writer, body: { label: 'o', scopes: ['organization:read'] } })).status, 403);
+  });
 });
 
 t.test('revocation reaches every process at once', async (t) => {

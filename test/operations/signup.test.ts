@@ -6,6 +6,13 @@ const ctx = await buildTestApp(t);
 const { call, db } = ctx;
 
 const INVALID = { type: 'validation_error', code: 'invalid_input', detail: 'The provided invite ID is not valid.', attr: null };
+const ACCOUNT_EXISTS = {
+  type: 'validation_error',
+  code: 'account_exists',
+  detail: "An account with this email address already exists. Accept the invite with one of that account's personal API keys.",
+  attr: null,
+};
+const denied = (detail: string) => ({ type: 'authentication_error', code: 'permission_denied', detail, attr: null });
 const EXPIRED = {
   type: 'validation_error',
   code: 'expired',
@@ -86,24 +93,79 @@ t.test('signup_create: names', async (t) => {
   t.equal((await call('signup_retrieve', { params: { invite_id: invite.id } })).status, 200, 'a refused request leaves the invite');
 });
 
-t.test('signup_create: an existing user', async (t) => {
+t.test('signup_create: an invite id alone never opens an existing account', async (t) => {
+  const victim = await makeTenant(db, 'Victim home');
+  const attacker = await makeTenant(db, 'Attacker');
+  // Anyone who can invite can invite any address, and then holds the invite id.
+  const invite = await call('invites_create', {
+    key: attacker.key,
+    params: { organization_id: attacker.organization.id },
+    body: { target_email: victim.user.email, level: 15, send_email: false },
+  });
+  t.equal(invite.status, 201);
+  // The keys as they are, apart from when they were last used (recorded in the background).
+  const keys = async () =>
+    ((await call('personal_api_keys_list', { key: victim.key })).body as Record<string, unknown>[]).map(({ last_used_at: _, ...k }) => k);
+  const keysBefore = await keys();
+
+  const res = await call('signup_create', { params: { invite_id: invite.body.id } });
+  t.same(res.body, ACCOUNT_EXISTS);
+  t.equal(res.status, 400);
+  t.notOk(JSON.stringify(res.body).includes('phx_'), 'no key of the existing account');
+  const me = await call('users_retrieve', { key: victim.key });
+  t.equal(me.body.organization.id, victim.organization.id, 'the current organization did not move');
+  t.same(me.body.organizations.map((o: { id: string }) => o.id), [victim.organization.id], 'no membership was added');
+  t.same(await keys(), keysBefore, 'the keys are as they were');
+  t.equal((await call('signup_retrieve', { params: { invite_id: invite.body.id } })).status, 200, 'the invite is still there');
+  const shouting = await makeInvite(db, attacker, victim.user.email.replace('example.com', 'EXAMPLE.COM'));
+  t.same((await call('signup_create', { params: { invite_id: shouting.id } })).body, ACCOUNT_EXISTS, 'whatever the case of the domain');
+});
+
+t.test('signup_create: an existing user accepts with their own key', async (t) => {
   const home = await makeTenant(db);
   const a = await makeTenant(db, 'Pied Piper');
-  const invite = await makeInvite(db, a, home.user.email, { level: 1 });
+  const invite = await makeInvite(db, a, home.user.email, { level: 8 });
+  const params = { invite_id: invite.id };
   // The user's own key, warm in the cache before they join.
   t.equal((await call('members_list', { key: home.key, params: { organization_id: a.organization.id } })).status, 403);
 
-  const res = await call('signup_create', { params: { invite_id: invite.id }, body: { first_name: 'Ignored' } });
-  t.equal(res.status, 201);
-  t.match(res.body.user, { id: home.user.id, first_name: 'Test', organization: { id: a.organization.id } }, 'the same user, now in Pied Piper');
-  t.same(res.body.user.organizations.map((o: { id: string }) => o.id).sort(), [home.organization.id, a.organization.id].sort());
-  const key = res.body.personal_api_key;
-  t.same(key.scoped_organizations, [a.organization.id], 'the new key reaches only the inviting organization');
+  const stranger = await makeTenant(db);
+  t.match((await call('signup_create', { params, key: stranger.key })).body, {
+    type: 'validation_error',
+    code: 'invalid_recipient',
+    detail: /^This invite is intended for another email address: u\*+\w@example\.com\. You tried to sign up with /,
+  });
+  t.equal((await call('signup_create', { params, key: 'phx_not_a_key' })).status, 401);
+  const noScope = await makeKey(db, home.user, ['dashboard:write']);
+  t.same((await call('signup_create', { params, key: noScope })).body, denied("API key missing required scope 'user:write'"));
+  const elsewhere = await makeKey(db, home.user, ['*'], { scoped_organizations: [home.organization.id] });
+  t.same(
+    (await call('signup_create', { params, key: elsewhere })).body,
+    denied(`API key does not have access to the requested organization: ID ${a.organization.id}.`),
+  );
+  const inProject = await makeKey(db, home.user, ['*'], { scoped_teams: [home.project.id] });
+  t.equal((await call('signup_create', { params, key: inProject })).status, 403);
+  t.equal((await call('signup_retrieve', { params })).status, 200, 'refusals leave the invite');
+  const keysBefore = (await call('personal_api_keys_list', { key: home.key })).body;
 
-  t.equal((await call('members_list', { key: key.value, params: { organization_id: a.organization.id } })).status, 200);
-  const elsewhere = await call('members_list', { key: key.value, params: { organization_id: home.organization.id } });
-  t.equal(elsewhere.body.detail, `API key does not have access to the requested organization: ID ${home.organization.id}.`);
-  t.equal((await call('members_list', { key: home.key, params: { organization_id: a.organization.id } })).status, 200, 'their own key now reaches it too, at once');
+  const res = await call('signup_create', { params, key: home.key, body: { first_name: 'Ignored' } });
+  t.equal(res.status, 200);
+  t.match(res.body.user, { id: home.user.id, first_name: 'Test', organization: { id: a.organization.id, membership_level: 8 } }, 'the same user, now in Pied Piper');
+  t.same(res.body.user.organizations.map((o: { id: string }) => o.id).sort(), [home.organization.id, a.organization.id].sort());
+  t.same(res.body.organization, { id: a.organization.id, name: 'Pied Piper' });
+  const own = keysBefore.find((k: { label: string; id: string }) => res.body.personal_api_key.id === k.id);
+  t.ok(own, 'the answer names the calling key');
+  t.same(res.body.personal_api_key, { id: own.id, label: own.label, value: null, scopes: ['*'], scoped_organizations: null });
+  t.same(
+    (await call('personal_api_keys_list', { key: home.key })).body.map((k: { id: string }) => k.id),
+    keysBefore.map((k: { id: string }) => k.id),
+    'no key was minted',
+  );
+  t.equal((await call('members_list', { key: home.key, params: { organization_id: a.organization.id } })).status, 200, 'the key reaches it at once');
+  t.same((await call('signup_create', { params, key: home.key })).body, INVALID, 'the invite is used up');
+
+  const forNobody = await makeInvite(db, a);
+  t.equal((await call('signup_create', { params: { invite_id: forNobody.id }, key: home.key })).body.code, 'invalid_recipient', 'a key never creates another user');
 });
 
 t.test('signup_create: refusals leave everything as it was', async (t) => {
@@ -112,7 +174,8 @@ t.test('signup_create: refusals leave everything as it was', async (t) => {
 
   const member = await makeMember(db, a, 1);
   const forMember = await makeInvite(db, a, member.user.email);
-  t.same((await call('signup_create', { params: { invite_id: forMember.id } })).body, {
+  t.same((await call('signup_create', { params: { invite_id: forMember.id } })).body, ACCOUNT_EXISTS);
+  t.same((await call('signup_create', { params: { invite_id: forMember.id }, key: member.key })).body, {
     type: 'validation_error',
     code: 'user_already_member',
     detail: 'You already are a member of this organization.',
@@ -124,14 +187,10 @@ t.test('signup_create: refusals leave everything as it was', async (t) => {
   t.equal((await call('members_list', { key: a.key, params: org, query: { email: expired.target_email } })).body.count, 0);
 
   const busy = await makeUser(db);
-  for (let i = 0; i < 10; i++) await makeKey(db, busy);
+  const busyKey = await makeKey(db, busy);
+  for (let i = 0; i < 9; i++) await makeKey(db, busy);
   const forBusy = await makeInvite(db, a, busy.email);
-  t.same((await call('signup_create', { params: { invite_id: forBusy.id } })).body, {
-    type: 'validation_error',
-    code: 'invalid_input',
-    detail: 'You can only have 10 personal API keys. Remove an existing key before creating a new one.',
-    attr: null,
-  });
+  t.same((await call('signup_create', { params: { invite_id: forBusy.id } })).body, ACCOUNT_EXISTS);
   t.equal((await call('members_list', { key: a.key, params: org, query: { email: busy.email } })).body.count, 0, 'not a member');
 
   t.same((await call('signup_create', { params: { invite_id: 'nope' } })).body, INVALID);
@@ -141,6 +200,8 @@ t.test('signup_create: refusals leave everything as it was', async (t) => {
     [forMember.id, expired.id, forBusy.id].sort(),
     'every refused invite is still there',
   );
+  const joined = await call('signup_create', { params: { invite_id: forBusy.id }, key: busyKey });
+  t.equal(joined.status, 200, 'a user with ten keys joins with one of them: no key is minted');
 });
 
 t.test('signup_create: one invite, two racing sign-ups', async (t) => {

@@ -58,12 +58,15 @@ export interface NewInvite extends InviteInput {
 
 /**
  * Creates invites in one transaction. Each replaces every earlier invite for the same address in the
- * organization, as PostHog does, so re-inviting leaves exactly one.
+ * organization, as PostHog does, so re-inviting leaves exactly one. Combining takes over an earlier
+ * invite's level only up to `creatorLevel`, the creator's own: otherwise a member could merge an
+ * administrator's pending invite into one of a level they do not hold (PostHog does not cap it).
  */
 export async function replaceInvites(
   db: Db,
   organizationId: string,
   createdBy: number,
+  creatorLevel: number,
   invites: NewInvite[],
 ): Promise<InviteRow[]> {
   return db.transaction(async (tx) => {
@@ -76,7 +79,7 @@ export async function replaceInvites(
         .returning();
       if (combine) {
         for (const old of previous.filter((p) => !isExpired(p))) {
-          values.level = Math.max(values.level, old.level);
+          values.level = Math.max(values.level, Math.min(old.level, creatorLevel));
           values.private_project_access = mergeAccess(values.private_project_access, old.private_project_access);
         }
       }

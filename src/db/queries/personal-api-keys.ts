@@ -54,6 +54,27 @@ export async function createKey(
   return { row: row!, value };
 }
 
+/**
+ * Runs `change` on one of the user's keys in a transaction that holds the key's row locked, so the
+ * key `change` judges is the key it changes. Undefined when the user has no such key.
+ */
+export async function withOwnKeyLocked<T>(
+  db: Db,
+  userId: number,
+  id: string,
+  change: (key: PersonalApiKeyRow, tx: Db) => Promise<T>,
+): Promise<T | undefined> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .select()
+      .from(personal_api_keys)
+      .where(and(eq(personal_api_keys.user_id, userId), eq(personal_api_keys.id, id)))
+      .for('update')
+      .limit(1);
+    return row ? change(row, tx) : undefined;
+  });
+}
+
 export async function updateKey(
   db: Db,
   userId: number,
