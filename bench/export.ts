@@ -13,6 +13,7 @@ import { openDatabase } from '../src/db/client.js';
 import { createOrganization } from '../src/db/queries/organizations.js';
 import { createKey } from '../src/db/queries/personal-api-keys.js';
 import { insertRuns } from '../src/db/queries/batch-export-runs.js';
+import { secretBox } from '../src/secrets/index.js';
 import { createUser } from '../src/db/queries/users.js';
 
 const EVENTS = Number(process.env.BENCH_EXPORT_EVENTS ?? 1_000_000);
@@ -72,6 +73,7 @@ try {
       // The batch size a worker would use, from the same setting.
       batchSize: loadConfig({ BATCH_EXPORT_BATCH_SIZE: process.env.BATCH_EXPORT_BATCH_SIZE }).exportBatchSize,
       staleSeconds: 300,
+      secrets: secretBox(app.config),
     });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     clearInterval(sampler);

@@ -2062,7 +2062,7 @@ export interface paths {
         head?: never;
         /**
          * Update a batch export
-         * @description Changes the given fields. `destination.config` is merged into the stored configuration, so secrets may be left out; the merged configuration is checked again.
+         * @description Changes the given fields. `destination.config` is merged into the stored configuration, so secrets may be left out; the merged configuration is checked again. A stored secret is never sent to a new destination: changing `url` (HTTP), `endpoint_url` or `aws_access_key_id` (S3), or `host`, `port`, `database`, `user` or `has_self_signed_cert` (Postgres) needs the secret (`token`, `aws_secret_access_key`, `password`) in the same request, else a 400 on it.
          */
         patch: operations["batch_exports_partial_update"];
         trace?: never;
@@ -2403,7 +2403,7 @@ export interface paths {
         head?: never;
         /**
          * Update a batch export
-         * @description Changes the given fields. `destination.config` is merged into the stored configuration, so secrets may be left out; the merged configuration is checked again.
+         * @description Changes the given fields. `destination.config` is merged into the stored configuration, so secrets may be left out; the merged configuration is checked again. A stored secret is never sent to a new destination: changing `url` (HTTP), `endpoint_url` or `aws_access_key_id` (S3), or `host`, `port`, `database`, `user` or `has_self_signed_cert` (Postgres) needs the secret (`token`, `aws_secret_access_key`, `password`) in the same request, else a 400 on it.
          */
         patch: operations["projects_batch_exports_partial_update"];
         trace?: never;
@@ -3487,7 +3487,7 @@ export interface components {
             plugin: number;
             enabled: boolean;
             order: number;
-            /** @description The settings; values of fields the plugin's `config_schema` marks `secret` read "**************** POSTHOG SECRET FIELD ****************". */
+            /** @description The settings; values of fields the plugin's `config_schema` marks `secret` read "**************** POSTHOG SECRET FIELD ****************", and keep reading so after the schema drops the mark. */
             config: {
                 [key: string]: unknown;
             };

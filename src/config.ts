@@ -5,6 +5,8 @@ export interface Config {
   databaseUrl: string | undefined;
   databasePoolSize: number;
   dataDir: string;
+  /** Key of the secrets stored in the database (32 bytes, base64 or hex); unset means `<dataDir>/encryption.key`. */
+  encryptionKey: string | undefined;
   bootstrapApiKey: string | undefined;
   bootstrapEmail: string;
   logLevel: string;
@@ -53,6 +55,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL || undefined,
     databasePoolSize: Number(env.DATABASE_POOL_SIZE || 20),
     dataDir: env.DATA_DIR || '.data',
+    encryptionKey: env.ENCRYPTION_KEY || undefined,
     bootstrapApiKey: env.BOOTSTRAP_API_KEY || undefined,
     bootstrapEmail: env.BOOTSTRAP_EMAIL || 'admin@example.com',
     logLevel: env.LOG_LEVEL || 'info',

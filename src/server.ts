@@ -6,6 +6,8 @@ import { loadConfig } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
 import { DataDirError } from './db/embedded.js';
 import { loggerOptions } from './http/logging.js';
+import { prepareSecretBox } from './secrets/index.js';
+import { sealStoredSecrets } from './secrets/seal-stored.js';
 
 const config = loadConfig();
 
@@ -28,6 +30,11 @@ async function serve(database: Database): Promise<void> {
       `\nCreated ${config.bootstrapEmail} with "Default organization" and "Default project".\n` +
         `Personal API key (all scopes), shown only now:\n\n    ${boot.generatedKey}\n\n`,
     );
+  }
+  const secrets = prepareSecretBox(config, (msg) => void process.stderr.write(`\nWARNING: ${msg}\n\n`));
+  const sealed = await sealStoredSecrets(database.db, secrets);
+  if (sealed.exports || sealed.pluginConfigs) {
+    process.stdout.write(`Encrypted the stored secrets of ${sealed.exports} batch exports and ${sealed.pluginConfigs} plugin configs.\n`);
   }
   let log = (msg: string, err?: unknown): void => void process.stderr.write(`${msg}: ${String(err)}\n`);
   // With WORKER on (the default) this process also exports: its job engine supervises and a worker runs.

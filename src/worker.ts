@@ -4,12 +4,13 @@ import closeWithGrace from 'close-with-grace';
 import { createJobEngine, createWorker } from './batch-exports/index.js';
 import { loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
+import { prepareSecretBox } from './secrets/index.js';
 
 const config = loadConfig();
 
-function log(level: 'info' | 'error', msg: string, extra: Record<string, unknown> = {}): void {
+function log(level: 'info' | 'warn' | 'error', msg: string, extra: Record<string, unknown> = {}): void {
   const line = JSON.stringify({ level, time: new Date().toISOString(), msg, ...extra });
-  (level === 'error' ? process.stderr : process.stdout).write(`${line}\n`);
+  (level === 'info' ? process.stdout : process.stderr).write(`${line}\n`);
 }
 
 const logError = (msg: string, err?: unknown) =>
@@ -23,6 +24,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const database = await openDatabase({ url: config.databaseUrl, poolSize: config.exportConcurrency + 4 });
+  // Here, before any run: a bad ENCRYPTION_KEY stops the worker at once.
+  prepareSecretBox(config, (msg) => log('warn', msg));
   const jobs = createJobEngine(database, config, true, logError);
   const worker = createWorker(database, jobs, config, logError);
   closeWithGrace({ delay: 30_000 }, async ({ err }) => {

@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/client.js';
 import { JobEngine } from './engine.js';
 import { ExportWorker } from './worker.js';
+import { secretBox } from '../secrets/index.js';
 
 export { JobEngine } from './engine.js';
 export { ExportWorker } from './worker.js';
@@ -21,6 +22,7 @@ export function createWorker(database: Database, engine: JobEngine, config: Conf
   return new ExportWorker(database, engine, {
     concurrency: config.exportConcurrency,
     batchSize: config.exportBatchSize,
+    secrets: secretBox(config),
     ...(log ? { log } : {}),
   });
 }

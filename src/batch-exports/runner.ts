@@ -5,6 +5,7 @@ import { insertLog } from '../db/queries/batch-export-lists.js';
 import { HogQLError } from '../hogql/index.js';
 import { NonRetryableError, openDestination, type DestinationWriter } from './destinations/index.js';
 import { recordSource } from './records.js';
+import type { SecretBox } from '../secrets/index.js';
 
 export interface RunAttempt {
   runId: string;
@@ -16,6 +17,8 @@ export interface RunAttempt {
   signal: AbortSignal;
   batchSize: number;
   staleSeconds: number;
+  /** Decrypts the destination's secrets. */
+  secrets: SecretBox;
 }
 
 export type RunOutcome = 'skipped' | 'completed' | 'failed' | 'cancelled';
@@ -66,7 +69,7 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
     const source = recordSource(db, exp, run.data_interval_start, run.data_interval_end);
     const total = await source.count();
     await beat({ records_total_count: total });
-    writer = await openDestination({ exp, run, source });
+    writer = await openDestination({ exp, run, source }, a.secrets);
     for await (const batch of source.batches(a.batchSize, writer.format)) {
       if (a.signal.aborted) throw new Stopped();
       await writer.write(batch);

@@ -5,6 +5,7 @@ import type { Database } from '../db/client.js';
 import { RUN_QUEUE, TICK_QUEUE, type JobEngine, type RunJob } from './engine.js';
 import { executeRun, RetryRun, type RunOutcome } from './runner.js';
 import { requeueOrphans, scheduleDueRuns } from './service.js';
+import type { SecretBox } from '../secrets/index.js';
 
 export interface WorkerOptions {
   /** Runs exported at once by this process. */
@@ -31,13 +32,16 @@ export class ExportWorker {
   private active = new Set<Promise<unknown>>();
   private started = false;
   readonly options: WorkerOptions;
+  private secrets: SecretBox;
 
+  /** `secrets` holds the key the API processes encrypt destinations' secrets with. */
   constructor(
     private database: Database,
     private engine: JobEngine,
-    options: Partial<WorkerOptions> = {},
+    { secrets, ...options }: Partial<WorkerOptions> & { secrets: SecretBox },
   ) {
     this.options = { ...DEFAULT_WORKER_OPTIONS, ...options };
+    this.secrets = secrets;
   }
 
   async start(): Promise<void> {
@@ -78,6 +82,7 @@ export class ExportWorker {
         signal: this.controller.signal,
         batchSize: this.options.batchSize,
         staleSeconds: this.options.staleSeconds,
+        secrets: this.secrets,
       });
     } catch (err) {
       if (!(err instanceof RetryRun)) this.options.log?.('batch export run crashed', err);

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { components } from '../../generated/api.js';
 import { validateDestinationConfig, type DestinationType } from '../batch-exports/destination-config.js';
+import { checkSecretNotRedirected, sealDestinationSecrets } from '../batch-exports/destination-secrets.js';
 import { compileHogQL, createBackfill, deleteExport, pauseExport, unpauseExport } from '../batch-exports/service.js';
 import {
   getBatchExport,
@@ -19,6 +20,7 @@ import { ApiError } from '../http/errors.js';
 import { pageOf, paginated } from '../http/pagination.js';
 import type { SomeHandlers } from '../http/types.js';
 import { serializeBatchExport, serializeLog } from '../serializers/batch-exports.js';
+import { secretBox } from '../secrets/index.js';
 
 type Schemas = components['schemas'];
 type Req = FastifyRequest<any>;
@@ -102,7 +104,7 @@ const impl = {
       name: body.name,
       model,
       destination_type: type,
-      destination_config: config,
+      destination_config: sealDestinationSecrets(secretBox(req.server.config), type, config, config),
       interval: body.interval,
       paused: body.paused ?? false,
       last_paused_at: date(body.last_paused_at) ?? (body.paused ? new Date() : null),
@@ -133,10 +135,12 @@ const impl = {
     if (body.destination) {
       const type = (body.destination.type ?? exp.destination_type) as DestinationType;
       // A new type starts from its own config; the same type merges, so secrets may be left out.
-      const config = type === exp.destination_type ? merge(exp.destination_config, body.destination.config ?? {}) : (body.destination.config ?? {});
+      const patch = body.destination.config ?? {};
+      const config = type === exp.destination_type ? merge(exp.destination_config, patch) : patch;
       validateDestinationConfig(type, config);
+      if (type === exp.destination_type) checkSecretNotRedirected(type, exp.destination_config, patch, config);
       values.destination_type = type;
-      values.destination_config = config;
+      values.destination_config = sealDestinationSecrets(secretBox(req.server.config), type, config, patch);
     }
     if (body.hogql_query !== undefined) {
       values.hogql_query = body.hogql_query || null;

@@ -12,7 +12,9 @@ import {
   updatePluginConfig,
   type PluginConfigRow,
 } from '../db/queries/plugin-configs.js';
-import { SECRET_FIELD_VALUE, secretFields, serializePluginConfig } from '../serializers/plugins.js';
+import { secretFields, serializePluginConfig } from '../serializers/plugins.js';
+import { allSettings, secretKeys, storeSettings } from '../plugins/config-secrets.js';
+import { secretBox } from '../secrets/index.js';
 import { configChanges, fieldChanges } from '../plugins/changes.js';
 import { PluginsAccess, pluginsAccessLevel } from './plugins/access.js';
 
@@ -29,21 +31,6 @@ async function loadConfig(req: FastifyRequest, id: number): Promise<{ config: Pl
   const config = await getPluginConfig(req.server.db, req.tenant.project_id!, id);
   if (!config) throw ApiError.notFound();
   return { config, plugin: (await getPluginWithOrg(req.server.db, config.plugin_id))! };
-}
-
-/**
- * Secret settings sent as null, left out, or sent back masked keep their stored value, so a client
- * can PATCH back what it read without wiping them.
- */
-function mergeSecrets(incoming: Record<string, unknown>, stored: Record<string, unknown>, secrets: Set<string>) {
-  const out = { ...incoming };
-  for (const key of secrets) {
-    if (out[key] === null || out[key] === undefined || out[key] === SECRET_FIELD_VALUE) {
-      if (stored[key] === undefined) delete out[key];
-      else out[key] = stored[key];
-    }
-  }
-  return out;
 }
 
 export const pluginConfigHandlers = {
@@ -64,11 +51,13 @@ export const pluginConfigHandlers = {
       throw ApiError.validation('plugin', `Invalid pk "${pluginId}" - object does not exist.`, 'does_not_exist');
     }
     const plugin = (await getPluginWithOrg(req.server.db, pluginId))!;
-    const values = pick(req.body, WRITABLE);
+    const { config: settings, ...values } = pick(req.body, WRITABLE);
     if (values.deleted) values.enabled = false;
+    const stored = storeSettings(secretBox(req.server.config), settings ?? {}, { config: {}, secrets: {} }, secretFields(plugin.config_schema));
     const config = await req.server.db.transaction(async (tx) => {
       const row = await insertPluginConfig(tx, {
         ...values,
+        ...stored,
         order: req.body.order,
         plugin_id: pluginId,
         project_id: req.tenant.project_id!,
@@ -95,15 +84,15 @@ export const pluginConfigHandlers = {
 
   async plugin_configs_partial_update(req) {
     const { config, plugin } = await loadConfig(req, req.params.id);
-    const values = pick(req.body, WRITABLE);
+    const { config: settings, ...values } = pick(req.body, WRITABLE);
     if (values.deleted) values.enabled = false;
-    const secrets = secretFields(plugin.config_schema);
-    if (values.config) values.config = mergeSecrets(values.config, config.config, secrets);
+    const schemaSecrets = secretFields(plugin.config_schema);
+    const stored = settings ? storeSettings(secretBox(req.server.config), settings, config, schemaSecrets) : {};
     const updated = await req.server.db.transaction(async (tx) => {
-      const row = await updatePluginConfig(tx, config.id, values);
+      const row = await updatePluginConfig(tx, config.id, { ...values, ...stored });
       const changes = [
         ...fieldChanges('PluginConfig', config, row, LOGGED),
-        ...configChanges(config.config, row.config, secrets),
+        ...configChanges(allSettings(config), allSettings(row), new Set([...secretKeys(config, schemaSecrets), ...secretKeys(row, schemaSecrets)])),
       ];
       if (changes.length) {
         await logActivity(tx, {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { Test } from 'tap';
 import { buildApp } from '../../src/app.js';
@@ -44,7 +45,8 @@ export interface TestContext {
  */
 export async function buildTestApp(t: Test, overrides: Partial<Config> = {}): Promise<TestContext> {
   const { database, url, drop } = await openTestDatabase();
-  const config = { ...loadConfig({ RATE_LIMITS: 'off', WORKER: '0' }), ...overrides };
+  // A key of the test's own, so that no test writes a key file into the working directory's data folder.
+  const config = { ...loadConfig({ RATE_LIMITS: 'off', WORKER: '0', ENCRYPTION_KEY: randomBytes(32).toString('base64') }), ...overrides };
   const app = await buildApp({ config, database });
   const closers: (() => Promise<void>)[] = [];
   t.teardown(async () => {

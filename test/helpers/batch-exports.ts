@@ -6,6 +6,7 @@ import postgres from 'postgres';
 import type { Test } from 'tap';
 import { JobEngine } from '../../src/batch-exports/engine.js';
 import { ExportWorker, type WorkerOptions } from '../../src/batch-exports/worker.js';
+import { secretBox, type SecretBox } from '../../src/secrets/index.js';
 import type { TestContext } from './app.js';
 import { withDatabase } from './db.js';
 
@@ -15,7 +16,7 @@ import { withDatabase } from './db.js';
  */
 export async function startWorker(
   ctx: TestContext,
-  opts: Partial<WorkerOptions> & { retryLimit?: number; start?: boolean } = {},
+  opts: Partial<WorkerOptions> & { retryLimit?: number; start?: boolean; secrets?: SecretBox } = {},
 ): Promise<{ worker: ExportWorker; engine: JobEngine }> {
   const { database } = ctx;
   const engine = new JobEngine(database, {
@@ -32,6 +33,7 @@ export async function startWorker(
     concurrency: 2,
     log: (msg, err) => console.error(msg, err),
     ...opts,
+    secrets: opts.secrets ?? secretBox(ctx.app.config),
   });
   if (opts.start !== false) await worker.start();
   else await engine.boss();

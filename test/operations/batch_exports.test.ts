@@ -5,9 +5,11 @@ import { insertLog } from '../../src/db/queries/batch-export-lists.js';
 import { buildTestApp } from '../helpers/app.js';
 import { makeKey, makeMember, makeProject, makeTenant } from '../helpers/factories.js';
 import { insertEvents } from '../helpers/event-rows.js';
+import { secretBox } from '../../src/secrets/index.js';
 
 const ctx = await buildTestApp(t);
 const { call, db } = ctx;
+const box = secretBox(ctx.app.config);
 
 const S3 = {
   type: 'S3',
@@ -34,7 +36,8 @@ t.test('batch_exports_create at organization scope', async (t) => {
   });
   t.notOk(res.raw.includes('very-secret') || res.raw.includes('AKIDSECRET'), 'secrets are never returned');
   const [stored] = await db.select().from(batch_exports).where(eq(batch_exports.id, res.body.id));
-  t.equal(stored!.destination_config.aws_secret_access_key, 'very-secret', 'but they are stored');
+  t.match(stored!.destination_config.aws_secret_access_key, /^enc:v1:/, 'but they are stored, encrypted');
+  t.equal(box.open(stored!.destination_config.aws_secret_access_key as string), 'very-secret');
 
   const named = await call('batch_exports_create', {
     key: a.key,
@@ -176,7 +179,7 @@ t.test('batch_exports_partial_update merges the destination config', async (t) =
   t.match(res.body, { id: created.body.id, name: 'Renamed', team_id: a.project.id });
   t.same(res.body.destination.config, { bucket_name: 'my-bucket', region: 'us-east-1', prefix: 'new/', compression: 'gzip' });
   const [stored] = await db.select().from(batch_exports).where(eq(batch_exports.id, created.body.id));
-  t.equal(stored!.destination_config.aws_secret_access_key, 'very-secret', 'the secret left out of the PATCH is kept');
+  t.equal(box.open(stored!.destination_config.aws_secret_access_key as string), 'very-secret', 'the secret left out of the PATCH is kept');
 
   const bad = await call('batch_exports_partial_update', { key: a.key, params, body: { destination: { config: { compression: 'lz4' } } } });
   t.match(bad, { status: 400, body: { attr: 'destination__config__compression' } });

@@ -64,6 +64,11 @@ export const plugin_configs = pgTable(
     enabled: boolean('enabled').notNull().default(false),
     order: integer('order').notNull(),
     config: jsonb('config').$type<Record<string, unknown>>().notNull().default({}),
+    /**
+     * The secret settings, encrypted, by key: kept apart from `config` so that a value stays secret
+     * (never returned) whatever the plugin's `config_schema` later says.
+     */
+    secrets: jsonb('secrets').$type<Record<string, string>>().notNull().default({}),
     name: varchar('name', { length: 400 }),
     description: varchar('description', { length: 1000 }),
     deleted: boolean('deleted').notNull().default(false),

@@ -1,0 +1,1 @@
+ALTER TABLE "plugin_configs" ADD COLUMN "secrets" jsonb DEFAULT '{}'::jsonb NOT NULL;
