@@ -21,6 +21,7 @@ export function createWorker(database: Database, engine: JobEngine, config: Conf
   return new ExportWorker(database, engine, {
     concurrency: config.exportConcurrency,
     batchSize: config.exportBatchSize,
+    allowPrivateNetworks: config.allowPrivateNetworks,
     ...(log ? { log } : {}),
   });
 }

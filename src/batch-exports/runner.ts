@@ -3,6 +3,7 @@ import { getBatchExportById } from '../db/queries/batch-exports.js';
 import { claimRun, finishRun, heartbeatRun, settleBackfill } from '../db/queries/batch-export-runs.js';
 import { insertLog } from '../db/queries/batch-export-lists.js';
 import { HogQLError } from '../hogql/index.js';
+import type { TenantNetwork } from '../net/index.js';
 import { NonRetryableError, openDestination, type DestinationWriter } from './destinations/index.js';
 import { recordSource } from './records.js';
 
@@ -16,6 +17,8 @@ export interface RunAttempt {
   signal: AbortSignal;
   batchSize: number;
   staleSeconds: number;
+  /** What the run's destination may connect to. */
+  network: TenantNetwork;
 }
 
 export type RunOutcome = 'skipped' | 'completed' | 'failed' | 'cancelled';
@@ -66,7 +69,7 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
     const source = recordSource(db, exp, run.data_interval_start, run.data_interval_end);
     const total = await source.count();
     await beat({ records_total_count: total });
-    writer = await openDestination({ exp, run, source });
+    writer = await openDestination({ exp, run, source, network: a.network });
     for await (const batch of source.batches(a.batchSize, writer.format)) {
       if (a.signal.aborted) throw new Stopped();
       await writer.write(batch);

@@ -31,6 +31,7 @@ export async function startWorker(
     staleSeconds: 5,
     concurrency: 2,
     log: (msg, err) => console.error(msg, err),
+    allowPrivateNetworks: ctx.app.config.allowPrivateNetworks,
     ...opts,
   });
   if (opts.start !== false) await worker.start();
