@@ -271,3 +271,20 @@ t.test('Postgres destination: a name that resolves to a private address is refus
   t.equal(allowed.status, 'Completed', 'where loopback is allowed, the same export writes');
   t.equal(await reached(), 'reached');
 });
+
+t.test('destinations: where the network is allowed, a closed port fails with no cause a scan could read', async (t) => {
+  const { deadPort } = await deadPortOn('127.0.0.1');
+  const runs = await Promise.all([
+    runExport({ type: 'HTTP', config: { url: `http://127.0.0.1:${deadPort}/batch/`, token: 'phc_x' } }),
+    runExport({ type: 'S3', config: { bucket_name: 'exports', region: 'us-east-1', endpoint_url: `http://127.0.0.1:${deadPort}`, aws_access_key_id: 'a', aws_secret_access_key: 'b' } }),
+    runExport({ type: 'Postgres', config: { host: '127.0.0.1', port: deadPort, database: 'd', user: 'u', password: 'p' } }),
+  ]);
+  t.same(
+    runs.map((r) => [r.status, r.latest_error]),
+    [
+      ['Failed', `Could not reach http://127.0.0.1:${deadPort}.`],
+      ['Failed', 'Could not connect to the S3 endpoint.'],
+      ['Failed', `Could not connect to 127.0.0.1:${deadPort}.`],
+    ],
+  );
+});

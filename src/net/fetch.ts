@@ -2,18 +2,12 @@ import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
 import { guardedAgents, type GuardedAgents } from './agents.js';
+import { ConnectionFailedError } from './errors.js';
 import { NetworkPolicyError, type NetworkPolicy } from './policy.js';
 
 /** Redirects followed before a download gives up (fetch allows 20; a real archive host needs one or two). */
 export const MAX_REDIRECTS = 5;
 
-/** A failure to reach a tenant-supplied address, worded the same whatever the cause (refused, timed out, reset, unknown name). */
-export class ConnectionFailedError extends Error {
-  override name = 'ConnectionFailedError';
-  constructor(target: string) {
-    super(`Could not connect to ${target}.`);
-  }
-}
 
 export interface GuardedFetchInit {
   method?: string;

@@ -5,7 +5,8 @@ import { OwnDatabase, databaseTarget } from './own-database.js';
 import { networkPolicy, type NetworkPolicy } from './policy.js';
 
 export { guardedAgents } from './agents.js';
-export { ConnectionFailedError, guardedFetch } from './fetch.js';
+export { ConnectionFailedError, isConnectionFailure } from './errors.js';
+export { guardedFetch } from './fetch.js';
 export { OwnDatabase } from './own-database.js';
 export { InvalidHostError, NetworkPolicy, NetworkPolicyError, networkPolicy, parseAllowList } from './policy.js';
 export { connectSocket } from './socket.js';

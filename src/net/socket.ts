@@ -1,5 +1,5 @@
 import { connect, type Socket } from 'node:net';
-import { ConnectionFailedError } from './fetch.js';
+import { ConnectionFailedError } from './errors.js';
 import { NetworkPolicyError, type NetworkPolicy } from './policy.js';
 
 export interface ConnectOptions {

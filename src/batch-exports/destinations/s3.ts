@@ -3,7 +3,7 @@ import { PassThrough, type Transform } from 'node:stream';
 import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
 import { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { guardedAgents, NetworkPolicyError } from '../../net/index.js';
+import { ConnectionFailedError, guardedAgents, isConnectionFailure, NetworkPolicyError } from '../../net/index.js';
 import { jsonLines } from '../records.js';
 import { NonRetryableError, type DestinationContext, type DestinationWriter } from './types.js';
 
@@ -81,6 +81,7 @@ export function s3Writer({ exp, run, network }: DestinationContext): Destination
 
   function classify(err: unknown): unknown {
     if (err instanceof NetworkPolicyError) return new NonRetryableError(err.message);
+    if (isConnectionFailure(err)) return new ConnectionFailedError('the S3 endpoint');
     const name = (err as { name?: string; Code?: string })?.name ?? (err as { Code?: string })?.Code;
     if (name && FATAL_CODES.has(name)) return new NonRetryableError(`S3 refused the upload: ${name}`);
     return err;
