@@ -66,7 +66,6 @@ export function addCidr(list: BlockList, cidr: string): boolean {
 export function ipv6Bytes(address: string): Uint8Array | undefined {
   const ip = address.replace(/%.*$/, '');
   if (isIP(ip) !== 6) return undefined;
-  let groups: string[];
   let tail: number[] = [];
   const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(ip);
   let text = ip;
@@ -77,7 +76,7 @@ export function ipv6Bytes(address: string): Uint8Array | undefined {
   const [head, rest] = text.split('::') as [string, string | undefined];
   const left = head ? head.split(':') : [];
   const right = rest ? rest.split(':') : [];
-  groups = rest === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
+  const groups = rest === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
   const bytes = new Uint8Array(16);
   groups.forEach((g, i) => {
     const n = parseInt(g, 16);
