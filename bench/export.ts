@@ -10,6 +10,7 @@ import { buildApp } from '../src/app.js';
 import { executeRun } from '../src/batch-exports/runner.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
+import { tenantNetwork } from '../src/net/index.js';
 import { createOrganization } from '../src/db/queries/organizations.js';
 import { createKey } from '../src/db/queries/personal-api-keys.js';
 import { insertRuns } from '../src/db/queries/batch-export-runs.js';
@@ -30,7 +31,7 @@ const s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: 
 const { port: s3port } = await s3.run();
 
 const database = await openDatabase({ url: withDb(source), poolSize: 5 });
-const app = await buildApp({ config: loadConfig({ RATE_LIMITS: 'off', WORKER: '0' }), database });
+const app = await buildApp({ config: loadConfig({ RATE_LIMITS: 'off', WORKER: '0', ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8,::1/128' }), database });
 const lines: string[] = [];
 try {
   const user = await createUser(database.db, { email: 'bench@example.com' });
@@ -74,6 +75,8 @@ try {
       batchSize: loadConfig({ BATCH_EXPORT_BATCH_SIZE: process.env.BATCH_EXPORT_BATCH_SIZE }).exportBatchSize,
       staleSeconds: 300,
       secrets: secretBox(app.config),
+      // The destinations run on this machine.
+      network: tenantNetwork(['127.0.0.0/8', '::1/128'], database.url),
     });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     clearInterval(sampler);

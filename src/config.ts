@@ -1,3 +1,5 @@
+import { parseAllowList } from './net/policy.js';
+
 // Configuration is environment variables only (DECISIONS §3), each with a default that works on a laptop.
 export interface Config {
   host: string;
@@ -33,6 +35,11 @@ export interface Config {
   pluginArchiveMaxBytes: number;
   /** The folder `local` plugins (`file:` urls) must live under; unset refuses local plugins. */
   pluginLocalDir: string | undefined;
+  /**
+   * CIDRs of private and reserved addresses that tenant-supplied connections (plugin urls, batch
+   * export destinations) may reach; every other such address is refused. Empty by default.
+   */
+  allowPrivateNetworks: string[];
   /** Batch export runs one worker process exports at once. */
   exportConcurrency: number;
   /** Records read per batch by an export. */
@@ -79,6 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pluginRepositoryUrl: env.PLUGIN_REPOSITORY_URL || undefined,
     pluginArchiveMaxBytes: Number(env.PLUGIN_ARCHIVE_MAX_BYTES || 20 * 1024 * 1024),
     pluginLocalDir: env.PLUGIN_LOCAL_DIR || undefined,
+    allowPrivateNetworks: parseAllowList(env.ALLOW_PRIVATE_NETWORKS),
     exportConcurrency: positiveInt(env.BATCH_EXPORT_CONCURRENCY, 2),
     exportBatchSize: positiveInt(env.BATCH_EXPORT_BATCH_SIZE, 20000),
     exportRetries: env.BATCH_EXPORT_RETRIES === '0' ? 0 : positiveInt(env.BATCH_EXPORT_RETRIES, 5),

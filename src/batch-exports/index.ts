@@ -23,6 +23,7 @@ export function createWorker(database: Database, engine: JobEngine, config: Conf
     concurrency: config.exportConcurrency,
     batchSize: config.exportBatchSize,
     secrets: secretBox(config),
+    allowPrivateNetworks: config.allowPrivateNetworks,
     ...(log ? { log } : {}),
   });
 }

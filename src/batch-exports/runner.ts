@@ -3,6 +3,7 @@ import { getBatchExportById } from '../db/queries/batch-exports.js';
 import { claimRun, finishRun, heartbeatRun, settleBackfill } from '../db/queries/batch-export-runs.js';
 import { insertLog } from '../db/queries/batch-export-lists.js';
 import { HogQLError } from '../hogql/index.js';
+import type { TenantNetwork } from '../net/index.js';
 import { NonRetryableError, openDestination, type DestinationWriter } from './destinations/index.js';
 import { recordSource } from './records.js';
 import type { SecretBox } from '../secrets/index.js';
@@ -19,6 +20,8 @@ export interface RunAttempt {
   staleSeconds: number;
   /** Decrypts the destination's secrets. */
   secrets: SecretBox;
+  /** What the run's destination may connect to. */
+  network: TenantNetwork;
 }
 
 export type RunOutcome = 'skipped' | 'completed' | 'failed' | 'cancelled';
@@ -69,7 +72,7 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
     const source = recordSource(db, exp, run.data_interval_start, run.data_interval_end);
     const total = await source.count();
     await beat({ records_total_count: total });
-    writer = await openDestination({ exp, run, source }, a.secrets);
+    writer = await openDestination({ exp, run, source, network: a.network }, a.secrets);
     for await (const batch of source.batches(a.batchSize, writer.format)) {
       if (a.signal.aborted) throw new Stopped();
       await writer.write(batch);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobWithMetadata } from 'pg-boss';
 import type { Database } from '../db/client.js';
+import { tenantNetwork } from '../net/index.js';
 import { RUN_QUEUE, TICK_QUEUE, type JobEngine, type RunJob } from './engine.js';
 import { executeRun, RetryRun, type RunOutcome } from './runner.js';
 import { requeueOrphans, scheduleDueRuns } from './service.js';
@@ -17,9 +18,17 @@ export interface WorkerOptions {
   /** How often an idle worker looks for queued runs. */
   pollSeconds: number;
   log?: (msg: string, err?: unknown) => void;
+  /** ALLOW_PRIVATE_NETWORKS: the private networks destinations may reach. */
+  allowPrivateNetworks: readonly string[];
 }
 
-export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 2, batchSize: 20000, staleSeconds: 60, pollSeconds: 2 };
+export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
+  concurrency: 2,
+  batchSize: 20000,
+  staleSeconds: 60,
+  pollSeconds: 2,
+  allowPrivateNetworks: [],
+};
 
 /**
  * Executes queued runs and, once a minute, schedules the runs exports owe. Any number of these may
@@ -83,6 +92,7 @@ export class ExportWorker {
         batchSize: this.options.batchSize,
         staleSeconds: this.options.staleSeconds,
         secrets: this.secrets,
+        network: tenantNetwork(this.options.allowPrivateNetworks, this.database.url),
       });
     } catch (err) {
       if (!(err instanceof RetryRun)) this.options.log?.('batch export run crashed', err);

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { components } from '../../generated/api.js';
 import { validateDestinationConfig, type DestinationType } from '../batch-exports/destination-config.js';
 import { checkSecretNotRedirected, sealDestinationSecrets } from '../batch-exports/destination-secrets.js';
+import { checkDestinationNetwork } from '../batch-exports/destination-network.js';
 import { compileHogQL, createBackfill, deleteExport, pauseExport, unpauseExport } from '../batch-exports/service.js';
 import {
   getBatchExport,
@@ -17,6 +18,7 @@ import {
 } from '../db/queries/batch-exports.js';
 import { listLogs } from '../db/queries/batch-export-lists.js';
 import { ApiError } from '../http/errors.js';
+import { tenantNetwork } from '../net/index.js';
 import { pageOf, paginated } from '../http/pagination.js';
 import type { SomeHandlers } from '../http/types.js';
 import { serializeBatchExport, serializeLog } from '../serializers/batch-exports.js';
@@ -68,6 +70,8 @@ function checkExport(e: { model: string; destination_type: string; hogql_query: 
   }
 }
 
+const networkOf = (req: Req) => tenantNetwork(req.server.config.allowPrivateNetworks, req.server.database.url);
+
 const date = (s: string | null | undefined) => (s === undefined ? undefined : s === null ? null : new Date(s));
 
 async function targetProject(req: Req, body: Body): Promise<number> {
@@ -95,6 +99,7 @@ const impl = {
     const type = body.destination.type as DestinationType;
     const config = body.destination.config ?? {};
     validateDestinationConfig(type, config);
+    await checkDestinationNetwork(type, config, networkOf(req));
     const hogql = body.hogql_query || null;
     const model = body.model ?? 'events';
     checkExport({ model, destination_type: type, hogql_query: hogql });
@@ -139,6 +144,7 @@ const impl = {
       const config = type === exp.destination_type ? merge(exp.destination_config, patch) : patch;
       validateDestinationConfig(type, config);
       if (type === exp.destination_type) checkSecretNotRedirected(type, exp.destination_config, patch, config);
+      await checkDestinationNetwork(type, config, networkOf(req));
       values.destination_type = type;
       values.destination_config = sealDestinationSecrets(secretBox(req.server.config), type, config, patch);
     }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { unzipSync } from 'fflate';
 import tarStream from 'tar-stream';
+import { guardedFetch, type NetworkPolicy } from '../net/index.js';
 
 /** A problem with a plugin's archive or files that the caller can fix: answered as a 400. */
 export class PluginPackageError extends Error {}
@@ -15,12 +16,16 @@ export function displayUrl(url: string): string {
   return url.split('?')[0]!;
 }
 
-/** Downloads at most `maxBytes` from an http(s) url; a failure or a larger body is an error naming `what`. */
-export async function download(url: string, maxBytes: number, what = 'the plugin archive'): Promise<Buffer> {
+/**
+ * Downloads at most `maxBytes` from an http(s) url; a failure or a larger body is an error naming `what`.
+ * A tenant's url goes through `policy` (each redirect hop too); only the operator's own urls go without.
+ */
+export async function download(url: string, maxBytes: number, what = 'the plugin archive', policy?: NetworkPolicy): Promise<Buffer> {
   const shown = displayUrl(url);
   let res: Response;
   try {
-    res = await fetch(url, { redirect: 'follow', signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) });
+    const signal = AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS);
+    res = policy ? await guardedFetch(policy, url, { signal }) : await fetch(url, { redirect: 'follow', signal });
   } catch (err) {
     const reason = (err as { cause?: { code?: string; message?: string } }).cause;
     throw new PluginPackageError(

@@ -2,6 +2,7 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import { join, relative, resolve, sep, posix } from 'node:path';
 import { archiveRoot, checkPath, download, PluginPackageError, sha256Hex, unpackArchive } from './archive.js';
 import { capabilitiesOf, type Capabilities } from './capabilities.js';
+import type { NetworkPolicy } from '../net/index.js';
 
 /** What installing or upgrading takes from a plugin's files. */
 export interface PluginPackage {
@@ -101,9 +102,9 @@ async function readPackage(read: Reader, fallbackTag: () => string | null): Prom
   };
 }
 
-/** Downloads and reads the plugin archive at an http(s) url. */
-export async function packageFromUrl(url: string, maxBytes: number): Promise<PluginPackage> {
-  const archive = await download(url, maxBytes);
+/** Downloads and reads the plugin archive at an http(s) url, reached only as `policy` allows. */
+export async function packageFromUrl(url: string, maxBytes: number, policy: NetworkPolicy): Promise<PluginPackage> {
+  const archive = await download(url, maxBytes, undefined, policy);
   const entries = await unpackArchive(archive, maxBytes);
   const root = archiveRoot(entries);
   return readPackage(async (path) => entries.get(root + path), () => sha256Hex(archive).slice(0, 12));

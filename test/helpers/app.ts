@@ -40,13 +40,27 @@ export interface TestContext {
 }
 
 /**
+ * The private networks tests may reach: their helper servers listen on 127.0.0.1 (and ::1). Tests of
+ * the network policy itself override `allowPrivateNetworks`.
+ */
+export const TEST_PRIVATE_NETWORKS = '127.0.0.0/8,::1/128';
+
+/**
  * The production app on a fresh database of its own, torn down with the test. Every answer that goes
  * through `call` is checked against openapi.yaml.
  */
 export async function buildTestApp(t: Test, overrides: Partial<Config> = {}): Promise<TestContext> {
   const { database, url, drop } = await openTestDatabase();
   // A key of the test's own, so that no test writes a key file into the working directory's data folder.
-  const config = { ...loadConfig({ RATE_LIMITS: 'off', WORKER: '0', ENCRYPTION_KEY: randomBytes(32).toString('base64') }), ...overrides };
+  const config = {
+    ...loadConfig({
+      RATE_LIMITS: 'off',
+      WORKER: '0',
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      ALLOW_PRIVATE_NETWORKS: TEST_PRIVATE_NETWORKS,
+    }),
+    ...overrides,
+  };
   const app = await buildApp({ config, database });
   const closers: (() => Promise<void>)[] = [];
   t.teardown(async () => {

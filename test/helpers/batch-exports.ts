@@ -32,6 +32,7 @@ export async function startWorker(
     staleSeconds: 5,
     concurrency: 2,
     log: (msg, err) => console.error(msg, err),
+    allowPrivateNetworks: ctx.app.config.allowPrivateNetworks,
     ...opts,
     secrets: opts.secrets ?? secretBox(ctx.app.config),
   });

@@ -29,7 +29,7 @@ function serverBundle(): string {
  */
 export function startServer(env: NodeJS.ProcessEnv): ServerProcess {
   const child = spawn(process.execPath, ['--enable-source-maps', serverBundle()], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8,::1/128', ...env },
   });
   let stdout = '';
   let stderr = '';

@@ -1,3 +1,4 @@
+import { guardedFetch, NetworkPolicyError } from '../../net/index.js';
 import { jsonTexts } from '../records.js';
 import { NonRetryableError, type DestinationContext, type DestinationWriter } from './types.js';
 
@@ -28,7 +29,7 @@ function captureEvent(line: string): { event: object; size: number } {
  * `/batch/` endpoint takes, so one server can export into another. 5xx, 429 and network failures are
  * retried with the run; any other refusal fails the run.
  */
-export function httpWriter({ exp }: DestinationContext): DestinationWriter {
+export function httpWriter({ exp, network }: DestinationContext): DestinationWriter {
   const { url, token } = exp.destination_config as { url: string; token: string };
   let bytes = 0;
 
@@ -36,14 +37,15 @@ export function httpWriter({ exp }: DestinationContext): DestinationWriter {
     const body = JSON.stringify({ api_key: token, historical_migration: true, batch });
     let res: Response;
     try {
-      res = await fetch(url, {
+      res = await guardedFetch(network.policy, url, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body,
         signal: AbortSignal.timeout(TIMEOUT_MS),
       });
     } catch (err) {
-      throw new Error(`Could not reach ${new URL(url).origin}: ${(err as Error).message}`);
+      if (err instanceof NetworkPolicyError) throw new NonRetryableError(err.message);
+      throw new Error(`Could not reach ${new URL(url).origin}.`);
     }
     await res.arrayBuffer().catch(() => undefined);
     if (res.status >= 500 || res.status === 429) throw new Error(`The HTTP destination answered ${res.status}`);

@@ -1,5 +1,6 @@
 import { finished } from 'node:stream/promises';
 import postgres from 'postgres';
+import { pgSocket } from '../destination-network.js';
 import type { ExportColumn, RecordBatch } from '../records.js';
 import { NonRetryableError, type DestinationContext, type DestinationWriter } from './types.js';
 
@@ -22,6 +23,7 @@ function isConfigError(err: unknown): boolean {
 }
 
 function wrap(err: unknown): unknown {
+  if (err instanceof NonRetryableError) return err;
   if (isConfigError(err)) return new NonRetryableError(`PostgreSQL refused the export: ${(err as Error).message}`);
   return err;
 }
@@ -63,7 +65,7 @@ const TYPE_NAMES: Record<ExportColumn['type'], string> = {
  * (always, for a table it created), the batches come as column values, which COPY reads into the
  * table's types; otherwise as JSON objects, converted with `json_populate_record` as they always were.
  */
-export async function postgresWriter({ exp, source }: DestinationContext): Promise<DestinationWriter> {
+export async function postgresWriter({ exp, source, network }: DestinationContext): Promise<DestinationWriter> {
   const c = exp.destination_config as Record<string, any>;
   const schema: string = c.schema || 'public';
   const table: string = c.table_name || (exp.model === 'persons' ? 'persons' : 'events');
@@ -76,6 +78,8 @@ export async function postgresWriter({ exp, source }: DestinationContext): Promi
     password: c.password,
     ssl: c.has_self_signed_cert ? { rejectUnauthorized: false } : 'prefer',
     max: 1,
+    // postgres.js takes a `socket` factory, though its types do not declare it.
+    ...({ socket: await pgSocket(network, c) } as object),
     connect_timeout: 10,
     idle_timeout: 30,
     onnotice: () => {},

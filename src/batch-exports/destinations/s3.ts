@@ -3,6 +3,7 @@ import { PassThrough, type Transform } from 'node:stream';
 import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
 import { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { ConnectionFailedError, guardedAgents, isConnectionFailure, NetworkPolicyError } from '../../net/index.js';
 import { jsonLines } from '../records.js';
 import { NonRetryableError, type DestinationContext, type DestinationWriter } from './types.js';
 
@@ -29,11 +30,14 @@ export function s3Key(prefix: string, start: Date | null, end: Date, compression
  * whatever the run's size. The object appears only when the upload completes, and a retried run
  * writes the same key again, so a retry never leaves a duplicate.
  */
-export function s3Writer({ exp, run }: DestinationContext): DestinationWriter {
+export function s3Writer({ exp, run, network }: DestinationContext): DestinationWriter {
   const config = exp.destination_config as Record<string, any>;
   const compression: string | null = config.compression ?? null;
+  // The agents are the client's own; `client.destroy()` closes their sockets.
+  const agents = guardedAgents(network.policy, { keepAlive: true });
   const client = new S3Client({
     region: config.region,
+    requestHandler: { httpAgent: agents.http, httpsAgent: agents.https },
     ...(config.endpoint_url ? { endpoint: config.endpoint_url, forcePathStyle: !config.use_virtual_style_addressing } : {}),
     ...(config.aws_access_key_id
       ? { credentials: { accessKeyId: config.aws_access_key_id, secretAccessKey: config.aws_secret_access_key ?? '' } }
@@ -76,6 +80,8 @@ export function s3Writer({ exp, run }: DestinationContext): DestinationWriter {
   }
 
   function classify(err: unknown): unknown {
+    if (err instanceof NetworkPolicyError) return new NonRetryableError(err.message);
+    if (isConnectionFailure(err)) return new ConnectionFailedError('the S3 endpoint');
     const name = (err as { name?: string; Code?: string })?.name ?? (err as { Code?: string })?.Code;
     if (name && FATAL_CODES.has(name)) return new NonRetryableError(`S3 refused the upload: ${name}`);
     return err;

@@ -1,4 +1,5 @@
 import type { BatchExportRow, RunRow } from '../../db/queries/batch-exports.js';
+import type { TenantNetwork } from '../../net/index.js';
 import type { RecordBatch, RecordFormat, RecordSource } from '../records.js';
 
 /** Writes one run's records. Nothing is visible at the destination as complete until `finish`. */
@@ -17,6 +18,8 @@ export interface DestinationContext {
   exp: BatchExportRow;
   run: RunRow;
   source: RecordSource;
+  /** What the destination may connect to. */
+  network: TenantNetwork;
 }
 
 /** A failure that retrying will not fix (bad credentials, a refused request); the run fails at once. */

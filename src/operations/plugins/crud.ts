@@ -19,6 +19,7 @@ import { logActivity } from '../../db/queries/plugin-configs.js';
 import { sqlState } from '../../db/queries/util.js';
 import { serializePlugin } from '../../serializers/plugins.js';
 import { displayUrl } from '../../plugins/archive.js';
+import { networkPolicy } from '../../net/index.js';
 import { isHttpUrl, packageFromFolder, packageFromUrl, type PluginPackage } from '../../plugins/package.js';
 import { fieldChanges } from '../../plugins/changes.js';
 import { orBadRequest, PluginsAccess, requireOwned, requirePluginsAccess } from './access.js';
@@ -50,8 +51,9 @@ export async function loadPlugin(req: FastifyRequest, family: Family, id: number
 
 /** Downloads or reads what a url-installed plugin is made of; any problem is a 400 on `attr`. */
 export function fetchPackage(req: FastifyRequest, url: string, attr: string | null): Promise<PluginPackage> {
-  const { pluginArchiveMaxBytes: max, pluginLocalDir } = req.server.config;
-  return orBadRequest(attr, () => (url.startsWith('file:') ? packageFromFolder(url, pluginLocalDir, max) : packageFromUrl(url, max)));
+  const { pluginArchiveMaxBytes: max, pluginLocalDir, allowPrivateNetworks } = req.server.config;
+  const policy = networkPolicy(allowPrivateNetworks);
+  return orBadRequest(attr, () => (url.startsWith('file:') ? packageFromFolder(url, pluginLocalDir, max) : packageFromUrl(url, max, policy)));
 }
 
 /** Column values taken from a package on install and upgrade. */
