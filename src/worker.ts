@@ -4,6 +4,7 @@ import closeWithGrace from 'close-with-grace';
 import { createJobEngine, createWorker } from './batch-exports/index.js';
 import { loadConfig } from './config.js';
 import { DataDirLockedError, openDatabase } from './db/client.js';
+import { GUARDED_EVENTS, guardProcess } from './process-guard.js';
 
 const config = loadConfig();
 
@@ -22,10 +23,11 @@ async function main(): Promise<void> {
     );
     process.exit(1);
   }
+  guardProcess(logError);
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.exportConcurrency + 4 });
   const jobs = createJobEngine(database, config, true, logError);
   const worker = createWorker(database, jobs, config, logError);
-  closeWithGrace({ delay: 30_000 }, async ({ err }) => {
+  closeWithGrace({ delay: 30_000, skip: [...GUARDED_EVENTS] }, async ({ err }) => {
     if (err) logError('shutting down after an error', err);
     // Running exports are handed back as FailedRetryable; another worker (or this one, restarted) retries them.
     await worker.stop();
