@@ -8,6 +8,7 @@ import { DataDirError } from './db/embedded.js';
 import { loggerOptions } from './http/logging.js';
 import { prepareSecretBox } from './secrets/index.js';
 import { sealStoredSecrets } from './secrets/seal-stored.js';
+import { GUARDED_EVENTS, guardProcess } from './process-guard.js';
 
 const config = loadConfig();
 
@@ -36,7 +37,9 @@ async function serve(database: Database): Promise<void> {
   if (sealed.exports || sealed.pluginConfigs) {
     process.stdout.write(`Encrypted the stored secrets of ${sealed.exports} batch exports and ${sealed.pluginConfigs} plugin configs.\n`);
   }
-  let log = (msg: string, err?: unknown): void => void process.stderr.write(`${msg}: ${String(err)}\n`);
+  let log = (msg: string, err?: unknown): void =>
+    void process.stderr.write(`${msg}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  guardProcess((msg, err) => log(msg, err));
   // With WORKER on (the default) this process also exports: its job engine supervises and a worker runs.
   const jobs = createJobEngine(database, config, config.worker, (msg, err) => log(msg, err));
   const app = await buildApp({
@@ -47,7 +50,7 @@ async function serve(database: Database): Promise<void> {
   });
   log = (msg, err) => void app.log.error({ err }, msg);
   const worker = config.worker ? createWorker(database, jobs, config, (msg, err) => log(msg, err)) : undefined;
-  closeWithGrace({ delay: 30_000 }, async ({ err }) => {
+  closeWithGrace({ delay: 30_000, skip: [...GUARDED_EVENTS] }, async ({ err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     // Stops accepting connections and waits for in-flight requests before the database goes. A
     // keep-alive connection whose request finishes during the drain would otherwise stay open until

@@ -4,6 +4,7 @@ import closeWithGrace from 'close-with-grace';
 import { createJobEngine, createWorker } from './batch-exports/index.js';
 import { loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
+import { GUARDED_EVENTS, guardProcess } from './process-guard.js';
 import { prepareSecretBox } from './secrets/index.js';
 
 const config = loadConfig();
@@ -23,12 +24,13 @@ async function main(): Promise<void> {
     );
     process.exit(1);
   }
+  guardProcess(logError);
   const database = await openDatabase({ url: config.databaseUrl, poolSize: config.exportConcurrency + 4 });
   // Here, before any run: a bad ENCRYPTION_KEY stops the worker at once.
   prepareSecretBox(config, (msg) => log('warn', msg));
   const jobs = createJobEngine(database, config, true, logError);
   const worker = createWorker(database, jobs, config, logError);
-  closeWithGrace({ delay: 30_000 }, async ({ err }) => {
+  closeWithGrace({ delay: 30_000, skip: [...GUARDED_EVENTS] }, async ({ err }) => {
     if (err) logError('shutting down after an error', err);
     // Running exports are handed back as FailedRetryable; another worker (or this one, restarted) retries them.
     await worker.stop();

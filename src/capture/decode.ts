@@ -52,12 +52,35 @@ function fromBase64(text: string): Buffer | undefined {
 }
 
 /**
+ * How deeply a capture body may nest, as in PostHog's capture, whose JSON parser (serde_json) stops
+ * at 128 levels. Deeper documents would exhaust the stack of every step that walks them
+ * (sanitising, serialising to jsonb), so they are refused before any of those.
+ */
+export const CAPTURE_MAX_DEPTH = 128;
+
+/** Walks the document without recursion: its depth is what is being checked. */
+function withinDepth(doc: unknown): unknown {
+  const stack: [unknown, number][] = [[doc, 1]];
+  while (stack.length) {
+    const [value, depth] = stack.pop()!;
+    if (!value || typeof value !== 'object') continue;
+    if (depth > CAPTURE_MAX_DEPTH) throw malformed(`the body is nested more than ${CAPTURE_MAX_DEPTH} levels deep.`);
+    for (const child of Object.values(value)) if (child && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return doc;
+}
+
+/**
  * Turns a capture request's bytes into its JSON payload the way PostHog's SDKs encode it: plain JSON
  * (any content type, posthog-js uses text/plain), gzip whether or not a header or `?compression=`
  * says so (recognised by its magic bytes), a form with `data=` holding JSON or base64 of it (or of its
  * gzip), or a bare base64 body.
  */
 export function decodeCapture(raw: RawCapture): unknown {
+  return withinDepth(decodeBody(raw));
+}
+
+function decodeBody(raw: RawCapture): unknown {
   let data = raw.body;
   if (!data || data.length === 0) throw noData();
   let compression = (raw.compression ?? '').toLowerCase();

@@ -1,6 +1,7 @@
 import type { SQL } from 'drizzle-orm';
 import { compileCondition, compileJsonValue, eventsScope, HogQLError, parseCondition, parseExpr } from '../hogql/index.js';
 import { ApiError } from '../http/errors.js';
+import { rejectNulInJson } from '../http/input-guard.js';
 
 /** A query parameter holding a JSON array of expression strings (`select`, `where`). */
 function expressionList(attr: string, raw: string | undefined): string[] {
@@ -15,6 +16,7 @@ function expressionList(attr: string, raw: string | undefined): string[] {
     throw ApiError.validation(attr, `${attr} must be a JSON array of expression strings.`);
   }
   if (parsed.length > 50) throw ApiError.validation(attr, `At most 50 expressions are supported in ${attr}.`);
+  rejectNulInJson(attr, parsed);
   return parsed as string[];
 }
 

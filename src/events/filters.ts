@@ -1,4 +1,5 @@
 import { ApiError } from '../http/errors.js';
+import { rejectNulInJson } from '../http/input-guard.js';
 
 export const OPERATORS = [
   'exact',
@@ -38,11 +39,16 @@ const isScalar = (v: unknown): v is Scalar => typeof v === 'string' || typeof v 
 export function dateValue(value: unknown, now = new Date()): string | undefined {
   if (typeof value !== 'string') return undefined;
   const rel = RELATIVE.exec(value.trim());
-  if (rel) return new Date(now.getTime() - Number(rel[1]) * HOURS[rel[2]!]! * 3_600_000).toISOString();
+  if (rel) return inRange(new Date(now.getTime() - Number(rel[1]) * HOURS[rel[2]!]! * 3_600_000));
   const text = /^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : /[zZ]|[+-]\d{2}:?\d{2}$/.test(value) ? value : `${value}Z`;
   if (!/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}/.test(text)) return undefined;
-  const d = new Date(text);
-  return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
+  return inRange(new Date(text));
+}
+
+/** Years 1 to 9999, as a date is written in ISO 8601 (and as PostgreSQL and Python hold them). */
+function inRange(d: Date): string | undefined {
+  const year = d.getUTCFullYear();
+  return Number.isNaN(d.getTime()) || year < 1 || year > 9999 ? undefined : d.toISOString();
 }
 
 function parseNode(raw: unknown, depth: number): FilterNode {
@@ -94,6 +100,7 @@ export function parsePropertyFilters(text: string | undefined): FilterNode | und
   } catch {
     throw bad('Properties are unparsable!');
   }
+  rejectNulInJson('properties', raw);
   if (Array.isArray(raw)) return raw.length ? { kind: 'group', op: 'AND', values: raw.map((v) => parseNode(v, 1)) } : undefined;
   if (isObject(raw)) return parseNode(raw, 0);
   throw bad('Properties are unparsable!');

@@ -11,6 +11,25 @@ function nullCharacters(attr: string | null): ApiError {
   return ApiError.validation(attr, 'Null characters are not allowed.', 'null_characters_not_allowed');
 }
 
+/**
+ * Refuses NUL in any key or string of a value parsed from JSON inside a query parameter (`\u0000`
+ * passes the raw check in guardInput as six plain characters). Walked without recursion.
+ */
+export function rejectNulInJson(attr: string, value: unknown): void {
+  const stack = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (v.includes(NUL)) throw nullCharacters(attr);
+    } else if (v && typeof v === 'object') {
+      for (const [key, child] of Object.entries(v)) {
+        if (key.includes(NUL)) throw nullCharacters(attr);
+        stack.push(child);
+      }
+    }
+  }
+}
+
 /** U+FFFD for unpaired surrogates, as a UTF-8 encoder writes them in text; PostgreSQL's jsonb refuses their `\\u` escapes. */
 function wellFormed(s: string): string {
   return LONE_SURROGATE.test(s) ? (s as string & { toWellFormed(): string }).toWellFormed() : s;

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { SomeHandlers } from '../http/types.js';
 import { ApiError } from '../http/errors.js';
+import { rejectNulInJson } from '../http/input-guard.js';
 import { pageOf, paginated } from '../http/pagination.js';
 import {
   deleteDefinition,
@@ -30,6 +31,7 @@ function nameList(text: string | undefined): string[] {
   if (!Array.isArray(parsed) || !parsed.every((n) => typeof n === 'string')) {
     throw ApiError.validation('excluded_properties', 'excluded_properties must be a JSON list of event names.');
   }
+  rejectNulInJson('excluded_properties', parsed);
   return parsed;
 }
 

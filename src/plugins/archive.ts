@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { gunzipSync } from 'node:zlib';
-import { unzipSync } from 'fflate';
+import { createGunzip } from 'node:zlib';
+import { Unzip, UnzipInflate } from 'fflate';
 import tarStream from 'tar-stream';
 import { guardedFetch, type NetworkPolicy } from '../net/index.js';
 
@@ -8,8 +8,6 @@ import { guardedFetch, type NetworkPolicy } from '../net/index.js';
 export class PluginPackageError extends Error {}
 
 const DOWNLOAD_TIMEOUT_MS = 15_000;
-/** A tarball must unpack to at most this many times the download limit. */
-const UNPACK_FACTOR = 8;
 
 /** The url as it may be shown: without a `?private_token=` or any other query. */
 export function displayUrl(url: string): string {
@@ -74,72 +72,174 @@ function checkPath(name: string): void {
   if (unsafe) throw new PluginPackageError(`The plugin archive holds an unsafe path: "${name}".`);
 }
 
-function unpackZip(buf: Uint8Array, maxBytes: number): Map<string, Uint8Array> {
-  let total = 0;
-  let files: Record<string, Uint8Array>;
-  try {
-    files = unzipSync(buf, {
-      filter(file) {
-        checkPath(file.name);
-        if (file.name.endsWith('/')) return false;
-        if (file.originalSize > maxBytes) {
-          throw new PluginPackageError(`"${file.name}" in the plugin archive is larger than the ${maxBytes} bytes allowed.`);
-        }
-        total += file.originalSize;
-        if (total > maxBytes * UNPACK_FACTOR) {
-          throw new PluginPackageError(`The plugin archive unpacks to more than ${maxBytes * UNPACK_FACTOR} bytes.`);
-        }
-        return true;
-      },
-    });
-  } catch (err) {
-    if (err instanceof PluginPackageError) throw err;
-    throw new PluginPackageError(`The plugin archive is not a valid zip file: ${(err as Error).message}`);
+/**
+ * What an archive may unpack to: every file and all of them together at most `max` bytes. Sizes an
+ * archive declares are checked before anything is inflated, and the bytes actually produced are
+ * counted as they come, since a declared size may lie.
+ */
+class UnpackBudget {
+  private total = 0;
+  constructor(private readonly max: number) {}
+
+  private fileTooLarge(name: string): PluginPackageError {
+    return new PluginPackageError(`"${name}" in the plugin archive is larger than the ${this.max} bytes allowed.`);
   }
-  return new Map(Object.entries(files));
+  private totalTooLarge(): PluginPackageError {
+    return new PluginPackageError(`The plugin archive unpacks to more than ${this.max} bytes.`);
+  }
+
+  declare(name: string, size: number): void {
+    if (size > this.max) throw this.fileTooLarge(name);
+    if (this.total + size > this.max) throw this.totalTooLarge();
+  }
+
+  /** Counts `bytes` more of `name`, which has now unpacked to `fileSize` bytes. */
+  add(name: string, fileSize: number, bytes: number): void {
+    if (fileSize > this.max) throw this.fileTooLarge(name);
+    this.total += bytes;
+    if (this.total > this.max) throw this.totalTooLarge();
+  }
+}
+
+/** Compressed bytes handed to the inflater at a time: deflate expands at most ~1032-fold, so one step stays small. */
+const ZIP_STEP = 4096;
+
+/** A zip ends with its end-of-central-directory record, in the last 64 KiB (its comment) + 22 bytes. */
+function hasZipEnd(buf: Uint8Array): boolean {
+  for (let i = buf.length - 22; i >= 0 && buf.length - i <= 65_557; i--) {
+    if (buf[i] === 0x50 && buf[i + 1] === 0x4b && buf[i + 2] === 0x05 && buf[i + 3] === 0x06) return true;
+  }
+  return false;
+}
+
+function unpackZip(buf: Uint8Array, maxBytes: number): Map<string, Uint8Array> {
+  const notZip = (reason: string) => new PluginPackageError(`The plugin archive is not a valid zip file: ${reason}`);
+  if (!hasZipEnd(buf)) throw notZip('invalid zip data');
+  const budget = new UnpackBudget(maxBytes);
+  const files = new Map<string, Uint8Array>();
+  const unfinished = new Set<string>();
+  let failure: Error | undefined;
+  const fail = (err: unknown) => {
+    failure ??= err instanceof PluginPackageError ? err : notZip((err as Error).message);
+  };
+  // Streamed entry by entry (fflate's Unzip), so that an entry is stopped as soon as it passes the
+  // budget, whatever size its headers claim.
+  const unzip = new Unzip((file) => {
+    if (failure) return;
+    try {
+      checkPath(file.name);
+      if (file.name.endsWith('/')) return;
+      if (file.originalSize !== undefined) budget.declare(file.name, file.originalSize);
+    } catch (err) {
+      fail(err);
+      return;
+    }
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    unfinished.add(file.name);
+    file.ondata = (err, data, final) => {
+      if (failure) return;
+      if (err) return fail(err);
+      try {
+        size += data.length;
+        budget.add(file.name, size, data.length);
+      } catch (tooLarge) {
+        fail(tooLarge);
+        file.terminate();
+        return;
+      }
+      chunks.push(data);
+      if (final) {
+        files.set(file.name, Buffer.concat(chunks));
+        unfinished.delete(file.name);
+      }
+    };
+    file.start();
+  });
+  unzip.register(UnzipInflate);
+  try {
+    for (let at = 0; at < buf.length && !failure; at += ZIP_STEP) {
+      unzip.push(buf.subarray(at, at + ZIP_STEP), at + ZIP_STEP >= buf.length);
+    }
+  } catch (err) {
+    fail(err);
+  }
+  if (failure) throw failure;
+  if (unfinished.size) throw notZip(`"${[...unfinished][0]}" is truncated`);
+  return files;
 }
 
 async function unpackTarGz(buf: Uint8Array, maxBytes: number): Promise<Map<string, Uint8Array>> {
-  let tar: Buffer;
-  try {
-    tar = gunzipSync(buf, { maxOutputLength: maxBytes * UNPACK_FACTOR });
-  } catch (err) {
-    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) {
-      throw new PluginPackageError(`The plugin archive unpacks to more than ${maxBytes * UNPACK_FACTOR} bytes.`);
-    }
-    throw new PluginPackageError(`The plugin archive is not a valid gzip file: ${(err as Error).message}`);
-  }
+  const budget = new UnpackBudget(maxBytes);
+  // Headers, padding and skipped entries are not files, but they are unpacked too.
+  const maxTarBytes = 2 * maxBytes;
   const files = new Map<string, Uint8Array>();
+  const gunzip = createGunzip();
   const extract = tarStream.extract();
-  const done = new Promise<void>((resolve, reject) => {
+  await new Promise<void>((resolve, reject) => {
+    let failed = false;
+    const fail = (err: Error) => {
+      if (failed) return;
+      failed = true;
+      gunzip.destroy();
+      extract.destroy();
+      reject(err);
+    };
+    let tarBytes = 0;
+    gunzip.on('error', (err) => fail(new PluginPackageError(`The plugin archive is not a valid gzip file: ${err.message}`)));
+    gunzip.on('data', (chunk: Buffer) => {
+      tarBytes += chunk.length;
+      if (tarBytes > maxTarBytes) return fail(new PluginPackageError(`The plugin archive unpacks to more than ${maxTarBytes} bytes.`));
+      if (!extract.write(chunk)) gunzip.pause();
+    });
+    gunzip.on('end', () => extract.end(undefined));
+    extract.on('drain', () => gunzip.resume());
+    extract.on('error', (err: Error) =>
+      fail(err instanceof PluginPackageError ? err : new PluginPackageError(`The plugin archive is not a valid tar file: ${err.message}`)),
+    );
+    extract.on('finish', () => {
+      if (!failed) resolve();
+    });
     extract.on('entry', (header, stream, next) => {
+      // Destroying the extract destroys the entry being read with the same error, which the
+      // extract's own handler reports; unhandled here it would be thrown out of the process.
+      stream.on('error', () => {});
+      const name = header.name;
       try {
-        checkPath(header.name);
+        checkPath(name);
+        // Links, devices and folders carry no plugin code; links are never followed.
+        if (header.type !== 'file' && header.type !== 'contiguous-file') {
+          stream.on('end', next);
+          stream.resume();
+          return;
+        }
+        budget.declare(name, header.size ?? 0);
       } catch (err) {
-        stream.resume();
-        extract.destroy(err as Error);
-        return;
-      }
-      // Links, devices and folders carry no plugin code; links are never followed.
-      if (header.type !== 'file' && header.type !== 'contiguous-file') {
-        stream.on('end', next);
-        stream.resume();
+        fail(err as Error);
         return;
       }
       const chunks: Buffer[] = [];
-      stream.on('data', (c: unknown) => chunks.push(c as Buffer));
+      let size = 0;
+      stream.on('data', (data: unknown) => {
+        const chunk = data as Buffer;
+        if (failed) return;
+        try {
+          size += chunk.length;
+          budget.add(name, size, chunk.length);
+        } catch (err) {
+          fail(err as Error);
+          return;
+        }
+        chunks.push(chunk);
+      });
       stream.on('end', () => {
-        files.set(header.name.replace(/^\.\//, ''), Buffer.concat(chunks));
+        if (failed) return;
+        files.set(name.replace(/^\.\//, ''), Buffer.concat(chunks));
         next();
       });
     });
-    extract.on('finish', resolve);
-    extract.on('error', (err) =>
-      reject(err instanceof PluginPackageError ? err : new PluginPackageError(`The plugin archive is not a valid tar file: ${err.message}`)),
-    );
+    gunzip.end(buf);
   });
-  extract.end(tar);
-  await done;
   return files;
 }
 

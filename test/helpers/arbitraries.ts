@@ -1,6 +1,7 @@
 // fast-check arbitraries built from the contract's own JSON schemas: values the schema accepts, and
 // values that break it in the ways clients do (wrong types, missing fields, unknown enum values, huge
-// strings, deep nesting, odd unicode, bad uuids, out-of-range numbers).
+// strings, deep nesting, odd unicode, bad uuids, out-of-range numbers, NUL and extreme numbers and
+// dates inside JSON query parameters).
 import fc from 'fast-check';
 import { deref, minimalValue, type Schema } from './spec-ops.js';
 
@@ -231,10 +232,71 @@ export function invalidArb(schema: Schema, depth = 0): fc.Arbitrary<unknown> {
   });
 }
 
+/** Numbers at and past what integer, numeric and timestamp columns hold, and fractions where integers go. */
+const extremeNumber = fc.constantFrom(1.5, -0.5, 1e308, -1e308, 5e-324, 2147483648, -2147483649, 9007199254740993, 1e23, -99999999999);
+
+/** Dates past year 1-9999 and relative dates (`-7d`) whose amounts overflow, as PostHog's date parameters take them. */
+export const extremeDate = fc.oneof(
+  fc.constantFrom('99999-01-01', '0000-01-01', '-271821-04-20', '275760-09-13T00:00:00Z', '2024-13-45', '9999-12-31T23:59:59+14:00'),
+  fc
+    .tuple(fc.constantFrom('1', '99999999999', '99999999999999999999', '9'.repeat(400)), fc.constantFrom('h', 'd', 'w', 'm', 'y'))
+    .map(([n, unit]) => `-${n}${unit}`),
+);
+
+/** A JSON scalar of the kinds that reach SQL from inside a JSON query parameter. */
+const oddScalar = fc.oneof(oddStrings, extremeNumber, extremeDate, fc.boolean());
+
+/** A HogQL-looking condition or expression whose literals are odd: NUL, extreme numbers, dates past year 9999. */
+const oddExpression = fc
+  .tuple(
+    fc.constantFrom('team_id', 'timestamp', 'created_at', 'event', 'distinct_id', 'uuid', 'person_id', 'properties.plan', 'properties.`a\u0000`', 'properties.$browser'),
+    fc.constantFrom('=', '!=', '>', '<=', 'LIKE', 'ILIKE', 'IN'),
+    fc.oneof(
+      oddStrings.map((v) => `'${v.replace(/'/g, "''")}'`),
+      extremeNumber.map(String),
+      extremeDate.map((v) => `'${v}'`),
+      fc.constantFrom('99999999999999999999999', 'null', "('a', '\u0000')", 'now()'),
+    ),
+  )
+  .map(([field, op, literal]) => `${field} ${op} ${literal}`);
+
+/**
+ * Values of the parameters that carry JSON (property filters, HogQL `select`/`where`, name lists,
+ * orderings): JSON.stringify writes a NUL as the escape `\u0000`, which passes any check of the raw
+ * text, and numbers and dates stay whatever size the client chose.
+ */
+export const jsonQueryValue = fc.oneof(
+  fc
+    .array(
+      fc.record(
+        {
+          key: fc.oneof(oddStrings, fc.constantFrom('browser', '$browser', 'n', 'plan')),
+          value: fc.oneof(oddScalar, fc.array(oddScalar, { maxLength: 3 })),
+          operator: fc.constantFrom('exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'not_regex', 'gt', 'lt', 'is_date_after', 'is_set'),
+          type: fc.constantFrom('event', 'person'),
+        },
+        { requiredKeys: ['key', 'value'] },
+      ),
+      { minLength: 1, maxLength: 3 },
+    )
+    .map((filters) => JSON.stringify(filters)),
+  fc.array(oddExpression, { minLength: 1, maxLength: 3 }).map((list) => JSON.stringify(list)),
+  fc.array(oddScalar, { minLength: 1, maxLength: 3 }).map((list) => JSON.stringify(list)),
+  fc.dictionary(oddStrings, oddScalar, { minKeys: 1, maxKeys: 3 }).map((o) => JSON.stringify(o)),
+);
+
 /** Query values as a client could send them: valid ones, and ones that break the parameter's schema. */
-export function queryValueArb(schema: Schema): fc.Arbitrary<string | string[]> {
+export function queryValueArb(schema: Schema, json = false): fc.Arbitrary<string | string[]> {
   const s = deref(schema);
   const asText = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
+  if (json) {
+    return fc.oneof(
+      { weight: 2, arbitrary: validArb(s).map((v) => JSON.stringify(v)) },
+      { weight: 1, arbitrary: invalidArb(s).map((v) => toJsonText(v)) },
+      { weight: 1, arbitrary: fc.constantFrom('', '[', '{}', 'null', '"x"', '[[[]]]', '1e999') },
+      { weight: 4, arbitrary: jsonQueryValue },
+    );
+  }
   const valid = validArb(s).map((v) => (Array.isArray(v) ? v.map(asText) : asText(v)));
   const invalid = fc.oneof(
     fc.constantFrom('-1', '-999999', '0', 'abc', '', '1e309', '99999999999999999999', '9223372036854775808', '0x10', ' 1', 'NaN', 'null', '[]', '1.5'),
@@ -242,7 +304,14 @@ export function queryValueArb(schema: Schema): fc.Arbitrary<string | string[]> {
     hugeString.map((v) => v.slice(0, 5000)),
     fc.array(fc.constantFrom('1', 'a', '-1', ''), { minLength: 2, maxLength: 4 }),
   );
-  return fc.oneof({ weight: 2, arbitrary: valid }, { weight: 3, arbitrary: invalid });
+  // Any free-text parameter may be one that carries JSON or a date.
+  const freeText = (s.type === 'string' || !s.type) && !s.enum && !s.format;
+  return fc.oneof(
+    { weight: 2, arbitrary: valid },
+    { weight: 3, arbitrary: invalid },
+    { weight: freeText ? 3 : 0, arbitrary: jsonQueryValue },
+    { weight: freeText ? 1 : 0, arbitrary: extremeDate },
+  );
 }
 
 /** Path segment values that name nothing or break the parameter's format. */

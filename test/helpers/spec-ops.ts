@@ -12,6 +12,15 @@ export interface Param {
   in: 'path' | 'query' | 'header' | 'cookie';
   required?: boolean;
   schema: Schema;
+  /** A parameter whose value is JSON text (declared with `content: application/json`, as PostHog's `properties`). */
+  json?: boolean;
+}
+
+/** A parameter with its schema, taken from its JSON content when it has one. */
+function paramOf(node: unknown): Param {
+  const p = deref<Param & { content?: Record<string, { schema?: Schema }> }>(node);
+  if (p.schema) return p;
+  return { ...p, schema: deref(p.content?.['application/json']?.schema) ?? {}, json: Boolean(p.content?.['application/json']) };
 }
 
 export interface Op {
@@ -53,7 +62,7 @@ export const operations: Op[] = Object.entries(spec.paths).flatMap(([path, item]
     .filter(([method]) => METHODS.includes(method))
     .map(([method, raw]) => {
       const op = raw as Schema;
-      const params = [...((item as Schema).parameters ?? []), ...(op.parameters ?? [])].map((p) => deref<Param>(p));
+      const params = [...((item as Schema).parameters ?? []), ...(op.parameters ?? [])].map(paramOf);
       const content = deref(op.requestBody)?.content?.['application/json'];
       const security = (op.security ?? spec.security ?? []) as Record<string, string[]>[];
       const scope = security.find((s) => 'PersonalAPIKeyAuth' in s)?.PersonalAPIKeyAuth?.[0] ?? null;
