@@ -64,7 +64,7 @@ async function drive(
   url: string,
   scenario: Scenario,
   seeded: Seeded,
-  connections = CONNECTIONS,
+  connections = scenario.connections ?? CONNECTIONS,
 ): Promise<Omit<Row, 'backend' | 'scenario' | 'target'>> {
   const request = scenario.request(seeded);
   const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...request.headers };
@@ -212,7 +212,7 @@ async function seed(base: string, databaseUrl: string | undefined): Promise<Seed
     }),
   );
   const seeded: Seeded = { organizationId: org, projectId: project, apiToken: me.team.api_token, base, key: KEY };
-  if (databaseUrl && wants('events')) {
+  if (databaseUrl && (wants('events') || wants('query'))) {
     process.stdout.write('seeding: 1,000,000 events\n');
     const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
     await sql`
