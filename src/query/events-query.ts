@@ -108,10 +108,11 @@ function bound(attr: 'after' | 'before', text: string): Node {
 }
 
 function orderItem(text: string): { expr: Node; desc: boolean } {
-  const m = /^(.*?)\s+(asc|desc)\s*$/is.exec(text);
-  if (m) return { expr: expression('orderBy', m[1]!), desc: m[2]!.toLowerCase() === 'desc' };
-  if (text.trim().startsWith('-')) return { expr: expression('orderBy', text.trim().slice(1)), desc: true };
-  return { expr: expression('orderBy', text), desc: false };
+  const t = text.trim();
+  const m = /\s(asc|desc)$/i.exec(t);
+  if (m) return { expr: expression('orderBy', t.slice(0, m.index)), desc: m[1]!.toLowerCase() === 'desc' };
+  if (t.startsWith('-')) return { expr: expression('orderBy', t.slice(1)), desc: true };
+  return { expr: expression('orderBy', t), desc: false };
 }
 
 /**

@@ -1,7 +1,6 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
 import { runReadOnly } from '../db/queries/query.js';
-import { ApiError } from '../http/errors.js';
 import { compileQuery, parseQuery, QueryError, type CompiledQuery, type Select } from '../hogql/query/index.js';
 import { databaseError, queryError } from './errors.js';
 import { eventsSelect, type EventsQuery } from './events-query.js';
@@ -19,7 +18,8 @@ export type QueryNode = HogQLQuery | EventsQuery;
 export const MAX_ROWS = 10_000;
 export const DEFAULT_ROWS = 100;
 
-let limiter: Limiter | undefined;
+/** One limiter per server (its config), shared by every request of that server. */
+const limiters = new WeakMap<Config, Limiter>();
 
 function compile(node: QueryNode, teamId: number): CompiledQuery {
   try {
@@ -35,7 +35,8 @@ function compile(node: QueryNode, teamId: number): CompiledQuery {
 /** Runs a query for one project and answers in PostHog's response shape for its kind. */
 export async function runQuery(db: Db, config: Config, teamId: number, node: QueryNode) {
   const compiled = compile(node, teamId);
-  limiter ??= new Limiter(config.queryConcurrency);
+  let limiter = limiters.get(config);
+  if (!limiter) limiters.set(config, (limiter = new Limiter(config.queryConcurrency)));
   const rows = await limiter.run(() =>
     runReadOnly(db, compiled.sql, config.queryTimeoutSeconds * 1000).catch((err: unknown) => {
       throw databaseError(err, config.queryTimeoutSeconds) ?? err;
@@ -47,5 +48,3 @@ export async function runQuery(db: Db, config: Config, teamId: number, node: Que
   if (node.kind === 'EventsQuery') return { ...common, columns: node.select, types: compiled.types };
   return { ...common, types: compiled.columns.map((c, i) => [c, compiled.types[i]!]), query: node.query };
 }
-
-export { ApiError };

@@ -188,6 +188,9 @@ t.test('bad queries are 400s in PostHog error shape', async (t) => {
     ['select 1e999', /^Number out of range/],
     ['select event from events limit -1', /^LIMIT must be a whole number/],
     ['select ' + '('.repeat(200) + '1' + ')'.repeat(200), /nested too deeply/],
+    ['select 1 as a0, ' + Array.from({ length: 30 }, (_, i) => `a${i} + a${i} as a${i + 1}`).join(', '), /^Query is too complex/],
+    ['select count() from events e join persons p on e.person_id = p.id where properties.plan = 1', /^Ambiguous field: properties.plan/],
+    ['select * from events, events', /^Table alias "events" is used twice/],
   ];
   for (const [query, detail] of cases) {
     const res = await hogql(query);
@@ -195,6 +198,10 @@ t.test('bad queries are 400s in PostHog error shape', async (t) => {
     t.match(res.body, { type: 'validation_error', attr: null, detail }, query);
   }
   t.same(await results('select 99999999999999999999 * 99999999999999999999'), [[1e40]], 'big numbers are numeric');
+  const many = await hogql('select count() from events where distinct_id in {a} or distinct_id in {b} or distinct_id in {c} or distinct_id in {d}', {
+    values: Object.fromEntries(['a', 'b', 'c', 'd'].map((k) => [k, Array.from({ length: 9000 }, (_, i) => `${k}${i}`)])),
+  });
+  t.match([many.status, many.body.detail], [400, /^Query is too complex/], 'lists cannot exceed what a statement binds');
   const nul = await hogql("select 'a\u0000b'");
   t.same([nul.status, nul.body.attr], [400, 'query__query'], 'NUL characters are refused');
   const nulValue = await hogql('select {v}', { values: { v: 'a\u0000b' } });

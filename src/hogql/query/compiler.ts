@@ -42,10 +42,21 @@ const JOIN: Record<string, string> = { INNER: 'inner join', LEFT: 'left join', R
 const MAX_COLUMNS = 100;
 const MAX_TABLES = 16;
 const MAX_LIST = 10_000;
+/**
+ * Compiled size, counted in bound parameters and nodes. Aliases are compiled again wherever they are
+ * used, so `a+a AS b, b+b AS c, ...` grows exponentially; and a statement holds at most 65,535 parameters.
+ */
+const MAX_COST = 30_000;
 
 class Compiler {
   private aliasCount = 0;
   private tables = 0;
+  private cost = 0;
+
+  private spend(n: number, at?: number): void {
+    this.cost += n;
+    if (this.cost > MAX_COST) throw new QueryError('Query is too complex: simplify it or use fewer aliases of aliases', at);
+  }
   constructor(private opts: CompileOptions) {}
 
   top(q: Select): CompiledQuery {
@@ -218,6 +229,7 @@ class Compiler {
   }
 
   expr(node: Node, scope: Scope): Typed {
+    this.spend(node.k === 'field' ? node.chain.length : 1, node.pos);
     switch (node.k) {
       case 'const':
         return constant(node.value, node.pos);
@@ -332,6 +344,7 @@ class Compiler {
       const v = n.k === 'placeholder' ? this.placeholder(n) : undefined;
       if (Array.isArray(v)) {
         if (v.length > MAX_LIST) throw new QueryError(`A list may hold at most ${MAX_LIST} values`, n.pos);
+        this.spend(v.length, n.pos);
         items.push(...v.map((x) => this.scalar(x, n.pos)));
       } else items.push(this.expr(n, scope));
     }
