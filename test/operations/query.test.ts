@@ -89,7 +89,9 @@ t.test('HogQLQuery: fields, properties, persons and functions', async (t) => {
   t.same(await results("select JSONExtractString(properties, 'nested', 'k'), JSONExtractInt(properties, 'price') from events order by timestamp limit 1"), [['v', 12]]);
   t.same(await results('select 1 + 2, 7 / 2, 5 % 3, 1 / 0, -(2)'), [[3, 3.5, 2, null, -2]]);
   t.same(await results('select count(), countIf(properties.$browser is null) from events having count() > 1'), [[4, 1]]);
-  t.same(await results("select e.event, p.properties.email from events e join persons p on e.person_id = p.id where p.properties.plan = 'pro' order by e.timestamp"), [
+  const joined = await hogql("select e.event, p.properties.email from events e join persons p on e.person_id = p.id where p.properties.plan = 'pro' order by e.timestamp");
+  t.same(joined.body.columns, ['event', 'p.properties.email'], 'fields are named as PostHog names them');
+  t.same(joined.body.results, [
     ['signup', 'ann@x.io'],
     ['$pageview', 'ann@x.io'],
   ]);

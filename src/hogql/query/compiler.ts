@@ -122,7 +122,10 @@ class Compiler {
     const positions: number[] = [];
     for (const c of q.columns) {
       if (c.expr.k === 'star') out.push(...this.star(c.expr, scope));
-      else out.push({ name: c.alias ?? print(c.expr), typed: this.expr(c.expr, scope) });
+      else {
+        const typed = this.expr(c.expr, scope);
+        out.push({ name: c.alias ?? columnName(c.expr, typed), typed });
+      }
       positions.push(out.length);
     }
     if (out.length > MAX_COLUMNS) throw new QueryError(`A query may return at most ${MAX_COLUMNS} columns`);
@@ -357,6 +360,11 @@ class Compiler {
     );
     return { sql: sql`(${coerce(left, to, node.pos).sql} ${not} (${list}))`, type: 'Bool' };
   }
+}
+
+/** As PostHog names an unaliased column: a table's field by its own name (`e.event` is `event`), anything else as printed. */
+function columnName(expr: Node, typed: Typed): string {
+  return expr.k === 'field' && typed.type !== 'Prop' ? expr.chain[expr.chain.length - 1]! : print(expr);
 }
 
 /** A parsed query as parameterised SQL over the project's rows only. */
