@@ -32,7 +32,7 @@ export function databaseError(err: unknown, timeoutSeconds: number): ApiError | 
     );
   }
   const message = messageOf(err);
-  if (state === '42803' && /GROUP BY/i.test(message)) {
+  if (state === '42803' && /must appear in the GROUP BY/i.test(message)) {
     return ApiError.validation(null, 'Every selected field must be in GROUP BY or inside an aggregate function such as count()');
   }
   if (/^(22|42|53|54|2F|39)/.test(state)) return ApiError.validation(null, `Query failed: ${message.replace(/"t\d+"\./g, '')}`);

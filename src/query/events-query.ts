@@ -1,6 +1,6 @@
 import { ApiError } from '../http/errors.js';
 import { dateValue, parsePropertyFilters, type FilterNode, type Scalar } from '../events/filters.js';
-import { parseExpression, print, QueryError, type Node, type Select } from '../hogql/query/index.js';
+import { parseExpression, QueryError, type Node, type Select } from '../hogql/query/index.js';
 
 /** PostHog's EventsQuery, trimmed to what this server answers. */
 export interface EventsQuery {
@@ -149,4 +149,3 @@ export function eventsSelect(q: EventsQuery): Select {
   };
 }
 
-export { print };

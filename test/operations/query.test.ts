@@ -1,4 +1,7 @@
+import { sql } from 'drizzle-orm';
 import t from 'tap';
+import { runReadOnly } from '../../src/db/queries/query.js';
+import { sqlState } from '../../src/db/queries/util.js';
 import { buildTestApp } from '../helpers/app.js';
 import { insertEvents, insertPerson } from '../helpers/event-rows.js';
 import { makeKey, makeMember, makeProject, makeTenant } from '../helpers/factories.js';
@@ -263,4 +266,10 @@ t.test('no query reads another project', async (t) => {
   const seen = (await results('select distinct event from events order by event')).flat();
   t.same(seen, ['$pageview', 'signup']);
   t.same(await results('select distinct team_id from events'), [[a.project.id]]);
+});
+
+t.test('queries run in a read-only transaction', async (t) => {
+  const write = await runReadOnly(db, sql`create temp table query_write_check (x int)`, 5000).catch((err: unknown) => err);
+  t.equal(sqlState(write), '25006', 'a write is refused by PostgreSQL itself');
+  t.same(await runReadOnly(db, sql`select json_build_array(current_setting('transaction_read_only')) as r`, 5000), [['on']]);
 });

@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { print, printSelect, type FromItem, type Node, type Scalar, type Select } from './ast.js';
+import { print, printSelect, type FromItem, type Node, type Select } from './ast.js';
 import { QueryError } from './errors.js';
 import { callFunction, interval } from './functions.js';
 import { FIELDS, objectOf, STAR, TABLES, tableField, tableSource, type Binding, type TableName } from './tables.js';
@@ -372,4 +372,3 @@ export function compileQuery(q: Select, opts: CompileOptions): CompiledQuery {
   return new Compiler(opts).top(q);
 }
 
-export type { Scalar };

@@ -15,7 +15,7 @@ interface Fn {
 
 const join = (parts: SQL[]) => sql.join(parts, sql`, `);
 
-function numeric(name: string, f: (x: Typed) => Typed): Fn {
+function numeric(f: (x: Typed) => Typed): Fn {
   return { arity: [1, 1], run: ([x], c) => f(toNumber(x!, c.pos)) };
 }
 
@@ -80,7 +80,7 @@ function minMax(fn: 'min' | 'max'): Fn {
   };
 }
 
-function combine(name: string, args: Typed[], at: number): Typed[] {
+function combine(args: Typed[], at: number): Typed[] {
   const type = common(args.map((a) => a.type), at);
   return args.map((a) => coerce(a, type === 'Null' ? 'String' : type, at));
 }
@@ -102,15 +102,15 @@ const FUNCTIONS: Record<string, Fn> = {
   countif: { arity: [1, 1], run: ([x], c) => ({ sql: sql`count(*) filter (where ${toBool(x!, c.pos).sql})`, type: 'Int', ch: 'UInt64' }) },
   uniq: { arity: [1, 1], run: ([x]) => ({ sql: sql`count(distinct ${x!.sql})`, type: 'Int', ch: 'UInt64' }) },
   uniqexact: { arity: [1, 1], run: ([x]) => ({ sql: sql`count(distinct ${x!.sql})`, type: 'Int', ch: 'UInt64' }) },
-  sum: numeric('sum', (x) => ({ sql: sql`sum(${x.sql})`, type: x.type === 'Int' ? 'Int' : 'Float' })),
-  avg: numeric('avg', (x) => ({ sql: sql`avg(${x.sql})`, type: 'Float' })),
+  sum: numeric((x) => ({ sql: sql`sum(${x.sql})`, type: x.type === 'Int' ? 'Int' : 'Float' })),
+  avg: numeric((x) => ({ sql: sql`avg(${x.sql})`, type: 'Float' })),
   min: minMax('min'),
   max: minMax('max'),
   todate: { arity: [1, 1], run: ([x], c) => toDate(x!, c.pos) },
   todatetime: { arity: [1, 1], run: ([x], c) => toDateTime(x!, c.pos) },
   tostring: { arity: [1, 1], run: ([x]) => toText(x!) },
-  toint: numeric('toInt', (x) => ({ sql: sql`trunc(${x.sql})`, type: 'Int' })),
-  tofloat: numeric('toFloat', (x) => ({ sql: x.sql, type: 'Float' })),
+  toint: numeric((x) => ({ sql: sql`trunc(${x.sql})`, type: 'Int' })),
+  tofloat: numeric((x) => ({ sql: x.sql, type: 'Float' })),
   tostartofminute: truncate('minute', false),
   tostartofhour: truncate('hour', false),
   tostartofday: truncate('day', false),
@@ -140,7 +140,7 @@ const FUNCTIONS: Record<string, Fn> = {
   if: {
     arity: [3, 3],
     run([cond, a, b], c) {
-      const [x, y] = combine('if', [a!, b!], c.pos);
+      const [x, y] = combine([a!, b!], c.pos);
       return { sql: sql`(case when ${toBool(cond!, c.pos).sql} then ${x!.sql} else ${y!.sql} end)`, type: x!.type };
     },
   },
@@ -148,7 +148,7 @@ const FUNCTIONS: Record<string, Fn> = {
     arity: [3, 63],
     run(args, c) {
       if (args.length % 2 === 0) throw new QueryError('multiIf() takes pairs of condition and value, then a default', c.pos);
-      const values = combine('multiIf', args.filter((_, i) => i % 2 === 1 || i === args.length - 1), c.pos);
+      const values = combine(args.filter((_, i) => i % 2 === 1 || i === args.length - 1), c.pos);
       const branches: SQL[] = [];
       for (let i = 0; i + 1 < args.length; i += 2) branches.push(sql`when ${toBool(args[i]!, c.pos).sql} then ${values[i / 2]!.sql}`);
       return { sql: sql`(case ${sql.join(branches, sql` `)} else ${values[values.length - 1]!.sql} end)`, type: values[0]!.type };
@@ -157,14 +157,14 @@ const FUNCTIONS: Record<string, Fn> = {
   coalesce: {
     arity: [1, 32],
     run: (args, c) => {
-      const xs = combine('coalesce', args, c.pos);
+      const xs = combine(args, c.pos);
       return { sql: sql`coalesce(${join(xs.map((x) => x.sql))})`, type: xs[0]!.type };
     },
   },
   ifnull: {
     arity: [2, 2],
     run: (args, c) => {
-      const xs = combine('ifNull', args, c.pos);
+      const xs = combine(args, c.pos);
       return { sql: sql`coalesce(${join(xs.map((x) => x.sql))})`, type: xs[0]!.type };
     },
   },
@@ -183,9 +183,9 @@ const FUNCTIONS: Record<string, Fn> = {
     },
   },
   match: { arity: [2, 2], run: ([s, re]) => ({ sql: sql`(${toText(s!).sql} ~ ${toText(re!).sql})`, type: 'Bool' }) },
-  abs: numeric('abs', (x) => ({ sql: sql`abs(${x.sql})`, type: x.type })),
-  floor: numeric('floor', (x) => ({ sql: sql`floor(${x.sql})`, type: x.type })),
-  ceil: numeric('ceil', (x) => ({ sql: sql`ceil(${x.sql})`, type: x.type })),
+  abs: numeric((x) => ({ sql: sql`abs(${x.sql})`, type: x.type })),
+  floor: numeric((x) => ({ sql: sql`floor(${x.sql})`, type: x.type })),
+  ceil: numeric((x) => ({ sql: sql`ceil(${x.sql})`, type: x.type })),
   round: {
     arity: [1, 2],
     run([x, places], c) {
