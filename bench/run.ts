@@ -70,7 +70,7 @@ async function drive(
   url: string,
   scenario: Scenario,
   seeded: Seeded,
-  connections = CONNECTIONS,
+  connections = scenario.connections ?? CONNECTIONS,
 ): Promise<Omit<Row, 'backend' | 'scenario' | 'target'>> {
   const request = scenario.request(seeded);
   const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...request.headers };
@@ -229,7 +229,7 @@ async function seed(base: string, databaseUrl: string): Promise<Seeded> {
     }),
   );
   const seeded: Seeded = { organizationId: org, projectId: project, apiToken: me.team.api_token, base, key: KEY };
-  if (wants('events')) {
+  if (wants('events') || wants('query')) {
     process.stdout.write(`seeding: ${EVENTS.toLocaleString('en')} events\n`);
     const sql = sqlClient(databaseUrl);
     await sql`

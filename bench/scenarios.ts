@@ -24,6 +24,8 @@ export interface Scenario {
   name: string;
   /** Also measured with one connection: the latency of a single page, without queueing behind 49 others. */
   pageLatency?: boolean;
+  /** Concurrent connections, where the scenario's own default (BENCH_CONNECTIONS) would only measure queueing. */
+  connections?: number;
   /** Items each request carries, for events-per-second figures. */
   itemsPerRequest?: number;
   request(s: Seeded): BenchRequest;
@@ -31,6 +33,8 @@ export interface Scenario {
 }
 
 const PROPERTY_FILTER = encodeURIComponent(JSON.stringify([{ key: '$browser', value: 'Firefox', operator: 'exact', type: 'event' }]));
+
+const hogql = (query: string) => JSON.stringify({ query: { kind: 'HogQLQuery', query } });
 
 /** 100 events from 10 users, as a server-side SDK flushing a busy queue sends them. */
 function batchBody(token: string): string {
@@ -94,6 +98,26 @@ export const scenarios: Scenario[] = [
     name: 'events list, 1M events, page 50 via next',
     pageLatency: true,
     request: (s) => ({ path: s.eventsPage50 ?? `/api/projects/${s.projectId}/events/` }),
+  },
+  // The Query API against the SQL a person would write for the same question (bench/baseline.ts).
+  // Each request aggregates the million events, so a few connections keep both sides busy.
+  {
+    id: 'query_count_by_event',
+    name: 'query API, 1M events, count by event',
+    connections: 4,
+    request: (s) => ({ path: `/api/projects/${s.projectId}/query/`, method: 'POST', body: hogql('select event, count() from events group by event') }),
+    baselineSql: (s) => `/sql/query_count_by_event/${s.projectId}`,
+  },
+  {
+    id: 'query_property',
+    name: 'query API, 1M events, property filter',
+    connections: 4,
+    request: (s) => ({
+      path: `/api/projects/${s.projectId}/query/`,
+      method: 'POST',
+      body: hogql("select count() from events where properties.$browser = 'Firefox'"),
+    }),
+    baselineSql: (s) => `/sql/query_property/${s.projectId}`,
   },
   {
     id: 'ingest',

@@ -1867,6 +1867,60 @@ export interface paths {
         patch: operations["event_definitions_partial_update"];
         trace?: never;
     };
+    "/api/projects/{project_id}/query/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a query
+         * @description Runs a query over the project's data and answers at once (there are no asynchronous queries: `async`, `refresh` and `client_query_id` are accepted and ignored).
+         *
+         *     **`HogQLQuery`** runs `query`, one HogQL `SELECT` over the tables `events` (fields `uuid`, `event`, `distinct_id`, `timestamp`, `created_at`, `elements_chain`, `person_id`, `properties`, `properties.<key>` (also `properties['key']`, nested keys chain), `$session_id`, `$window_id`, `person.id`, `person.created_at`, `person.is_identified`, `person.properties.<key>`, `team_id`), `persons` (`id`, `created_at`, `is_identified`, `properties`) and `person_distinct_ids` (`distinct_id`, `person_id`), with `DISTINCT`, joins (`[INNER|LEFT|RIGHT|FULL|CROSS] JOIN ... ON`), subqueries in `FROM` and after `IN`, `WHERE`, `GROUP BY`, `HAVING`, `ORDER BY`, `LIMIT`/`OFFSET`. Expressions: `and`/`or`/`not`, comparisons, `[NOT] IN`, `[NOT] LIKE`/`ILIKE`, `BETWEEN`, `IS [NOT] NULL`, `CASE`, arithmetic (`+ - * / %`, `||`), `INTERVAL n unit`, and the functions `count`, `countIf`, `uniq`, `uniqExact`, `sum`, `avg`, `min`, `max`, `if`, `multiIf`, `coalesce`, `ifNull`, `toDate`, `toDateTime`, `toString`, `toInt`, `toFloat`, `toStartOfMinute/Hour/Day/Week/Month/Quarter/Year`, `toYear`, `toMonth`, `toDayOfMonth`, `toDayOfWeek`, `toHour`, `toMinute`, `now`, `today`, `toIntervalSecond` ... `toIntervalYear`, `lower`, `upper`, `length`, `trim`, `concat`, `substring`, `match`, `abs`, `floor`, `ceil`, `round`, `JSONExtractString/Int/Float/Bool/Raw(properties, 'key', ...)`, `JSONHas`. `{name}` placeholders take their value from `values` (a list works after `IN`). A property is text; compared with a number it is read as a number (non-numbers are NULL), with a date as a date-time. Every table is the project's rows only.
+         *
+         *     **`EventsQuery`** builds that query from parts: `select` (HogQL expressions; `*` is the whole event and `person` its person, as objects), `where` (HogQL conditions, all must hold), `event`, `personId`, `after`/`before` (ISO 8601 or relative such as `-24h`; `after: "all"` means no bound; no default window), `properties` (the events listing's property filters), `orderBy` (`"timestamp DESC"`; default newest first), `limit`, `offset`. When a column aggregates, the others are grouped by.
+         *
+         *     The answer is `results` (rows as arrays), `columns`, `types`, `hogql` (the query run, with its LIMIT), `limit`, `offset` and `hasMore`. A query without `LIMIT` returns 100 rows; at most 10,000 rows are returned whatever it asks. `types` are ClickHouse type names as PostHog reports them: `String` for text, `Nullable(String)` for a property, `UInt64` for counts, `Int64` and `Float64` for numbers, `Bool`, `DateTime64(6, 'UTC')` (values are ISO 8601 strings in UTC), `Date` (`YYYY-MM-DD`), `UUID`; for a `HogQLQuery` each is a `[column, type]` pair, for an `EventsQuery` the type alone. JSON objects (`properties`) come back as their JSON text.
+         *
+         *     A query that does not parse, names an unknown table, field or function, or fails on the data (a bad cast, an invalid regular expression) is a 400 `validation_error` whose `detail` says what and, for syntax errors, where (line and column). A query that runs longer than the server's `QUERY_TIMEOUT_SECONDS` (default 30) is cancelled: 400 with code `timeout_exceeded`.
+         */
+        post: operations["query_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/query/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a query (environment route)
+         * @description The same operation as `query_create`, under PostHog's environment route.
+         */
+        post: operations["environments_query_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project_id}/events/": {
         parameters: {
             query?: never;
@@ -3599,6 +3653,50 @@ export interface components {
             owner?: number | null;
             verified?: boolean;
             hidden?: boolean | null;
+        };
+        /** @description A `HogQLQuery` (`query`, `values`) or an `EventsQuery` (`select`, `where`, `orderBy`, `properties`, `event`, `personId`, `after`, `before`, `limit`, `offset`). Other fields of PostHog's query nodes are ignored. */
+        QueryNode: {
+            /** @enum {string} */
+            kind: "HogQLQuery" | "EventsQuery";
+            /** @description HogQLQuery's SELECT statement. Required for a HogQLQuery. */
+            query?: string;
+            /** @description HogQLQuery's values for `{placeholder}`s. */
+            values?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description EventsQuery's columns. Required for an EventsQuery. */
+            select?: string[];
+            where?: string[] | null;
+            orderBy?: string[] | null;
+            /** @description Property filters `{key, value, operator, type}` (or groups), as in the events listing. */
+            properties?: Record<string, never>[] | null;
+            event?: string | null;
+            personId?: string | null;
+            after?: string | null;
+            before?: string | null;
+            limit?: number | null;
+            offset?: number | null;
+        };
+        QueryRequest: {
+            query: components["schemas"]["QueryNode"];
+            /** @description Accepted for PostHog's clients; queries run at once, so it identifies nothing. */
+            client_query_id?: string | null;
+            /** @description Accepted and ignored; every query runs at once. */
+            async?: boolean | null;
+            /** @description Accepted and ignored. */
+            name?: string | null;
+        };
+        QueryResponse: {
+            readonly results: unknown[][];
+            readonly columns: string[];
+            /** @description `[column, type]` pairs for a HogQLQuery; type names for an EventsQuery. */
+            readonly types: unknown[];
+            readonly hogql: string;
+            /** @description The HogQLQuery's text as sent. */
+            readonly query?: string;
+            readonly limit: number;
+            readonly offset: number;
+            readonly hasMore: boolean;
         };
         /** @description A property filter `{key, value, operator, type}`, or a group `{"type": "AND"|"OR", "values": [...]}`. */
         PropertyFilter: {
@@ -7594,6 +7692,92 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EventDefinition"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    query_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "query": {
+                 *         "kind": "HogQLQuery",
+                 *         "query": "select event, count() from events group by event order by count() desc"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["QueryRequest"];
+            };
+        };
+        responses: {
+            /** @description The rows, with their column names and types. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_query_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "query": {
+                 *         "kind": "HogQLQuery",
+                 *         "query": "select event, count() from events group by event order by count() desc"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["QueryRequest"];
+            };
+        };
+        responses: {
+            /** @description The rows, with their column names and types. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -46,11 +46,20 @@ export interface Config {
   exportBatchSize: number;
   /** Times a failed export run is retried before it is Failed. */
   exportRetries: number;
+  /** How long one Query API statement may run before it is cancelled. */
+  queryTimeoutSeconds: number;
+  /** Query API statements one process runs at once; more wait their turn, so queries cannot take every connection. */
+  queryConcurrency: number;
 }
 
 function positiveInt(value: string | undefined, fallback: number): number {
   const n = Number(value);
   return Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
+function positiveNumber(value: string | undefined, fallback: number): number {
+  const n = Number(value);
+  return value && Number.isFinite(n) && n > 0 ? n : fallback;
 }
 
 const truthy = (v: string | undefined) => /^(1|true|yes|on)$/i.test(v ?? '');
@@ -90,5 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exportConcurrency: positiveInt(env.BATCH_EXPORT_CONCURRENCY, 2),
     exportBatchSize: positiveInt(env.BATCH_EXPORT_BATCH_SIZE, 20000),
     exportRetries: env.BATCH_EXPORT_RETRIES === '0' ? 0 : positiveInt(env.BATCH_EXPORT_RETRIES, 5),
+    queryTimeoutSeconds: positiveNumber(env.QUERY_TIMEOUT_SECONDS, 30),
+    queryConcurrency: positiveInt(env.QUERY_CONCURRENCY, 4),
   };
 }

@@ -2,6 +2,7 @@
  * Which tenant a route's path names, derived from the path itself:
  * `/api/organizations/{organization_id}/...` and `/api/projects/{project_id}/...` are nested in one;
  * `/api/organizations/{id}/` and `/api/projects/{id}/` are the tenant itself (non-members get 404).
+ * `/api/environments/{project_id}/...` is PostHog's newer name for a project's routes: the same tenant.
  * `user` routes concern only the caller and are exempt from key scoping; `global` ones are refused to
  * keys scoped to projects, as PostHog refuses them on non-project endpoints.
  */
@@ -30,7 +31,7 @@ export function routeMeta(path: string, operation: { operationId?: string; secur
 }
 
 function tenantOf(path: string): TenantSpec {
-  const m = /^\/api\/(organizations|projects)\/\{(\w+)\}\//.exec(path);
+  const m = /^\/api\/(organizations|projects|environments)\/\{(\w+)\}\//.exec(path);
   if (m) {
     const kind = m[1] === 'organizations' ? 'organization' : 'project';
     return { kind, param: m[2]!, self: m[2] === 'id' };

@@ -16,6 +16,7 @@ import { personalApiKeyHandlers } from './personal-api-keys.js';
 import { pipelinePluginHandlers } from './pipeline-plugins.js';
 import { pluginConfigHandlers } from './plugin-configs.js';
 import { projectHandlers } from './projects.js';
+import { queryHandlers } from './query.js';
 import { signupHandlers } from './signup.js';
 import { userHandlers } from './users.js';
 
@@ -37,6 +38,7 @@ export const handlers = {
   ...pluginConfigHandlers,
   ...eventDefinitionHandlers,
   ...eventHandlers,
+  ...queryHandlers,
   ...captureHandlers,
   ...batchExportHandlers,
   ...batchExportRunHandlers,

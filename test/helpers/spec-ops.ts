@@ -52,7 +52,7 @@ export function deref<T = Schema>(node: any): T {
 }
 
 function tenantOf(path: string): Op['tenant'] {
-  const m = /^\/api\/(organizations|projects)\/\{(\w+)\}\//.exec(path);
+  const m = /^\/api\/(organizations|projects|environments)\/\{(\w+)\}\//.exec(path);
   if (!m) return null;
   return { kind: m[1] === 'organizations' ? 'organization' : 'project', param: m[2]!, self: m[2] === 'id' };
 }

@@ -1,0 +1,112 @@
+/** HogQL queries as the Query API reads them: a SELECT over the project's tables. */
+export type Scalar = string | number | boolean | null;
+
+export type Node =
+  | { k: 'const'; value: Scalar; pos: number }
+  | { k: 'field'; chain: string[]; pos: number }
+  | { k: 'call'; name: string; args: Node[]; distinct: boolean; star: boolean; pos: number }
+  | { k: 'binop'; op: string; left: Node; right: Node; pos: number }
+  | { k: 'and' | 'or'; args: Node[]; pos: number }
+  | { k: 'not' | 'neg'; arg: Node; pos: number }
+  | { k: 'in'; left: Node; list: Node[] | null; sub: Select | null; negated: boolean; pos: number }
+  | { k: 'isnull'; arg: Node; negated: boolean; pos: number }
+  | { k: 'between'; arg: Node; low: Node; high: Node; negated: boolean; pos: number }
+  | { k: 'interval'; value: Node; unit: string; pos: number }
+  | { k: 'case'; branches: [Node, Node][]; otherwise: Node | null; pos: number }
+  | { k: 'star'; table: string | null; pos: number }
+  | { k: 'placeholder'; name: string; pos: number }
+  /** Built by the EventsQuery only, never parsed: the whole event or its person as one JSON object. */
+  | { k: 'object'; of: 'event' | 'person'; pos: number };
+
+export interface Column {
+  expr: Node;
+  alias: string | null;
+}
+
+export type FromItem =
+  | { k: 'table'; name: string; alias: string | null; pos: number }
+  | { k: 'subquery'; query: Select; alias: string | null; pos: number };
+
+export interface Join {
+  type: 'INNER' | 'LEFT' | 'RIGHT' | 'FULL' | 'CROSS';
+  item: FromItem;
+  on: Node | null;
+}
+
+export interface Select {
+  distinct: boolean;
+  columns: Column[];
+  from: FromItem | null;
+  joins: Join[];
+  where: Node | null;
+  groupBy: Node[];
+  having: Node | null;
+  orderBy: { expr: Node; desc: boolean }[];
+  limit: Node | null;
+  offset: Node | null;
+}
+
+const IDENT = /^[A-Za-z_$][\w$]*$/;
+
+const quoteString = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+const ident = (s: string) => (IDENT.test(s) ? s : `\`${s.replace(/\\/g, '\\\\').replace(/`/g, '\\`')}\``);
+
+/** Canonical HogQL for a node, used for column names and the answer's `hogql`. */
+export function print(n: Node): string {
+  switch (n.k) {
+    case 'const':
+      return n.value === null ? 'NULL' : typeof n.value === 'string' ? quoteString(n.value) : String(n.value);
+    case 'field':
+      return n.chain.map(ident).join('.');
+    case 'call':
+      return `${n.name}(${n.distinct ? 'DISTINCT ' : ''}${n.star ? '*' : n.args.map(print).join(', ')})`;
+    case 'binop':
+      return `${wrap(n.left)} ${n.op} ${wrap(n.right)}`;
+    case 'and':
+    case 'or':
+      return n.args.map(wrap).join(` ${n.k.toUpperCase()} `);
+    case 'not':
+      return `NOT ${wrap(n.arg)}`;
+    case 'neg':
+      return `-${wrap(n.arg)}`;
+    case 'in':
+      return `${wrap(n.left)} ${n.negated ? 'NOT IN' : 'IN'} (${n.sub ? printSelect(n.sub) : n.list!.map(print).join(', ')})`;
+    case 'isnull':
+      return `${wrap(n.arg)} IS ${n.negated ? 'NOT NULL' : 'NULL'}`;
+    case 'between':
+      return `${wrap(n.arg)} ${n.negated ? 'NOT BETWEEN' : 'BETWEEN'} ${wrap(n.low)} AND ${wrap(n.high)}`;
+    case 'interval':
+      return `INTERVAL ${wrap(n.value)} ${n.unit}`;
+    case 'case':
+      return `CASE ${n.branches.map(([c, v]) => `WHEN ${print(c)} THEN ${print(v)}`).join(' ')}${n.otherwise ? ` ELSE ${print(n.otherwise)}` : ''} END`;
+    case 'star':
+      return n.table ? `${ident(n.table)}.*` : '*';
+    case 'placeholder':
+      return `{${n.name}}`;
+    case 'object':
+      return n.of === 'event' ? '*' : 'person';
+  }
+}
+
+function wrap(n: Node): string {
+  const simple = n.k === 'const' || n.k === 'field' || n.k === 'call' || n.k === 'placeholder' || n.k === 'star' || n.k === 'case';
+  return simple ? print(n) : `(${print(n)})`;
+}
+
+function printFrom(f: FromItem): string {
+  const alias = f.alias ? ` AS ${ident(f.alias)}` : '';
+  return f.k === 'table' ? `${ident(f.name)}${alias}` : `(${printSelect(f.query)})${alias}`;
+}
+
+export function printSelect(s: Select): string {
+  const parts = [`SELECT ${s.distinct ? 'DISTINCT ' : ''}${s.columns.map((c) => (c.alias ? `${print(c.expr)} AS ${ident(c.alias)}` : print(c.expr))).join(', ')}`];
+  if (s.from) parts.push(`FROM ${printFrom(s.from)}`);
+  for (const j of s.joins) parts.push(`${j.type} JOIN ${printFrom(j.item)}${j.on ? ` ON ${print(j.on)}` : ''}`);
+  if (s.where) parts.push(`WHERE ${print(s.where)}`);
+  if (s.groupBy.length) parts.push(`GROUP BY ${s.groupBy.map(print).join(', ')}`);
+  if (s.having) parts.push(`HAVING ${print(s.having)}`);
+  if (s.orderBy.length) parts.push(`ORDER BY ${s.orderBy.map((o) => `${print(o.expr)} ${o.desc ? 'DESC' : 'ASC'}`).join(', ')}`);
+  if (s.limit) parts.push(`LIMIT ${print(s.limit)}`);
+  if (s.offset) parts.push(`OFFSET ${print(s.offset)}`);
+  return parts.join(' ');
+}

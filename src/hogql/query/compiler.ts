@@ -1,0 +1,374 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { print, printSelect, type FromItem, type Node, type Select } from './ast.js';
+import { QueryError } from './errors.js';
+import { callFunction, interval } from './functions.js';
+import { FIELDS, objectOf, STAR, TABLES, tableField, tableSource, type Binding, type TableName } from './tables.js';
+import { clickhouseType, coerce, common, constant, outputSql, toBool, toDateTime, toNumber, toText, type Typed } from './types.js';
+
+export interface CompileOptions {
+  teamId: number;
+  /** Values for `{placeholder}`s: scalars, or lists of scalars for `IN {list}`. */
+  values?: Record<string, unknown>;
+  defaultLimit?: number;
+  maxLimit?: number;
+}
+
+export interface CompiledQuery {
+  /** Rows with one column, `r`: a JSON array of the row's values. One row more than `limit` means there are more. */
+  sql: SQL;
+  columns: string[];
+  /** ClickHouse type names, as PostHog reports them. */
+  types: string[];
+  hogql: string;
+  limit: number;
+  offset: number;
+}
+
+interface Out {
+  name: string;
+  typed: Typed;
+}
+
+interface Scope {
+  bindings: Binding[];
+  aliases: Map<string, Node>;
+  expanding: Set<string>;
+}
+
+const COMPARE: Record<string, string> = { '=': '=', '!=': '<>', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
+const LIKE: Record<string, string> = { LIKE: 'like', ILIKE: 'ilike', 'NOT LIKE': 'not like', 'NOT ILIKE': 'not ilike' };
+const JOIN: Record<string, string> = { INNER: 'inner join', LEFT: 'left join', RIGHT: 'right join', FULL: 'full join', CROSS: 'cross join' };
+/** PostgreSQL functions take at most 100 arguments, and the row is built with one. */
+const MAX_COLUMNS = 100;
+const MAX_TABLES = 16;
+const MAX_LIST = 10_000;
+/**
+ * Compiled size, counted in bound parameters and nodes. Aliases are compiled again wherever they are
+ * used, so `a+a AS b, b+b AS c, ...` grows exponentially; and a statement holds at most 65,535 parameters.
+ */
+const MAX_COST = 30_000;
+
+class Compiler {
+  private aliasCount = 0;
+  private tables = 0;
+  private cost = 0;
+
+  private spend(n: number, at?: number): void {
+    this.cost += n;
+    if (this.cost > MAX_COST) throw new QueryError('Query is too complex: simplify it or use fewer aliases of aliases', at);
+  }
+  constructor(private opts: CompileOptions) {}
+
+  top(q: Select): CompiledQuery {
+    const max = this.opts.maxLimit ?? 10_000;
+    const requested = q.limit ? this.count(q.limit, 'LIMIT') : undefined;
+    const limit = Math.min(requested ?? this.opts.defaultLimit ?? 100, max);
+    const offset = q.offset ? this.count(q.offset, 'OFFSET') : 0;
+    const effective: Select = { ...q, limit: { k: 'const', value: limit, pos: 0 } };
+    const inner = this.select({ ...q, limit: { k: 'const', value: limit + 1, pos: 0 } });
+    const values = inner.out.map((o, i) => outputSql({ ...o.typed, sql: sql`q.${sql.identifier(`c${i}`)}` }));
+    return {
+      sql: sql`select json_build_array(${sql.join(values, sql`, `)}) as r from (${inner.sql}) as q`,
+      columns: inner.out.map((o) => o.name),
+      types: inner.out.map((o) => clickhouseType(o.typed)),
+      hogql: printSelect(effective),
+      limit,
+      offset,
+    };
+  }
+
+  /** A LIMIT or OFFSET: a constant whole number (or a placeholder holding one). */
+  private count(node: Node, what: string): number {
+    const v = node.k === 'placeholder' ? this.placeholder(node) : node.k === 'const' ? node.value : undefined;
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new QueryError(`${what} must be a whole number of rows`, node.pos);
+    return v;
+  }
+
+  private placeholder(node: Extract<Node, { k: 'placeholder' }>): unknown {
+    const values = this.opts.values ?? {};
+    if (!Object.prototype.hasOwnProperty.call(values, node.name)) {
+      const known = Object.keys(values);
+      throw new QueryError(
+        `Placeholder {${node.name}} is not available in this context. You can use the following: ${known.length ? known.join(', ') : 'none'}`,
+        node.pos,
+      );
+    }
+    return values[node.name];
+  }
+
+  private scalar(v: unknown, at: number): Typed {
+    if (v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return constant(v, at);
+    throw new QueryError('Placeholder values must be strings, numbers, booleans or null (or a list of them after IN)', at);
+  }
+
+  select(q: Select): { sql: SQL; out: Out[] } {
+    const scope: Scope = { bindings: [], aliases: new Map(), expanding: new Set() };
+    let from = sql``;
+    if (q.from) {
+      from = sql` from ${this.source(q.from, scope)}`;
+      for (const j of q.joins) {
+        const src = this.source(j.item, scope);
+        const on = j.on ? sql` on ${toBool(this.expr(j.on, scope), j.on.pos).sql}` : sql``;
+        from = sql`${from} ${sql.raw(JOIN[j.type]!)} ${src}${on}`;
+      }
+    }
+    for (const c of q.columns) {
+      if (!c.alias) continue;
+      if (scope.aliases.has(c.alias)) throw new QueryError(`Cannot redefine an alias with the name: ${c.alias}`, c.expr.pos);
+      scope.aliases.set(c.alias, c.expr);
+    }
+    const out: Out[] = [];
+    /** Where each column of the query lands among the result's (a `*` spreads into several). */
+    const positions: number[] = [];
+    for (const c of q.columns) {
+      if (c.expr.k === 'star') out.push(...this.star(c.expr, scope));
+      else {
+        const typed = this.expr(c.expr, scope);
+        out.push({ name: c.alias ?? columnName(c.expr, typed), typed });
+      }
+      positions.push(out.length);
+    }
+    if (out.length > MAX_COLUMNS) throw new QueryError(`A query may return at most ${MAX_COLUMNS} columns`);
+    const parts: SQL[] = [
+      sql`select ${q.distinct ? sql`distinct ` : sql``}${sql.join(
+        out.map((o, i) => sql`${o.typed.sql} as ${sql.identifier(`c${i}`)}`),
+        sql`, `,
+      )}${from}`,
+    ];
+    if (q.where) parts.push(sql`where ${toBool(this.expr(q.where, scope), q.where.pos).sql}`);
+    if (q.groupBy.length) parts.push(sql`group by ${sql.join(q.groupBy.map((g) => this.positional(g, q, positions) ?? this.expr(g, scope).sql), sql`, `)}`);
+    if (q.having) parts.push(sql`having ${toBool(this.expr(q.having, scope), q.having.pos).sql}`);
+    if (q.orderBy.length) {
+      const order = q.orderBy.map((o) => sql`${this.positional(o.expr, q, positions) ?? this.orderable(this.expr(o.expr, scope))} ${sql.raw(o.desc ? 'desc nulls last' : 'asc')}`);
+      parts.push(sql`order by ${sql.join(order, sql`, `)}`);
+    }
+    if (q.limit) parts.push(sql`limit ${this.count(q.limit, 'LIMIT')}::bigint`);
+    if (q.offset) parts.push(sql`offset ${this.count(q.offset, 'OFFSET')}::bigint`);
+    return { sql: sql.join(parts, sql` `), out };
+  }
+
+  private orderable(t: Typed): SQL {
+    if (t.type === 'Json') throw new QueryError('Cannot order by a whole event or person');
+    return t.sql;
+  }
+
+  /**
+   * A result column that GROUP BY or ORDER BY names, as its position: by number (`GROUP BY 1`), by
+   * alias, or by the same expression. Compiled twice, an expression would get fresh parameters for
+   * its constants and property keys, and PostgreSQL would not see that the two are the same.
+   */
+  private positional(node: Node, q: Select, positions: number[]): SQL | undefined {
+    if (node.k === 'const' && typeof node.value === 'number') {
+      const last = positions.length ? positions[positions.length - 1]! : 0;
+      if (!Number.isInteger(node.value) || node.value < 1 || node.value > last) throw new QueryError(`Column position ${node.value} is out of range`, node.pos);
+      return sql.raw(String(node.value));
+    }
+    const text = print(node);
+    const i = q.columns.findIndex(
+      (c) => c.expr.k !== 'star' && ((node.k === 'field' && node.chain.length === 1 && c.alias === node.chain[0]) || print(c.expr) === text),
+    );
+    return i >= 0 ? sql.raw(String(positions[i]!)) : undefined;
+  }
+
+  private source(item: FromItem, scope: Scope): SQL {
+    if (++this.tables > MAX_TABLES) throw new QueryError(`A query may read at most ${MAX_TABLES} tables`, item.pos);
+    const sqlAlias = `t${this.aliasCount++}`;
+    let src: SQL;
+    let binding: Binding;
+    if (item.k === 'table') {
+      if (!(TABLES as readonly string[]).includes(item.name)) {
+        throw new QueryError(`Unknown table "${item.name}". Tables: ${TABLES.join(', ')}`, item.pos);
+      }
+      const table = item.name as TableName;
+      binding = { name: item.alias ?? item.name, sqlAlias, table };
+      src = tableSource(table, this.opts.teamId);
+    } else {
+      const sub = this.select(item.query);
+      const columns = new Map<string, { sqlName: string; type: Typed['type']; ch?: string }>();
+      sub.out.forEach((o, i) => {
+        if (!columns.has(o.name)) columns.set(o.name, { sqlName: `c${i}`, type: o.typed.type, ch: o.typed.ch });
+      });
+      binding = { name: item.alias, sqlAlias, table: null, columns };
+      src = sql`(${sub.sql})`;
+    }
+    if (binding.name !== null && scope.bindings.some((b) => b.name === binding.name)) {
+      throw new QueryError(`Table alias "${binding.name}" is used twice`, item.pos);
+    }
+    scope.bindings.push(binding);
+    return sql`${src} as ${sql.identifier(sqlAlias)}`;
+  }
+
+  private star(node: Extract<Node, { k: 'star' }>, scope: Scope): Out[] {
+    const bindings = node.table ? scope.bindings.filter((b) => b.name === node.table) : scope.bindings;
+    if (!bindings.length) throw new QueryError(node.table ? `Unknown table "${node.table}"` : 'SELECT * needs a FROM', node.pos);
+    return bindings.flatMap((b) =>
+      (b.columns ? [...b.columns.keys()] : STAR[b.table!]).map((name) => ({ name, typed: tableField(b, [name], this.opts.teamId)! })),
+    );
+  }
+
+  private field(node: Extract<Node, { k: 'field' }>, scope: Scope): Typed {
+    const { chain } = node;
+    const head = chain[0]!;
+    if (chain.length === 1 && scope.aliases.has(head) && !scope.expanding.has(head)) {
+      scope.expanding.add(head);
+      try {
+        return this.expr(scope.aliases.get(head)!, scope);
+      } finally {
+        scope.expanding.delete(head);
+      }
+    }
+    const named = chain.length > 1 ? scope.bindings.find((b) => b.name === head) : undefined;
+    if (named) {
+      const f = tableField(named, chain.slice(1), this.opts.teamId);
+      if (f) return f;
+    }
+    const found = scope.bindings.map((b) => tableField(b, chain, this.opts.teamId)).filter((f): f is Typed => f !== undefined);
+    if (found.length === 1) return found[0]!;
+    const name = chain.join('.');
+    if (found.length > 1) throw new QueryError(`Ambiguous field: ${name}. Prefix it with a table's alias`, node.pos);
+    const tables = scope.bindings.map((b) => b.table).filter((t): t is TableName => t !== null);
+    const hint = tables.length === 1 ? ` (${tables[0]} has: ${FIELDS[tables[0]!].join(', ')}, properties.<key>)` : '';
+    throw new QueryError(`Unable to resolve field: ${name}${hint}`, node.pos);
+  }
+
+  expr(node: Node, scope: Scope): Typed {
+    this.spend(node.k === 'field' ? node.chain.length : 1, node.pos);
+    switch (node.k) {
+      case 'const':
+        return constant(node.value, node.pos);
+      case 'placeholder': {
+        const v = this.placeholder(node);
+        if (Array.isArray(v)) throw new QueryError(`Placeholder {${node.name}} holds a list: use it as IN {${node.name}}`, node.pos);
+        return this.scalar(v, node.pos);
+      }
+      case 'field':
+        return this.field(node, scope);
+      case 'call':
+        return callFunction(node, node.args.map((a) => this.expr(a, scope)));
+      case 'binop':
+        return this.binop(node, scope);
+      case 'and':
+      case 'or':
+        return {
+          sql: sql`(${sql.join(
+            node.args.map((a) => toBool(this.expr(a, scope), a.pos).sql),
+            sql.raw(node.k === 'and' ? ' and ' : ' or '),
+          )})`,
+          type: 'Bool',
+        };
+      case 'not':
+        return { sql: sql`(not ${toBool(this.expr(node.arg, scope), node.pos).sql})`, type: 'Bool' };
+      case 'neg': {
+        const x = this.expr(node.arg, scope);
+        const n = x.type === 'Interval' ? x : toNumber(x, node.pos);
+        return { sql: sql`(- ${n.sql})`, type: n.type };
+      }
+      case 'isnull':
+        return { sql: sql`(${this.expr(node.arg, scope).sql} ${sql.raw(node.negated ? 'is not null' : 'is null')})`, type: 'Bool' };
+      case 'between': {
+        const xs = [node.arg, node.low, node.high].map((n) => this.expr(n, scope));
+        const t = common(xs.map((x) => x.type), node.pos);
+        const [a, lo, hi] = xs.map((x) => coerce(x, t, node.pos).sql);
+        return { sql: sql`(${a} ${sql.raw(node.negated ? 'not between' : 'between')} ${lo} and ${hi})`, type: 'Bool' };
+      }
+      case 'in':
+        return this.in(node, scope);
+      case 'interval':
+        return interval(this.expr(node.value, scope), node.unit, node.pos);
+      case 'case': {
+        const values = [...node.branches.map(([, v]) => v), ...(node.otherwise ? [node.otherwise] : [])].map((v) => this.expr(v, scope));
+        const t = common(values.map((v) => v.type), node.pos);
+        const vs = values.map((v) => (t === 'Null' ? v : coerce(v, t, node.pos)));
+        const whens = node.branches.map(([c], i) => sql`when ${toBool(this.expr(c, scope), c.pos).sql} then ${vs[i]!.sql}`);
+        const otherwise = node.otherwise ? sql` else ${vs[vs.length - 1]!.sql}` : sql``;
+        return { sql: sql`(case ${sql.join(whens, sql` `)}${otherwise} end)`, type: t };
+      }
+      case 'star':
+        throw new QueryError('* is only allowed on its own in SELECT and in count(*)', node.pos);
+      case 'object': {
+        const events = scope.bindings.find((b) => b.table === 'events');
+        if (!events) throw new QueryError('Only an events query can select the whole event or person', node.pos);
+        return objectOf(events, node.of, this.opts.teamId);
+      }
+    }
+  }
+
+  private binop(node: Extract<Node, { k: 'binop' }>, scope: Scope): Typed {
+    const l = this.expr(node.left, scope);
+    const r = this.expr(node.right, scope);
+    const at = node.pos;
+    const cmp = COMPARE[node.op];
+    if (cmp) {
+      const t = common([l.type, r.type], at);
+      const [a, b] = t === 'Null' ? [l, r] : [coerce(l, t, at), coerce(r, t, at)];
+      return { sql: sql`(${a.sql} ${sql.raw(cmp)} ${b.sql})`, type: 'Bool' };
+    }
+    const like = LIKE[node.op];
+    if (like) return { sql: sql`(${toText(l).sql} ${sql.raw(like)} ${toText(r).sql})`, type: 'Bool' };
+    if (node.op === '||') return { sql: sql`(${toText(l).sql} || ${toText(r).sql})`, type: 'String' };
+    if (node.op === '+' || node.op === '-') {
+      const temporal = (x: Typed) => x.type === 'DateTime' || x.type === 'Date';
+      if (l.type === 'Interval' && r.type === 'Interval') return { sql: sql`(${l.sql} ${sql.raw(node.op)} ${r.sql})`, type: 'Interval' };
+      if (r.type === 'Interval' && l.type !== 'Null') return { sql: sql`(${toDateTime(l, at).sql} ${sql.raw(node.op)} ${r.sql})`, type: 'DateTime' };
+      if (l.type === 'Interval' && node.op === '+') return { sql: sql`(${toDateTime(r, at).sql} + ${l.sql})`, type: 'DateTime' };
+      if (l.type === 'Date' && !temporal(r)) return { sql: sql`(${l.sql} ${sql.raw(node.op)} (${toNumber(r, at).sql})::int)`, type: 'Date' };
+      if (temporal(l) || temporal(r)) throw new QueryError(`Cannot ${node.op === '+' ? 'add' : 'subtract'} these: use an INTERVAL`, at);
+    }
+    const a = toNumber(l, at);
+    const b = toNumber(r, at);
+    const ints = a.type === 'Int' && b.type === 'Int';
+    switch (node.op) {
+      case '+':
+      case '-':
+      case '*':
+        return { sql: sql`(${a.sql} ${sql.raw(node.op)} ${b.sql})`, type: ints ? 'Int' : 'Float' };
+      case '/':
+        return { sql: sql`((${a.sql})::numeric / nullif((${b.sql})::numeric, 0))`, type: 'Float' };
+      case '%':
+        return { sql: sql`mod((${a.sql})::numeric, nullif((${b.sql})::numeric, 0))`, type: ints ? 'Int' : 'Float' };
+    }
+    throw new QueryError(`Unsupported operator ${node.op}`, at);
+  }
+
+  private in(node: Extract<Node, { k: 'in' }>, scope: Scope): Typed {
+    const left = this.expr(node.left, scope);
+    const not = sql.raw(node.negated ? 'not in' : 'in');
+    if (node.sub) {
+      const sub = this.select(node.sub);
+      if (sub.out.length !== 1) throw new QueryError('A subquery after IN must select one column', node.pos);
+      const col = sub.out[0]!.typed;
+      const t = common([left.type, col.type], node.pos);
+      const alias = sql.identifier(`t${this.aliasCount++}`);
+      const inner = coerce({ ...col, sql: sql`${alias}.c0` }, t, node.pos);
+      return { sql: sql`(${coerce(left, t, node.pos).sql} ${not} (select ${inner.sql} from (${sub.sql}) as ${alias}))`, type: 'Bool' };
+    }
+    const items: Typed[] = [];
+    for (const n of node.list!) {
+      const v = n.k === 'placeholder' ? this.placeholder(n) : undefined;
+      if (Array.isArray(v)) {
+        if (v.length > MAX_LIST) throw new QueryError(`A list may hold at most ${MAX_LIST} values`, n.pos);
+        this.spend(v.length, n.pos);
+        items.push(...v.map((x) => this.scalar(x, n.pos)));
+      } else items.push(this.expr(n, scope));
+    }
+    if (!items.length) return { sql: sql.raw(node.negated ? 'true' : 'false'), type: 'Bool' };
+    const t = common([left.type, ...items.map((i) => i.type)], node.pos);
+    const to = t === 'Null' ? 'String' : t;
+    const list = sql.join(
+      items.map((i) => coerce(i, to, node.pos).sql),
+      sql`, `,
+    );
+    return { sql: sql`(${coerce(left, to, node.pos).sql} ${not} (${list}))`, type: 'Bool' };
+  }
+}
+
+/** As PostHog names an unaliased column: a table's field by its own name (`e.event` is `event`), anything else as printed. */
+function columnName(expr: Node, typed: Typed): string {
+  return expr.k === 'field' && typed.type !== 'Prop' ? expr.chain[expr.chain.length - 1]! : print(expr);
+}
+
+/** A parsed query as parameterised SQL over the project's rows only. */
+export function compileQuery(q: Select, opts: CompileOptions): CompiledQuery {
+  return new Compiler(opts).top(q);
+}
+

@@ -1,0 +1,50 @@
+import type { Config } from '../config.js';
+import type { Db } from '../db/client.js';
+import { runReadOnly } from '../db/queries/query.js';
+import { compileQuery, parseQuery, QueryError, type CompiledQuery, type Select } from '../hogql/query/index.js';
+import { databaseError, queryError } from './errors.js';
+import { eventsSelect, type EventsQuery } from './events-query.js';
+import { Limiter } from './limiter.js';
+
+export interface HogQLQuery {
+  kind: 'HogQLQuery';
+  query: string;
+  values?: Record<string, unknown> | null;
+}
+
+export type QueryNode = HogQLQuery | EventsQuery;
+
+/** PostHog's row cap for a query's answer, and the page a query without LIMIT gets. */
+export const MAX_ROWS = 10_000;
+export const DEFAULT_ROWS = 100;
+
+/** One limiter per server (its config), shared by every request of that server. */
+const limiters = new WeakMap<Config, Limiter>();
+
+function compile(node: QueryNode, teamId: number): CompiledQuery {
+  try {
+    const select: Select = node.kind === 'HogQLQuery' ? parseQuery(node.query) : eventsSelect(node);
+    const values = node.kind === 'HogQLQuery' ? (node.values ?? {}) : {};
+    return compileQuery(select, { teamId, values, defaultLimit: DEFAULT_ROWS, maxLimit: MAX_ROWS });
+  } catch (err) {
+    if (err instanceof QueryError) throw queryError(err);
+    throw err;
+  }
+}
+
+/** Runs a query for one project and answers in PostHog's response shape for its kind. */
+export async function runQuery(db: Db, config: Config, teamId: number, node: QueryNode) {
+  const compiled = compile(node, teamId);
+  let limiter = limiters.get(config);
+  if (!limiter) limiters.set(config, (limiter = new Limiter(config.queryConcurrency)));
+  const rows = await limiter.run(() =>
+    runReadOnly(db, compiled.sql, config.queryTimeoutSeconds * 1000).catch((err: unknown) => {
+      throw databaseError(err, config.queryTimeoutSeconds) ?? err;
+    }),
+  );
+  const hasMore = rows.length > compiled.limit;
+  const results = hasMore ? rows.slice(0, compiled.limit) : rows;
+  const common = { results, columns: compiled.columns, hogql: compiled.hogql, limit: compiled.limit, offset: compiled.offset, hasMore };
+  if (node.kind === 'EventsQuery') return { ...common, columns: node.select, types: compiled.types };
+  return { ...common, types: compiled.columns.map((c, i) => [c, compiled.types[i]!]), query: node.query };
+}
