@@ -37,6 +37,8 @@ export interface Config {
   exportBatchSize: number;
   /** Times a failed export run is retried before it is Failed. */
   exportRetries: number;
+  /** Seconds without a heartbeat after which a run's worker is presumed gone and the run is retried. */
+  exportHeartbeatTimeout: number;
 }
 
 function positiveInt(value: string | undefined, fallback: number): number {
@@ -79,5 +81,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exportConcurrency: positiveInt(env.BATCH_EXPORT_CONCURRENCY, 2),
     exportBatchSize: positiveInt(env.BATCH_EXPORT_BATCH_SIZE, 20000),
     exportRetries: env.BATCH_EXPORT_RETRIES === '0' ? 0 : positiveInt(env.BATCH_EXPORT_RETRIES, 5),
+    exportHeartbeatTimeout: Math.max(6, positiveInt(env.BATCH_EXPORT_HEARTBEAT_TIMEOUT, 60)),
   };
 }

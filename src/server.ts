@@ -4,7 +4,8 @@ import { createJobEngine, createWorker } from './batch-exports/index.js';
 import { bootstrap } from './bootstrap.js';
 import { loadConfig } from './config.js';
 import { DataDirLockedError, openDatabase } from './db/client.js';
-import { loggerOptions } from './http/logging.js';
+import { connectionBudgetWarning } from './db/pool-budget.js';
+import { loggerOptions, serializeError } from './http/logging.js';
 
 const config = loadConfig();
 
@@ -18,7 +19,7 @@ async function main(): Promise<void> {
         `Personal API key (all scopes), shown only now:\n\n    ${boot.generatedKey}\n\n`,
     );
   }
-  let log = (msg: string, err?: unknown): void => void process.stderr.write(`${msg}: ${String(err)}\n`);
+  let log = (msg: string, err?: unknown): void => void process.stderr.write(`${msg}: ${JSON.stringify(serializeError(err))}\n`);
   // With WORKER on (the default) this process also exports: its job engine supervises and a worker runs.
   const jobs = createJobEngine(database, config, config.worker, (msg, err) => log(msg, err));
   const app = await buildApp({
@@ -44,6 +45,8 @@ async function main(): Promise<void> {
     await jobs.stop();
     await database.close();
   });
+  const budget = await connectionBudgetWarning(database, config.databasePoolSize).catch(() => undefined);
+  if (budget) app.log.warn(budget);
   await app.listen({ host: config.host, port: config.port });
   if (worker) {
     await worker.start();

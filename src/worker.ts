@@ -4,16 +4,17 @@ import closeWithGrace from 'close-with-grace';
 import { createJobEngine, createWorker } from './batch-exports/index.js';
 import { loadConfig } from './config.js';
 import { DataDirLockedError, openDatabase } from './db/client.js';
+import { connectionBudgetWarning } from './db/pool-budget.js';
+import { serializeError } from './http/logging.js';
 
 const config = loadConfig();
 
-function log(level: 'info' | 'error', msg: string, extra: Record<string, unknown> = {}): void {
+function log(level: 'info' | 'warn' | 'error', msg: string, extra: Record<string, unknown> = {}): void {
   const line = JSON.stringify({ level, time: new Date().toISOString(), msg, ...extra });
   (level === 'error' ? process.stderr : process.stdout).write(`${line}\n`);
 }
 
-const logError = (msg: string, err?: unknown) =>
-  log('error', msg, { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+const logError = (msg: string, err?: unknown) => log('error', msg, { err: serializeError(err) });
 
 async function main(): Promise<void> {
   if (!config.databaseUrl) {
@@ -23,6 +24,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.exportConcurrency + 4 });
+  const budget = await connectionBudgetWarning(database, config.exportConcurrency + 4).catch(() => undefined);
+  if (budget) log('warn', budget);
   const jobs = createJobEngine(database, config, true, logError);
   const worker = createWorker(database, jobs, config, logError);
   closeWithGrace({ delay: 30_000 }, async ({ err }) => {

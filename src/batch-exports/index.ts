@@ -11,8 +11,10 @@ export function createJobEngine(database: Database, config: Config, supervise: b
   return new JobEngine(database, {
     supervise,
     retryLimit: config.exportRetries,
-    retryDelaySeconds: 10,
+    // A run whose attempt failed is retried well within the heartbeat timeout.
+    retryDelaySeconds: Math.max(1, Math.min(10, Math.round(config.exportHeartbeatTimeout / 6))),
     runTimeoutSeconds: 6 * 3600,
+    heartbeatSeconds: config.exportHeartbeatTimeout / 2,
     ...(log ? { log } : {}),
   });
 }
@@ -21,6 +23,7 @@ export function createWorker(database: Database, engine: JobEngine, config: Conf
   return new ExportWorker(database, engine, {
     concurrency: config.exportConcurrency,
     batchSize: config.exportBatchSize,
+    staleSeconds: config.exportHeartbeatTimeout,
     ...(log ? { log } : {}),
   });
 }

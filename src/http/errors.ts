@@ -51,8 +51,16 @@ export class ApiError extends Error {
       'retry-after': String(retryAfterSeconds),
     });
   }
-  static unavailable(): ApiError {
-    return new ApiError(503, 'server_error', 'service_unavailable', 'The database is unavailable. Try again shortly.');
+  static unavailable(retryAfterSeconds = 1): ApiError {
+    return new ApiError(503, 'server_error', 'service_unavailable', 'The database is unavailable. Try again shortly.', null, {
+      'retry-after': String(retryAfterSeconds),
+    });
+  }
+  /** The database answers but cannot take the request now (out of connections, a contended write): nothing was written. */
+  static busy(retryAfterSeconds = 1): ApiError {
+    return new ApiError(503, 'server_error', 'service_unavailable', 'The database is busy. Try again shortly.', null, {
+      'retry-after': String(retryAfterSeconds),
+    });
   }
 }
 
@@ -73,6 +81,13 @@ const UNAVAILABLE_CODES = new Set([
   '08003',
   '08006',
 ]);
+
+/**
+ * SQLSTATEs that mean the server cannot take the request now but will: out of connections
+ * (53300), out of memory or another resource (class 53), a lock or snapshot it gave up waiting for.
+ * The statement did nothing, so a retry is safe.
+ */
+const BUSY_CODES = new Set(['53000', '53100', '53200', '53300', '53400', '55P03', '40001', '40P01', '57014']);
 
 function databaseCode(err: unknown): string | undefined {
   for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
@@ -106,8 +121,10 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError | und
       return new ApiError(400, 'invalid_request', 'parse_error', 'Request body does not match its Content-Length.');
   }
   if (isDatabaseUnavailable(err)) return ApiError.unavailable();
+  const code = databaseCode(err);
+  if (code && BUSY_CODES.has(code)) return ApiError.busy();
   // A number the contract allows but a column cannot hold (an id past 2^31, a huge page).
-  if (databaseCode(err) === '22003') return ApiError.validation(null, 'A numeric value is out of range.');
+  if (code === '22003') return ApiError.validation(null, 'A numeric value is out of range.');
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new ApiError(fe.statusCode, 'invalid_request', 'invalid_request', fe.message);
   }
@@ -122,6 +139,6 @@ export function errorHandler(err: FastifyError, req: FastifyRequest, reply: Fast
     void reply.code(500).send({ type: 'server_error', code: 'error', detail: 'A server error occurred.', attr: null });
     return;
   }
-  if (apiError.statusCode === 503) req.log.warn({ err }, 'database unavailable');
+  if (apiError.statusCode === 503) req.log.warn({ err }, apiError.detail);
   void reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.body);
 }

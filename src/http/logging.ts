@@ -40,16 +40,37 @@ interface LoggedError {
   cause?: LoggedError;
 }
 
+/** A thrown value that is not an Error (some libraries emit plain objects) as text, not "[object Object]". */
+function describeValue(value: unknown): string {
+  if (value === null || typeof value !== 'object') return String(value);
+  try {
+    return JSON.stringify(value).slice(0, 2000);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
 export function serializeError(err: unknown, depth = 0): LoggedError {
   const e = (err ?? {}) as { name?: string; message?: unknown; stack?: unknown; code?: unknown; cause?: unknown };
   const out: LoggedError = {
     type: e.name ?? typeof err,
-    message: redactText(e.message ?? String(err)),
+    message: redactText(typeof e.message === 'string' ? e.message : describeValue(err)),
     stack: redactText(e.stack),
   };
   if (e.code !== undefined) out.code = e.code;
   if (e.cause && depth < 3) out.cause = serializeError(e.cause, depth + 1);
   return out;
+}
+
+/**
+ * One short line per answered request, at debug: at the default level (info) the log holds what
+ * needs attention (errors, 503s, start and stop), not every request.
+ */
+export function requestSummary(
+  req: { method: string; url: string; log: { debug(obj: object, msg: string): void } },
+  reply: { statusCode: number; elapsedTime: number },
+): void {
+  req.log.debug({ method: req.method, url: redactUrl(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
 }
 
 /**

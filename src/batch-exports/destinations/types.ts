@@ -17,6 +17,8 @@ export interface DestinationContext {
   exp: BatchExportRow;
   run: RunRow;
   source: RecordSource;
+  /** The longest one call to the destination may take before the run fails (retryably); the connection is then discarded. */
+  deadlineMs?: number;
 }
 
 /** A failure that retrying will not fix (bad credentials, a refused request); the run fails at once. */
