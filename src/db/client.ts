@@ -15,8 +15,11 @@ export interface Database {
   /** The raw handles, for a job engine that brings its own driver: the PGlite instance, or the URL. */
   pglite?: PGlite;
   url?: string;
-  /** Runs `fn` for every NOTIFY on `channel`, from this or any other process. */
-  listen(channel: string, fn: (payload: string) => void): Promise<void>;
+  /**
+   * Runs `fn` for every NOTIFY on `channel`, from this or any other process, and `onListen` each time
+   * the channel is listened to again after the connection dropped (notifications may have been missed).
+   */
+  listen(channel: string, fn: (payload: string) => void, onListen?: () => void): Promise<void>;
   notify(channel: string, payload: string): Promise<void>;
   ping(): Promise<void>;
   /** False while the database is known to be unreachable (requests then get 503 at once). */
@@ -155,8 +158,8 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
         await lock.end({ timeout: 5 });
       }
     },
-    async listen(channel, fn) {
-      await sql.listen(channel, (payload) => fn(payload));
+    async listen(channel, fn, onListen) {
+      await sql.listen(channel, (payload) => fn(payload), onListen);
     },
     async notify(channel, payload) {
       await sql.notify(channel, payload);

@@ -1,27 +1,55 @@
+import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/client.js';
 import { loadPrincipal, type Principal } from '../db/queries/auth.js';
 
 const CHANNEL = 'auth_cache_invalidate';
 const TTL_MS = 5_000;
+/** The longest a revoking call waits for its own notification to come back (then it answers anyway). */
+const ECHO_WAIT_MS = 2_000;
+/** How long a notification is retried after the write it announces has committed. */
+const NOTIFY_RETRY_MS = 3_000;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Keeps principals for a few seconds so a warm key costs no database round trip. Any change that
  * could revoke access (a key deleted or rolled, a membership changed, an organization or project
- * deleted) clears every process's cache through NOTIFY, so revocation is immediate everywhere.
+ * deleted) clears every process's cache through NOTIFY:
+ *
+ * - the revoking call returns only once its own notification has come back through its LISTEN
+ *   connection; PostgreSQL hands a notification to every listening session at the same commit, so
+ *   by then the other processes have it too;
+ * - a process whose LISTEN connection dropped (and so may have missed notifications) clears its
+ *   cache when the connection is listening again.
  */
 export class AuthCache {
   private entries = new Map<string, { principal: Principal; expires: number }>();
   private pending = new Map<string, Promise<Principal | undefined>>();
   /** Bumped on every invalidation so a load that raced with one is not cached. */
   private generation = 0;
+  private readonly id = randomUUID();
+  private sent = 0;
+  private echoes = new Map<string, () => void>();
+  private listening = false;
 
   constructor(private database: Database) {}
 
   async start(): Promise<void> {
-    await this.database.listen(CHANNEL, () => {
-      this.generation++;
-      this.entries.clear();
-    });
+    await this.database.listen(
+      CHANNEL,
+      (payload) => {
+        this.clear();
+        this.echoes.get(payload)?.();
+      },
+      // Called again after every reconnect: what was missed while it was down is unknown.
+      () => this.clear(),
+    );
+    this.listening = true;
+  }
+
+  private clear(): void {
+    this.generation++;
+    this.entries.clear();
   }
 
   async get(secureValue: string): Promise<Principal | undefined> {
@@ -40,10 +68,30 @@ export class AuthCache {
     return principal;
   }
 
-  /** Call after any write that can change who may do what. */
+  /**
+   * Call after any write that can change who may do what, once it has committed. Never throws: the
+   * write is done, so its caller must not get an error for it. A notification that cannot be sent
+   * (the database is restarting) is covered by the other processes clearing their caches when their
+   * LISTEN connections come back.
+   */
   async invalidate(): Promise<void> {
-    this.generation++;
-    this.entries.clear();
-    await this.database.notify(CHANNEL, '');
+    this.clear();
+    const payload = `${this.id}:${++this.sent}`;
+    const echoed = this.listening ? new Promise<void>((resolve) => this.echoes.set(payload, resolve)) : undefined;
+    try {
+      const until = Date.now() + NOTIFY_RETRY_MS;
+      for (;;) {
+        try {
+          await this.database.notify(CHANNEL, payload);
+          break;
+        } catch {
+          if (Date.now() > until) return;
+          await pause(100);
+        }
+      }
+      if (echoed) await Promise.race([echoed, pause(ECHO_WAIT_MS)]);
+    } finally {
+      this.echoes.delete(payload);
+    }
   }
 }
