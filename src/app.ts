@@ -8,7 +8,7 @@ import { AuthCache } from './http/auth-cache.js';
 import { registerCapture } from './http/capture.js';
 import { ApiError, errorHandler } from './http/errors.js';
 import { trackInFlight } from './http/in-flight.js';
-import { requestSummary } from './http/logging.js';
+import { RequestLogController } from './http/logging.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';
 import { spec } from './http/spec.js';
@@ -41,8 +41,7 @@ export const API_BODY_LIMIT = 1024 * 1024;
 export async function buildApp({ config, database, logger = false, jobs }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
-    // Fastify's own two lines per request (at info) would fill the log; requestSummary writes one, at debug.
-    disableRequestLogging: true,
+    logController: new RequestLogController(),
     bodyLimit: API_BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: true },
     // Query strings such as `?tags=a&tags=b` arrive as arrays.
@@ -75,7 +74,6 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
   trackInFlight(app);
   app.setErrorHandler(errorHandler);
   installNotFound(app);
-  app.addHook('onResponse', async (req, reply) => requestSummary(req, reply));
   app.addHook('onSend', async (_req, reply) => {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('x-frame-options', 'DENY');

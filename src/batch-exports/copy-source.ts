@@ -10,6 +10,9 @@ export interface CopyBatch {
   data: Buffer;
 }
 
+/** The longest leaving (cancelling the statement, rolling back) may take before the connection is ended instead. */
+const CLEANUP_MS = 5_000;
+
 /** Bytes read ahead of the destination, whatever the batch size, before the source is paused. */
 const MAX_AHEAD_BYTES = 32 * 1024 * 1024;
 
@@ -147,14 +150,17 @@ export async function* copyBatches(client: postgres.Sql, query: string, size: nu
       s.on('data', () => {});
       s.resume();
       const left = Promise.all([statement?.cancel(), settled]);
-      const ok = await withDeadline(left, deadlineMs, 'cancel').then(() => true, () => false);
+      const ok = await withDeadline(left, Math.min(deadlineMs, CLEANUP_MS), 'cancel').then(() => true, () => false);
       if (!ok) {
         await discard(client, conn, pid, new DeadlineError('cancel'), deadlineMs);
         return;
       }
     }
     if (!committed) {
-      const ok = await withDeadline(conn.unsafe('rollback'), deadlineMs, 'rollback').then(() => true, (err) => !connectionGone(err));
+      const ok = await withDeadline(conn.unsafe('rollback'), Math.min(deadlineMs, CLEANUP_MS), 'rollback').then(
+        () => true,
+        (err) => !connectionGone(err),
+      );
       if (!ok) return void (await discard(client, conn, pid, new DeadlineError('rollback'), deadlineMs));
     }
     conn.release();
@@ -169,12 +175,12 @@ export async function* copyBatches(client: postgres.Sql, query: string, size: nu
  */
 async function discard(client: postgres.Sql, conn: postgres.ReservedSql, pid: number | undefined, failure: unknown, deadlineMs: number): Promise<void> {
   if (connectionGone(failure) && !(failure instanceof DeadlineError)) return;
-  const rolledBack = await withDeadline(conn.unsafe('rollback'), deadlineMs, 'rollback').then(
+  const rolledBack = await withDeadline(conn.unsafe('rollback'), Math.min(deadlineMs, CLEANUP_MS), 'rollback').then(
     () => true,
     () => false,
   );
   if (rolledBack) return conn.release();
   if (pid !== undefined) {
-    await withDeadline(client`select pg_terminate_backend(${pid})`, deadlineMs, 'terminate').catch(() => {});
+    await withDeadline(client`select pg_terminate_backend(${pid})`, Math.min(deadlineMs, CLEANUP_MS), 'terminate').catch(() => {});
   }
 }

@@ -5,7 +5,7 @@ import { insertLog } from '../db/queries/batch-export-lists.js';
 import { HogQLError } from '../hogql/index.js';
 import { describeError, withDeadline } from './deadline.js';
 import { NonRetryableError, openDestination, type DestinationWriter } from './destinations/index.js';
-import { recordSource } from './records.js';
+import { recordSource, type RecordBatch } from './records.js';
 
 export interface RunAttempt {
   runId: string;
@@ -75,6 +75,7 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
     }
   };
   let writer: DestinationWriter | undefined;
+  let batches: AsyncGenerator<RecordBatch> | undefined;
   let completed = 0;
   let lost = false;
   const beat = async (extra: { records_total_count?: number } = {}) => {
@@ -97,13 +98,19 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
     const total = await step(source.count(), 'Counting the records');
     await beat({ records_total_count: total });
     writer = await openDestination({ exp, run, source, deadlineMs: stepMs });
-    for await (const batch of source.batches(a.batchSize, writer.format)) {
+    // Iterated by hand rather than with for-await, which on a failure would first wait for the
+    // source to close (a dead connection's cleanup) before the attempt could end.
+    batches = source.batches(a.batchSize, writer.format);
+    for (;;) {
+      const next = await batches.next();
+      if (next.done) break;
       if (a.signal.aborted) throw new Stopped();
-      await step(writer.write(batch), 'The destination');
-      completed += batch.count;
+      await step(writer.write(next.value), 'The destination');
+      completed += next.value.count;
       await beat();
       if (lost) throw new Cancelled();
     }
+    batches = undefined;
     if (a.signal.aborted) throw new Stopped();
     await step(writer.finish(), 'The destination');
     const done = await call(
@@ -121,7 +128,10 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
   } catch (err) {
     // The attempt is over: stop claiming the run before anything else, so a retry may take it.
     clearInterval(timer);
-    await withDeadline(writer?.abort() ?? Promise.resolve(), callMs, 'abort').catch(() => {});
+    await Promise.all([
+      withDeadline(writer?.abort() ?? Promise.resolve(), callMs, 'abort').catch(() => {}),
+      withDeadline<unknown>(batches?.return(undefined) ?? Promise.resolve(), callMs, 'closing the source').catch(() => {}),
+    ]);
     if (err instanceof Cancelled || lost) {
       await log('WARNING', 'Batch export run cancelled');
       return 'cancelled';

@@ -1,4 +1,4 @@
-import type { FastifyServerOptions } from 'fastify';
+import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 
 /** Query parameters that carry credentials (PostHog accepts `?personal_api_key=`). */
 const SECRET_QUERY = new Set(['personal_api_key', 'token', 'access_token', 'api_key', 'secret']);
@@ -63,14 +63,21 @@ export function serializeError(err: unknown, depth = 0): LoggedError {
 }
 
 /**
- * One short line per answered request, at debug: at the default level (info) the log holds what
- * needs attention (errors, 503s, start and stop), not every request.
+ * Fastify's lines for each request ("incoming request", "request completed") at debug rather than
+ * info: at the default level (info) the log holds what needs attention (errors, 503s, start and
+ * stop), not every request. A request that errored is still logged at error.
  */
-export function requestSummary(
-  req: { method: string; url: string; log: { debug(obj: object, msg: string): void } },
-  reply: { statusCode: number; elapsedTime: number },
-): void {
-  req.log.debug({ method: req.method, url: redactUrl(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+export class RequestLogController extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    if (this.isLogDisabled(request)) return;
+    request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (this.isLogDisabled(request)) return;
+    if (error) reply.log.error({ res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+    else reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 // A private PostgreSQL cluster for tests that restart the server or limit it (max_connections): the
 // shared server of the suite must never be restarted or reconfigured.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -29,8 +29,11 @@ async function freePort(): Promise<number> {
 export interface PgCluster {
   url: string;
   port: number;
-  /** `pg_ctl restart -m fast`: every connection is terminated, the server is back when it returns. */
-  restart(): void;
+  /**
+   * `pg_ctl restart -m fast`, without blocking this process (an app in it keeps serving): every
+   * connection is terminated, and the server is back when the promise resolves.
+   */
+  restart(): Promise<void>;
   stop(): void;
   start(): void;
   /** Removes the cluster; safe to call twice. */
@@ -76,13 +79,23 @@ export async function startCluster(bin: string, opts: ClusterOptions = {}): Prom
   writeFileSync(join(dir, 'extra.conf'), `${conf.join('\n')}\n`);
   if (root) execFileSync('chown', ['postgres:postgres', join(dir, 'extra.conf')]);
   execFileSync('sh', ['-c', `echo "include '${join(dir, 'extra.conf')}'" >> ${join(data, 'postgresql.conf')}`]);
-  const ctl = (...args: string[]) => run('pg_ctl', ['-D', data, '-w', '-t', '60', '-l', join(dir, 'log'), ...args]);
+  const ctlArgs = (args: string[]) => ['-D', data, '-w', '-t', '60', '-l', join(dir, 'log'), ...args];
+  const ctl = (...args: string[]) => run('pg_ctl', ctlArgs(args));
+  const ctlAsync = (...args: string[]) =>
+    new Promise<void>((resolveDone, reject) => {
+      const [file, argv] = root
+        ? ['runuser', ['-u', 'postgres', '--', join(bin, 'pg_ctl'), ...ctlArgs(args)]]
+        : [join(bin, 'pg_ctl'), ctlArgs(args)];
+      const child = spawn(file, argv, { stdio: 'ignore' });
+      child.on('error', reject);
+      child.on('close', (code) => (code === 0 ? resolveDone() : reject(new Error(`pg_ctl ${args.join(' ')} exited with ${code}`))));
+    });
   ctl('start');
   let gone = false;
   const cluster: PgCluster = {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
-    restart: () => ctl('restart', '-m', 'fast'),
+    restart: () => ctlAsync('restart', '-m', 'fast'),
     stop: () => ctl('stop', '-m', 'fast'),
     start: () => ctl('start'),
     destroy() {
