@@ -51,6 +51,8 @@ async function serverOnItsOwnDatabase(t: Test, key: string) {
   const server = startServer({
     BOOTSTRAP_API_KEY: key,
     RATE_LIMITS: 'off',
+    // The "incoming request" lines these tests wait for are written at debug.
+    LOG_LEVEL: 'debug',
     ...(pg ? { DATABASE_URL: pg.url } : { DATABASE_URL: '', DATA_DIR: dataDir }),
   });
   return { server, url: await server.listening, pg, dataDir };
