@@ -49,7 +49,13 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
   const callMs = Math.max(1000, (a.staleSeconds * 1000) / 3);
   const stepMs = (a.stepSeconds ?? Math.max(60, a.staleSeconds * 5)) * 1000;
   const call = <T>(work: Promise<T>, what: string) => withDeadline(work, callMs, `The database (${what})`);
-  const step = <T>(work: Promise<T>, what: string) => withDeadline(work, stepMs, what);
+  // A stopping worker does not wait for a slow step: the run is handed back at once.
+  const stopping = new Promise<never>((_, reject) => {
+    if (a.signal.aborted) reject(new Stopped());
+    a.signal.addEventListener('abort', () => reject(new Stopped()), { once: true });
+  });
+  stopping.catch(() => {});
+  const step = <T>(work: Promise<T>, what: string) => Promise.race([withDeadline(work, stepMs, what), stopping]);
   const run = await call(claimRun(db, a.runId, a.token, a.staleSeconds), 'claiming the run');
   if (!run) return 'skipped';
   const exp = await call(getBatchExportById(db, run.batch_export_id), 'reading the export');
@@ -102,7 +108,7 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
     // source to close (a dead connection's cleanup) before the attempt could end.
     batches = source.batches(a.batchSize, writer.format);
     for (;;) {
-      const next = await batches.next();
+      const next = await Promise.race([batches.next(), stopping]);
       if (next.done) break;
       if (a.signal.aborted) throw new Stopped();
       await step(writer.write(next.value), 'The destination');
