@@ -4078,9 +4078,11 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The database is unreachable; retry later. */
+        /** @description The database is unreachable or busy (out of connections, a write contended past its deadline); nothing was written. `Retry-After` says when to retry. */
         ServiceUnavailable: {
             headers: {
+                /** @description Seconds to wait before retrying. */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {

@@ -8,6 +8,7 @@ import { AuthCache } from './http/auth-cache.js';
 import { registerCapture } from './http/capture.js';
 import { ApiError, clientErrorHandler, errorHandler } from './http/errors.js';
 import { trackInFlight } from './http/in-flight.js';
+import { RequestLogController } from './http/logging.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';
 import { spec } from './http/spec.js';
@@ -41,6 +42,7 @@ export const API_BODY_LIMIT = 1024 * 1024;
 export async function buildApp({ config, database, logger = false, jobs }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
+    logController: new RequestLogController(),
     bodyLimit: API_BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: true },
     // Query strings such as `?tags=a&tags=b` arrive as arrays.

@@ -50,6 +50,8 @@ export interface Config {
   queryTimeoutSeconds: number;
   /** Query API statements one process runs at once; more wait their turn, so queries cannot take every connection. */
   queryConcurrency: number;
+  /** Seconds without a heartbeat after which a run's worker is presumed gone and the run is retried. */
+  exportHeartbeatTimeout: number;
 }
 
 function positiveInt(value: string | undefined, fallback: number): number {
@@ -101,5 +103,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exportRetries: env.BATCH_EXPORT_RETRIES === '0' ? 0 : positiveInt(env.BATCH_EXPORT_RETRIES, 5),
     queryTimeoutSeconds: positiveNumber(env.QUERY_TIMEOUT_SECONDS, 30),
     queryConcurrency: positiveInt(env.QUERY_CONCURRENCY, 4),
+    exportHeartbeatTimeout: Math.max(6, positiveInt(env.BATCH_EXPORT_HEARTBEAT_TIMEOUT, 60)),
   };
 }

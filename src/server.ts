@@ -5,7 +5,8 @@ import { bootstrap } from './bootstrap.js';
 import { loadConfig } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
 import { DataDirError } from './db/embedded.js';
-import { loggerOptions } from './http/logging.js';
+import { connectionBudgetWarning } from './db/pool-budget.js';
+import { loggerOptions, serializeError } from './http/logging.js';
 import { prepareSecretBox } from './secrets/index.js';
 import { sealStoredSecrets } from './secrets/seal-stored.js';
 import { GUARDED_EVENTS, guardProcess } from './process-guard.js';
@@ -37,8 +38,7 @@ async function serve(database: Database): Promise<void> {
   if (sealed.exports || sealed.pluginConfigs) {
     process.stdout.write(`Encrypted the stored secrets of ${sealed.exports} batch exports and ${sealed.pluginConfigs} plugin configs.\n`);
   }
-  let log = (msg: string, err?: unknown): void =>
-    void process.stderr.write(`${msg}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  let log = (msg: string, err?: unknown): void => void process.stderr.write(`${msg}: ${JSON.stringify(serializeError(err))}\n`);
   guardProcess((msg, err) => log(msg, err));
   // With WORKER on (the default) this process also exports: its job engine supervises and a worker runs.
   const jobs = createJobEngine(database, config, config.worker, (msg, err) => log(msg, err));
@@ -65,6 +65,8 @@ async function serve(database: Database): Promise<void> {
     await jobs.stop();
     await database.close();
   });
+  const budget = await connectionBudgetWarning(database, config.databasePoolSize).catch(() => undefined);
+  if (budget) app.log.warn(budget);
   await app.listen({ host: config.host, port: config.port });
   if (worker) {
     await worker.start();

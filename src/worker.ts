@@ -4,6 +4,8 @@ import closeWithGrace from 'close-with-grace';
 import { createJobEngine, createWorker } from './batch-exports/index.js';
 import { loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
+import { connectionBudgetWarning } from './db/pool-budget.js';
+import { serializeError } from './http/logging.js';
 import { GUARDED_EVENTS, guardProcess } from './process-guard.js';
 import { prepareSecretBox } from './secrets/index.js';
 
@@ -14,8 +16,7 @@ function log(level: 'info' | 'warn' | 'error', msg: string, extra: Record<string
   (level === 'info' ? process.stdout : process.stderr).write(`${line}\n`);
 }
 
-const logError = (msg: string, err?: unknown) =>
-  log('error', msg, { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+const logError = (msg: string, err?: unknown) => log('error', msg, { err: serializeError(err) });
 
 async function main(): Promise<void> {
   if (!config.databaseUrl) {
@@ -28,6 +29,8 @@ async function main(): Promise<void> {
   const database = await openDatabase({ url: config.databaseUrl, poolSize: config.exportConcurrency + 4 });
   // Here, before any run: a bad ENCRYPTION_KEY stops the worker at once.
   prepareSecretBox(config, (msg) => log('warn', msg));
+  const budget = await connectionBudgetWarning(database, config.exportConcurrency + 4).catch(() => undefined);
+  if (budget) log('warn', budget);
   const jobs = createJobEngine(database, config, true, logError);
   const worker = createWorker(database, jobs, config, logError);
   closeWithGrace({ delay: 30_000, skip: [...GUARDED_EVENTS] }, async ({ err }) => {

@@ -44,7 +44,13 @@ async function serverOnItsOwnDatabase(t: Test, key: string) {
     await pg.database.close();
     await pg.drop();
   });
-  const server = startServer({ BOOTSTRAP_API_KEY: key, RATE_LIMITS: 'off', DATABASE_URL: pg.url });
+  const server = startServer({
+    BOOTSTRAP_API_KEY: key,
+    RATE_LIMITS: 'off',
+    // The "incoming request" lines these tests wait for are written at debug.
+    LOG_LEVEL: 'debug',
+    DATABASE_URL: pg.url,
+  });
   return { server, url: await server.listening, pg };
 }
 

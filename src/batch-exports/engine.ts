@@ -14,6 +14,8 @@ export interface EngineOptions {
   retryDelaySeconds: number;
   /** The longest one run may take before it is retried elsewhere. */
   runTimeoutSeconds: number;
+  /** A job whose worker stopped heartbeating for this long (at least 10) is failed and retried. */
+  heartbeatSeconds?: number;
   log?: (msg: string, err?: unknown) => void;
 }
 
@@ -43,7 +45,10 @@ export class JobEngine {
 
   private async start(): Promise<PgBoss> {
     const { supervise } = this.options;
-    const common = { supervise, schedule: supervise, migrate: true };
+    const heartbeatSeconds = Math.max(10, Math.round(this.options.heartbeatSeconds ?? 30));
+    // Jobs whose worker went silent are failed (and retried) at the next supervision pass, so passes
+    // come as often as the heartbeat timeout.
+    const common = { supervise, schedule: supervise, migrate: true, superviseIntervalSeconds: Math.min(60, heartbeatSeconds) };
     const boss = new PgBoss({ ...common, connectionString: this.database.url, max: 4, application_name: 'batch-exports' });
     boss.on('error', (err) => this.options.log?.('job engine error', err));
     await boss.start();
@@ -54,7 +59,7 @@ export class JobEngine {
       retryBackoff: true,
       expireInSeconds: this.options.runTimeoutSeconds,
       // A worker that dies mid-run stops heartbeating; its job is retried instead of waiting for the timeout.
-      heartbeatSeconds: 30,
+      heartbeatSeconds,
     });
     await boss.createQueue(TICK_QUEUE, { policy: 'singleton', retryLimit: 0, expireInSeconds: 300 });
     return boss;

@@ -12,8 +12,10 @@ export function createJobEngine(database: Database, config: Config, supervise: b
   return new JobEngine(database, {
     supervise,
     retryLimit: config.exportRetries,
-    retryDelaySeconds: 10,
+    // A run whose attempt failed is retried well within the heartbeat timeout.
+    retryDelaySeconds: Math.max(1, Math.min(10, Math.round(config.exportHeartbeatTimeout / 6))),
     runTimeoutSeconds: 6 * 3600,
+    heartbeatSeconds: config.exportHeartbeatTimeout / 2,
     ...(log ? { log } : {}),
   });
 }
@@ -24,6 +26,7 @@ export function createWorker(database: Database, engine: JobEngine, config: Conf
     batchSize: config.exportBatchSize,
     secrets: secretBox(config),
     allowPrivateNetworks: config.allowPrivateNetworks,
+    staleSeconds: config.exportHeartbeatTimeout,
     ...(log ? { log } : {}),
   });
 }

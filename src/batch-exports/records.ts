@@ -98,7 +98,7 @@ const EVENT_FIELDS: Field[] = [
   { name: 'person_properties', type: 'jsonb', value: sql`${persons.properties}` },
 ];
 
-function eventsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date): RecordSource {
+function eventsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date, deadlineMs: number): RecordSource {
   let pairs: [string, SQL][];
   let columns: ExportColumn[];
   let key: string[] | null = ['uuid'];
@@ -138,7 +138,7 @@ function eventsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date
           .from(events)
           .leftJoin(persons, eq(persons.id, events.person_id))
           .where(condition);
-        return copyBatches(client, inlineParams(query.toSQL()), size);
+        return copyBatches(client, inlineParams(query.toSQL()), size, deadlineMs);
       }
       const query = db
         .select({ line: sql`${line}` })
@@ -146,7 +146,7 @@ function eventsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date
         .leftJoin(persons, eq(persons.id, events.person_id))
         .where(condition)
         .orderBy(sql`${events.timestamp} asc nulls first`, sql`${events.id} asc nulls first`);
-      return copyBatches(client, inlineParams(query.toSQL()), size);
+      return copyBatches(client, inlineParams(query.toSQL()), size, deadlineMs);
     },
   };
 }
@@ -161,7 +161,7 @@ const PERSON_FIELDS: Field[] = [
   { name: 'updated_at', type: 'timestamptz', value: sql`${persons.updated_at}` },
 ];
 
-function personsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date): RecordSource {
+function personsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date, deadlineMs: number): RecordSource {
   const p = persons;
   const d = person_distinct_ids;
   const where: SQL[] = [eq(p.project_id, exp.project_id), sql`${p.updated_at} < ${end.toISOString()}::timestamptz`];
@@ -192,13 +192,14 @@ function personsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Dat
               .innerJoin(d, eq(d.person_id, p.id))
               .where(condition)
               .orderBy(asc(p.updated_at), asc(p.id), asc(d.distinct_id));
-      return copyBatches(client, inlineParams(query.toSQL()), size);
+      return copyBatches(client, inlineParams(query.toSQL()), size, deadlineMs);
     },
   };
 }
 
-export function recordSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date): RecordSource {
-  return exp.model === 'persons' ? personsSource(db, exp, start, end) : eventsSource(db, exp, start, end);
+/** `deadlineMs` bounds each step of reading (see copyBatches). */
+export function recordSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date, deadlineMs = 300_000): RecordSource {
+  return exp.model === 'persons' ? personsSource(db, exp, start, end, deadlineMs) : eventsSource(db, exp, start, end, deadlineMs);
 }
 
 /** The earliest time the export has data for, used to clamp backfills (null: no data at all). */

@@ -4,9 +4,10 @@ import { claimRun, finishRun, heartbeatRun, settleBackfill } from '../db/queries
 import { insertLog } from '../db/queries/batch-export-lists.js';
 import { HogQLError } from '../hogql/index.js';
 import type { TenantNetwork } from '../net/index.js';
-import { NonRetryableError, openDestination, type DestinationWriter } from './destinations/index.js';
-import { recordSource } from './records.js';
 import type { SecretBox } from '../secrets/index.js';
+import { describeError, withDeadline } from './deadline.js';
+import { NonRetryableError, openDestination, type DestinationWriter } from './destinations/index.js';
+import { recordSource, type RecordBatch } from './records.js';
 
 export interface RunAttempt {
   runId: string;
@@ -22,6 +23,12 @@ export interface RunAttempt {
   secrets: SecretBox;
   /** What the run's destination may connect to. */
   network: TenantNetwork;
+  /**
+   * The longest one reading or writing step may take (a batch's statements at the destination, the
+   * wait for the source's next batch, counting the records); bookkeeping calls (claim, heartbeat,
+   * outcome, log lines) get a third of `staleSeconds`.
+   */
+  stepSeconds?: number;
 }
 
 export type RunOutcome = 'skipped' | 'completed' | 'failed' | 'cancelled';
@@ -34,10 +41,7 @@ class Stopped extends Error {}
 
 const describe = (d: Date | null) => (d ? d.toISOString() : 'the beginning');
 
-function errorText(err: unknown): string {
-  const e = err as { name?: string; message?: string };
-  return (e?.message || e?.name || String(err)).slice(0, 2000);
-}
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Exports one run: claims it (so no other worker can), streams its records to the destination in
@@ -46,75 +50,122 @@ function errorText(err: unknown): string {
  * throws RetryRun; a failure that will not pass, or the last attempt's, makes it `Failed`.
  */
 export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
-  const run = await claimRun(db, a.runId, a.token, a.staleSeconds);
+  // Every call has a deadline, so an attempt ends (and its heartbeat with it) even when a connection
+  // hangs; the run is then taken up again by the job engine's retry on any worker.
+  const callMs = Math.max(1000, (a.staleSeconds * 1000) / 3);
+  const stepMs = (a.stepSeconds ?? Math.max(60, a.staleSeconds * 5)) * 1000;
+  const call = <T>(work: Promise<T>, what: string) => withDeadline(work, callMs, `The database (${what})`);
+  // A stopping worker does not wait for a slow step: the run is handed back at once.
+  const stopping = new Promise<never>((_, reject) => {
+    if (a.signal.aborted) reject(new Stopped());
+    a.signal.addEventListener('abort', () => reject(new Stopped()), { once: true });
+  });
+  stopping.catch(() => {});
+  const step = <T>(work: Promise<T>, what: string) => Promise.race([withDeadline(work, stepMs, what), stopping]);
+  const run = await call(claimRun(db, a.runId, a.token, a.staleSeconds), 'claiming the run');
   if (!run) return 'skipped';
-  const exp = await getBatchExportById(db, run.batch_export_id);
+  const exp = await call(getBatchExportById(db, run.batch_export_id), 'reading the export');
   const log = (level: string, message: string) =>
     exp
-      ? insertLog(db, { project_id: exp.project_id, batch_export_id: exp.id, instance_id: run.id, level, message }).catch(() => {})
+      ? call(insertLog(db, { project_id: exp.project_id, batch_export_id: exp.id, instance_id: run.id, level, message }), 'logging').catch(
+          () => {},
+        )
       : Promise.resolve();
+  /**
+   * The outcome of a failed attempt, tried again for a while: it usually fails because the database
+   * is restarting. If it cannot be written the run keeps its stale heartbeat and is retried all the same.
+   */
+  const settle = async (values: Parameters<typeof finishRun>[3]) => {
+    const until = Date.now() + a.staleSeconds * 500;
+    for (;;) {
+      try {
+        return await call(finishRun(db, run.id, a.token, values), 'recording the outcome');
+      } catch (err) {
+        if (Date.now() > until) return undefined;
+        await pause(250);
+      }
+    }
+  };
   let writer: DestinationWriter | undefined;
+  let batches: AsyncGenerator<RecordBatch> | undefined;
   let completed = 0;
   let lost = false;
   const beat = async (extra: { records_total_count?: number } = {}) => {
-    const ok = await heartbeatRun(db, run.id, a.token, { ...extra, records_completed: completed, bytes_exported: writer?.bytes ?? 0 });
+    const ok = await call(
+      heartbeatRun(db, run.id, a.token, { ...extra, records_completed: completed, bytes_exported: writer?.bytes ?? 0 }),
+      'heartbeat',
+    );
     if (!ok) lost = true;
   };
   // Keeps the claim alive while one batch takes long at the destination.
-  const timer = setInterval(() => void beat().catch(() => {}), Math.max(1000, (a.staleSeconds * 1000) / 3));
+  const timer = setInterval(() => void beat().catch(() => {}), callMs);
   try {
     if (!exp || exp.deleted) {
-      await finishRun(db, run.id, a.token, { status: 'Cancelled', latest_error: 'The batch export was deleted.' });
+      await call(finishRun(db, run.id, a.token, { status: 'Cancelled', latest_error: 'The batch export was deleted.' }), 'recording the outcome');
       return 'cancelled';
     }
     const attempt = run.attempts > 1 ? ` (attempt ${run.attempts})` : '';
     await log('INFO', `Batch export run started: ${exp.model} from ${describe(run.data_interval_start)} to ${describe(run.data_interval_end)}${attempt}`);
-    const source = recordSource(db, exp, run.data_interval_start, run.data_interval_end);
-    const total = await source.count();
+    const source = recordSource(db, exp, run.data_interval_start, run.data_interval_end, stepMs);
+    const total = await step(source.count(), 'Counting the records');
     await beat({ records_total_count: total });
-    writer = await openDestination({ exp, run, source, network: a.network }, a.secrets);
-    for await (const batch of source.batches(a.batchSize, writer.format)) {
+    writer = await openDestination({ exp, run, source, network: a.network, deadlineMs: stepMs }, a.secrets);
+    // Iterated by hand rather than with for-await, which on a failure would first wait for the
+    // source to close (a dead connection's cleanup) before the attempt could end.
+    batches = source.batches(a.batchSize, writer.format);
+    for (;;) {
+      const next = await Promise.race([batches.next(), stopping]);
+      if (next.done) break;
       if (a.signal.aborted) throw new Stopped();
-      await writer.write(batch);
-      completed += batch.count;
+      await step(writer.write(next.value), 'The destination');
+      completed += next.value.count;
       await beat();
       if (lost) throw new Cancelled();
     }
+    batches = undefined;
     if (a.signal.aborted) throw new Stopped();
-    await writer.finish();
-    const done = await finishRun(db, run.id, a.token, {
-      status: 'Completed',
-      latest_error: null,
-      records_completed: completed,
-      bytes_exported: writer.bytes,
-    });
+    await step(writer.finish(), 'The destination');
+    const done = await call(
+      finishRun(db, run.id, a.token, {
+        status: 'Completed',
+        latest_error: null,
+        records_completed: completed,
+        bytes_exported: writer.bytes,
+      }),
+      'recording the outcome',
+    );
     if (!done) return 'cancelled';
     await log('INFO', `Batch export run finished: ${completed} records exported (${writer.bytes} bytes)`);
     return 'completed';
   } catch (err) {
-    await writer?.abort();
+    // The attempt is over: stop claiming the run before anything else, so a retry may take it.
+    clearInterval(timer);
+    await Promise.all([
+      withDeadline(writer?.abort() ?? Promise.resolve(), callMs, 'abort').catch(() => {}),
+      withDeadline<unknown>(batches?.return(undefined) ?? Promise.resolve(), callMs, 'closing the source').catch(() => {}),
+    ]);
     if (err instanceof Cancelled || lost) {
       await log('WARNING', 'Batch export run cancelled');
       return 'cancelled';
     }
     if (err instanceof Stopped) {
       const message = 'The worker stopped before the run finished; it will be retried.';
-      await finishRun(db, run.id, a.token, { status: 'FailedRetryable', latest_error: message, records_completed: completed });
+      await settle({ status: 'FailedRetryable', latest_error: message, records_completed: completed });
       await log('WARNING', message);
       throw new RetryRun(message);
     }
-    const message = errorText(err);
+    const message = describeError(err);
     const permanent = err instanceof NonRetryableError || err instanceof HogQLError;
     if (!permanent && a.retryCount < a.retryLimit) {
-      await finishRun(db, run.id, a.token, { status: 'FailedRetryable', latest_error: message, records_completed: completed });
+      await settle({ status: 'FailedRetryable', latest_error: message, records_completed: completed });
       await log('WARNING', `Batch export run failed, will retry: ${message}`);
       throw new RetryRun(message);
     }
-    await finishRun(db, run.id, a.token, { status: 'Failed', latest_error: message, records_completed: completed });
+    await settle({ status: 'Failed', latest_error: message, records_completed: completed });
     await log('ERROR', `Batch export run failed: ${message}`);
     return 'failed';
   } finally {
     clearInterval(timer);
-    if (run.backfill_id) await settleBackfill(db, run.backfill_id).catch(() => {});
+    if (run.backfill_id) await call(settleBackfill(db, run.backfill_id), 'settling the backfill').catch(() => {});
   }
 }

@@ -11,8 +11,11 @@ export interface Database {
   db: Db;
   /** The server's URL, for a job engine that brings its own driver (libpq's form: a socket folder is `?host=`). */
   url: string;
-  /** Runs `fn` for every NOTIFY on `channel`, from this or any other process. */
-  listen(channel: string, fn: (payload: string) => void): Promise<void>;
+  /**
+   * Runs `fn` for every NOTIFY on `channel`, from this or any other process, and `onListen` each time
+   * the channel is listened to again after the connection dropped (notifications may have been missed).
+   */
+  listen(channel: string, fn: (payload: string) => void, onListen?: () => void): Promise<void>;
   notify(channel: string, payload: string): Promise<void>;
   ping(): Promise<void>;
   /** False while the database is known to be unreachable (requests then get 503 at once). */
@@ -141,8 +144,8 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
         await lock.end({ timeout: 5 });
       }
     },
-    async listen(channel, fn) {
-      await sql.listen(channel, (payload) => fn(payload));
+    async listen(channel, fn, onListen) {
+      await sql.listen(channel, (payload) => fn(payload), onListen);
     },
     async notify(channel, payload) {
       await sql.notify(channel, payload);

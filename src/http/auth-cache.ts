@@ -1,27 +1,66 @@
+import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/client.js';
-import { loadPrincipal, type Principal } from '../db/queries/auth.js';
+import { countListeners, loadPrincipal, type Principal } from '../db/queries/auth.js';
 
 const CHANNEL = 'auth_cache_invalidate';
+/** Each process answers another's invalidation here once its cache is clear. */
+const ACK_CHANNEL = 'auth_cache_cleared';
 const TTL_MS = 5_000;
+/** The longest a revoking call waits for the other processes to answer (then it answers anyway). */
+const ECHO_WAIT_MS = 2_000;
+/** How long a notification is retried after the write it announces has committed. */
+const NOTIFY_RETRY_MS = 3_000;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Keeps principals for a few seconds so a warm key costs no database round trip. Any change that
  * could revoke access (a key deleted or rolled, a membership changed, an organization or project
- * deleted) clears every process's cache through NOTIFY, so revocation is immediate everywhere.
+ * deleted) clears every process's cache through NOTIFY:
+ *
+ * - the revoking call returns only once every process listening on the database has answered that
+ *   its cache is clear (or after a bound, for a process that died without closing its connection);
+ * - a process whose LISTEN connection dropped (and so may have missed notifications) clears its
+ *   cache when the connection is listening again.
  */
 export class AuthCache {
   private entries = new Map<string, { principal: Principal; expires: number }>();
   private pending = new Map<string, Promise<Principal | undefined>>();
   /** Bumped on every invalidation so a load that raced with one is not cached. */
   private generation = 0;
+  private readonly id = randomUUID();
+  private sent = 0;
+  private echoes = new Map<string, (from: string) => void>();
+  private listening = false;
 
   constructor(private database: Database) {}
 
   async start(): Promise<void> {
-    await this.database.listen(CHANNEL, () => {
-      this.generation++;
-      this.entries.clear();
+    await this.database.listen(ACK_CHANNEL, (payload) => {
+      const sep = payload.lastIndexOf('|');
+      this.echoes.get(payload.slice(0, sep))?.(payload.slice(sep + 1));
     });
+    await this.database.listen(
+      CHANNEL,
+      (payload) => {
+        this.clear();
+        if (payload.startsWith(`${this.id}:`)) this.echoes.get(payload)?.(this.id);
+        else if (payload) void this.database.notify(ACK_CHANNEL, `${payload}|${this.id}`).catch(() => {});
+      },
+      // Called again after every reconnect: what was missed while it was down is unknown.
+      () => this.clear(),
+    );
+    this.listening = true;
+  }
+
+  /** Sessions listening for invalidations on this database: one per running process (this one included). */
+  private async listeners(): Promise<number> {
+    return countListeners(this.database.db, [CHANNEL, ACK_CHANNEL]);
+  }
+
+  private clear(): void {
+    this.generation++;
+    this.entries.clear();
   }
 
   async get(secureValue: string): Promise<Principal | undefined> {
@@ -40,10 +79,41 @@ export class AuthCache {
     return principal;
   }
 
-  /** Call after any write that can change who may do what. */
+  /**
+   * Call after any write that can change who may do what, once it has committed. Never throws: the
+   * write is done, so its caller must not get an error for it. A notification that cannot be sent
+   * (the database is restarting) is covered by the other processes clearing their caches when their
+   * LISTEN connections come back.
+   */
   async invalidate(): Promise<void> {
-    this.generation++;
-    this.entries.clear();
-    await this.database.notify(CHANNEL, '');
+    this.clear();
+    const payload = `${this.id}:${++this.sent}`;
+    let expected = Infinity;
+    const answered = new Set<string>();
+    let done: () => void = () => {};
+    const echoed = new Promise<void>((resolve) => (done = resolve));
+    this.echoes.set(payload, (from) => {
+      answered.add(from);
+      if (answered.size >= expected) done();
+    });
+    try {
+      if (this.listening) {
+        expected = await this.listeners().catch(() => Infinity);
+        if (answered.size >= expected) done();
+      }
+      const until = Date.now() + NOTIFY_RETRY_MS;
+      for (;;) {
+        try {
+          await this.database.notify(CHANNEL, payload);
+          break;
+        } catch {
+          if (Date.now() > until) return;
+          await pause(100);
+        }
+      }
+      if (this.listening) await Promise.race([echoed, pause(ECHO_WAIT_MS)]);
+    } finally {
+      this.echoes.delete(payload);
+    }
   }
 }

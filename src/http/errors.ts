@@ -53,8 +53,16 @@ export class ApiError extends Error {
       'retry-after': String(retryAfterSeconds),
     });
   }
-  static unavailable(): ApiError {
-    return new ApiError(503, 'server_error', 'service_unavailable', 'The database is unavailable. Try again shortly.');
+  static unavailable(retryAfterSeconds = 1): ApiError {
+    return new ApiError(503, 'server_error', 'service_unavailable', 'The database is unavailable. Try again shortly.', null, {
+      'retry-after': String(retryAfterSeconds),
+    });
+  }
+  /** The database answers but cannot take the request now (out of connections, a contended write): nothing was written. */
+  static busy(retryAfterSeconds = 1): ApiError {
+    return new ApiError(503, 'server_error', 'service_unavailable', 'The database is busy. Try again shortly.', null, {
+      'retry-after': String(retryAfterSeconds),
+    });
   }
 }
 
@@ -75,6 +83,13 @@ const UNAVAILABLE_CODES = new Set([
   '08003',
   '08006',
 ]);
+
+/**
+ * SQLSTATEs that mean the server cannot take the request now but will: out of connections
+ * (53300), out of memory or another resource (class 53), a lock or snapshot it gave up waiting for.
+ * The statement did nothing, so a retry is safe.
+ */
+const BUSY_CODES = new Set(['53000', '53100', '53200', '53300', '53400', '55P03', '40001', '40P01', '57014']);
 
 /** The database's own error (with its SQLSTATE) inside the driver's and Drizzle's wrappers. */
 function databaseError(err: unknown): { code: string; message: string } | undefined {
@@ -110,6 +125,7 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError | und
   }
   if (isDatabaseUnavailable(err)) return ApiError.unavailable();
   const db = databaseError(err);
+  if (db && BUSY_CODES.has(db.code)) return ApiError.busy();
   // A number the contract allows but a column cannot hold (an id past 2^31, a huge page).
   if (db?.code === '22003') return ApiError.validation(null, 'A numeric value is out of range.');
   // PostgreSQL's data exceptions (class 22) mean a value it was given cannot be what the query needs:
@@ -131,7 +147,7 @@ export function errorHandler(err: FastifyError, req: FastifyRequest, reply: Fast
     void reply.code(500).send({ type: 'server_error', code: 'error', detail: 'A server error occurred.', attr: null });
     return;
   }
-  if (apiError.statusCode === 503) req.log.warn({ err }, 'database unavailable');
+  if (apiError.statusCode === 503) req.log.warn({ err }, apiError.detail);
   void reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.body);
 }
 

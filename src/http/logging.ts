@@ -1,4 +1,4 @@
-import type { FastifyServerOptions } from 'fastify';
+import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 
 /** Query parameters that carry credentials (PostHog accepts `?personal_api_key=`). */
 const SECRET_QUERY = new Set(['personal_api_key', 'token', 'access_token', 'api_key', 'secret']);
@@ -45,16 +45,44 @@ interface LoggedError {
   cause?: LoggedError;
 }
 
+/** A thrown value that is not an Error (some libraries emit plain objects) as text, not "[object Object]". */
+function describeValue(value: unknown): string {
+  if (value === null || typeof value !== 'object') return String(value);
+  try {
+    return JSON.stringify(value).slice(0, 2000);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
 export function serializeError(err: unknown, depth = 0): LoggedError {
   const e = (err ?? {}) as { name?: string; message?: unknown; stack?: unknown; code?: unknown; cause?: unknown };
   const out: LoggedError = {
     type: e.name ?? typeof err,
-    message: redactText(e.message ?? String(err)),
+    message: redactText(typeof e.message === 'string' ? e.message : describeValue(err)),
     stack: redactText(e.stack),
   };
   if (e.code !== undefined) out.code = e.code;
   if (e.cause && depth < 3) out.cause = serializeError(e.cause, depth + 1);
   return out;
+}
+
+/**
+ * Fastify's lines for each request ("incoming request", "request completed") at debug rather than
+ * info: at the default level (info) the log holds what needs attention (errors, 503s, start and
+ * stop), not every request. A request that errored is still logged at error.
+ */
+export class RequestLogController extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    if (this.isLogDisabled(request)) return;
+    request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (this.isLogDisabled(request)) return;
+    if (error) reply.log.error({ res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+    else reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
 }
 
 /**

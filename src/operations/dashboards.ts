@@ -104,10 +104,12 @@ export const dashboardHandlers = {
       });
       if (template) await insertTiles(tx, row.id, templateTiles(template, userId));
       if (source) await copyTiles(tx, source.id, row.id);
-      return row;
+      // Read in the transaction that wrote it: an answer that fails after the commit would tell the
+      // client nothing was created, and its retry would create a second dashboard.
+      return presentDashboard(tx as Db, row, viewerOf(req));
     });
     reply.code(201);
-    return presentDashboard(req.server.db, dashboard, viewerOf(req));
+    return dashboard;
   },
 
   async dashboards_retrieve(req) {
@@ -126,12 +128,11 @@ export const dashboardHandlers = {
     const tiles = body.tiles ?? [];
     await checkTiles(req.server.db, dashboard.id, tiles);
     const input: DashboardInput = { ...pick(body, WRITABLE), ...(body.tags ? { tags: normalizeTags(body.tags) } : {}) };
-    const updated = await req.server.db.transaction(async (tx) => {
+    return req.server.db.transaction(async (tx) => {
       const row = await updateDashboard(tx, dashboard.id, input);
       await applyTiles(tx, dashboard.id, tiles, viewer.id);
-      return row;
+      return presentDashboard(tx as Db, row, viewer);
     });
-    return presentDashboard(req.server.db, updated, viewer);
   },
 
   async dashboards_destroy(_req, reply) {
@@ -151,8 +152,10 @@ export const dashboardHandlers = {
       await permissionsOn(req.server.db, to, viewer),
       "You don't have edit permissions for the destination dashboard.",
     );
-    await moveTile(req.server.db, tile.id, to.id);
-    return presentDashboard(req.server.db, from, viewer);
+    return req.server.db.transaction(async (tx) => {
+      await moveTile(tx as Db, tile.id, to.id);
+      return presentDashboard(tx as Db, from, viewer);
+    });
   },
 
   async dashboards_create_from_template_json_create(req) {
@@ -178,8 +181,8 @@ export const dashboardHandlers = {
         row.id,
         tiles.map((t) => ({ body: t.body!, layouts: t.layouts, color: t.color, created_by_id: userId })),
       );
-      return row;
+      return presentDashboard(tx as Db, row, viewerOf(req));
     });
-    return presentDashboard(req.server.db, dashboard, viewerOf(req));
+    return dashboard;
   },
 } satisfies SomeHandlers;

@@ -32,7 +32,7 @@ t.test('a COPY stream that filled its buffer leaves its connection usable', asyn
   const query = `select json_build_object('i', i, 'pad', repeat('x', 300))::text from generate_series(1, 125) as i`;
   const exportAll = async () => {
     let rows = 0;
-    for await (const batch of copyBatches(sql, query, 200)) rows += batch.count;
+    for await (const batch of copyBatches(sql, query, 200, 30_000)) rows += batch.count;
     return rows;
   };
   for (let round = 0; round < 5; round++) {

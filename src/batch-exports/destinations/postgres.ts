@@ -1,6 +1,7 @@
 import { finished } from 'node:stream/promises';
 import postgres from 'postgres';
 import { pgSocket } from '../destination-network.js';
+import { withDeadline } from '../deadline.js';
 import type { ExportColumn, RecordBatch } from '../records.js';
 import { NonRetryableError, type DestinationContext, type DestinationWriter } from './types.js';
 
@@ -65,7 +66,7 @@ const TYPE_NAMES: Record<ExportColumn['type'], string> = {
  * (always, for a table it created), the batches come as column values, which COPY reads into the
  * table's types; otherwise as JSON objects, converted with `json_populate_record` as they always were.
  */
-export async function postgresWriter({ exp, source, network }: DestinationContext): Promise<DestinationWriter> {
+export async function postgresWriter({ exp, source, network, deadlineMs = 300_000 }: DestinationContext): Promise<DestinationWriter> {
   const c = exp.destination_config as Record<string, any>;
   const schema: string = c.schema || 'public';
   const table: string = c.table_name || (exp.model === 'persons' ? 'persons' : 'events');
@@ -96,16 +97,21 @@ export async function postgresWriter({ exp, source, network }: DestinationContex
         : ` on conflict (${keyCols}) do nothing`;
   }
   let conn: postgres.ReservedSql | undefined;
+  // Every call has a deadline. Whatever fails, the client is ended rather than rolled back on: the
+  // connection may be dead (a rollback on it would never answer), and the server rolls back the
+  // transaction of a connection that goes away.
+  const step = <T>(work: Promise<T>) => withDeadline(work, deadlineMs, 'The destination PostgreSQL');
+  const discard = () => withDeadline(sql.end({ timeout: 0 }), 5_000, 'close').catch(() => {});
   const close = async () => {
     conn?.release();
-    await sql.end({ timeout: 5 }).catch(() => {});
+    await withDeadline(sql.end({ timeout: 5 }), 10_000, 'close').catch(() => discard());
   };
   let columnar = false;
   let direct = false;
   try {
     // Concurrent runs into one table would race on `if not exists` (PostgreSQL then reports a
     // duplicate); a transaction-scoped advisory lock on the table's name makes them take turns.
-    await sql.begin(async (tx) => {
+    await step(sql.begin(async (tx) => {
       await tx`select pg_advisory_xact_lock(hashtext(${target}))`;
       if (schema !== 'public') await tx.unsafe(`create schema if not exists ${ident(schema)}`);
       await tx.unsafe(`create table if not exists ${target} (${columns.map((col) => `${ident(col.name)} ${col.type}`).join(', ')})`);
@@ -113,35 +119,41 @@ export async function postgresWriter({ exp, source, network }: DestinationContex
         const index = ident(`${table}_${source.key.join('_')}_export_key`.slice(0, 63));
         await tx.unsafe(`create unique index if not exists ${index} on ${target} (${source.key.map(ident).join(', ')})`);
       }
-    });
-    conn = await sql.reserve();
-    await conn.unsafe('begin');
-    const types = await conn.unsafe<{ name: string; type: string }[]>(
-      `select attname as name, format_type(atttypid, atttypmod) as type from pg_attribute
+    }));
+    conn = await step(sql.reserve());
+    await step(conn.unsafe('begin'));
+    const types = await step(
+      conn.unsafe<{ name: string; type: string }[]>(
+        `select attname as name, format_type(atttypid, atttypmod) as type from pg_attribute
        where attrelid = $1::regclass and attnum > 0 and not attisdropped`,
-      [target],
+        [target],
+      ),
     );
     const typeOf = new Map(types.map((t) => [t.name, t.type]));
     columnar = source.columnar && columns.every((col) => typeOf.get(col.name) === TYPE_NAMES[col.type]);
     // COPY skips rules and cannot write into views, so only plain tables are copied into directly.
-    const [plain] = await conn.unsafe<{ ok: boolean }[]>(
-      `select c.relkind in ('r', 'p') and not exists (select 1 from pg_rewrite r where r.ev_class = c.oid and r.ev_type = '3') as ok
+    const [plain] = await step(
+      conn.unsafe<{ ok: boolean }[]>(
+        `select c.relkind in ('r', 'p') and not exists (select 1 from pg_rewrite r where r.ev_class = c.oid and r.ev_type = '3') as ok
        from pg_class c where c.oid = $1::regclass`,
-      [target],
+        [target],
+      ),
     );
     direct = columnar && !!plain?.ok;
-    await conn.unsafe(
-      columnar
-        ? `create temp table ${STAGE} on commit drop as select ${names} from ${target} with no data`
-        : `create temp table ${STAGE} (line text) on commit drop`,
+    await step(
+      conn.unsafe(
+        columnar
+          ? `create temp table ${STAGE} on commit drop as select ${names} from ${target} with no data`
+          : `create temp table ${STAGE} (line text) on commit drop`,
+      ),
     );
   } catch (err) {
-    await close();
+    await discard();
     throw wrap(err);
   }
   const copy = `copy pg_temp.${STAGE} ${columnar ? `(${names})` : '(line)'} from stdin`;
   let directBatches = 0;
-  const copyInto = (statement: string, data: Buffer) => copyIn(conn!, statement, data);
+  const copyInto = (statement: string, data: Buffer) => step(copyIn(conn!, statement, data));
   /**
    * A batch none of whose keys the table has yet (every batch of an interval exported for the first
    * time) is copied straight in, which costs a third of an upsert. The first key already there rolls
@@ -150,15 +162,15 @@ export async function postgresWriter({ exp, source, network }: DestinationContex
   const tryDirect = async (batch: RecordBatch): Promise<boolean> => {
     if (!direct || directBatches >= MAX_DIRECT_BATCHES) return false;
     directBatches++;
-    await conn!.unsafe('savepoint batch_export_direct');
+    await step(conn!.unsafe('savepoint batch_export_direct'));
     try {
       await copyInto(`copy ${target} (${names}) from stdin`, batch.data);
     } catch (err) {
       if ((err as { code?: string })?.code !== '23505') throw err;
-      await conn!.unsafe('rollback to savepoint batch_export_direct');
+      await step(conn!.unsafe('rollback to savepoint batch_export_direct'));
       direct = false;
     }
-    await conn!.unsafe('release savepoint batch_export_direct');
+    await step(conn!.unsafe('release savepoint batch_export_direct'));
     return direct;
   };
   const insert = columnar
@@ -177,8 +189,8 @@ export async function postgresWriter({ exp, source, network }: DestinationContex
       try {
         if (!(await tryDirect(batch))) {
           await copyInto(copy, batch.data);
-          await conn!.unsafe(insert);
-          await conn!.unsafe(`truncate pg_temp.${STAGE}`);
+          await step(conn!.unsafe(insert));
+          await step(conn!.unsafe(`truncate pg_temp.${STAGE}`));
         }
       } catch (err) {
         throw wrap(err);
@@ -187,16 +199,15 @@ export async function postgresWriter({ exp, source, network }: DestinationContex
     },
     async finish() {
       try {
-        await conn!.unsafe('commit');
+        await step(conn!.unsafe('commit'));
       } catch (err) {
+        await discard();
         throw wrap(err);
-      } finally {
-        await close();
       }
+      await close();
     },
     async abort() {
-      await conn?.unsafe('rollback').catch(() => {});
-      await close();
+      await discard();
     },
   };
 }

@@ -20,6 +20,8 @@ export interface DestinationContext {
   source: RecordSource;
   /** What the destination may connect to. */
   network: TenantNetwork;
+  /** The longest one call to the destination may take before the run fails (retryably); the connection is then discarded. */
+  deadlineMs?: number;
 }
 
 /** A failure that retrying will not fix (bad credentials, a refused request); the run fails at once. */

@@ -63,3 +63,15 @@ export async function unscopedOrganizationExists(db: Db, organizationId: string)
   const rows = await db.execute(sql`select 1 from organizations where id = ${organizationId} limit 1`);
   return rowsOf(rows).length > 0;
 }
+
+/**
+ * Sessions of this database whose last statement was a LISTEN on one of `channels`: the processes
+ * listening for permission changes (a listening connection sends nothing else).
+ */
+export async function countListeners(db: Db, channels: string[]): Promise<number> {
+  const texts = channels.map((c) => `listen "${c}"`);
+  const result = await db.execute(
+    sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and query in ${texts}`,
+  );
+  return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
+}

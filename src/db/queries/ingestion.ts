@@ -23,11 +23,27 @@ export async function projectByToken(db: Db, token: string): Promise<IngestProje
 }
 
 /** The mapping moved under us (a concurrent merge): start the transaction again. */
-class MappingChanged extends Error {}
+class MappingChanged extends Error {
+  constructor() {
+    super('A concurrent request merged persons of this batch');
+  }
+}
+
+/**
+ * A batch that kept losing to concurrent merges until its deadline. Nothing of it was stored; it
+ * carries serialization_failure's SQLSTATE, so the client gets a 503 with Retry-After and retries.
+ */
+export class IngestContended extends Error {
+  readonly code = '40001';
+  constructor(cause: unknown) {
+    super('The batch kept conflicting with concurrent merges of the same persons; nothing was stored', { cause });
+  }
+}
 
 // Deadlocks, serialization failures and unique races between concurrent batches resolve on a retry.
 const RETRYABLE = new Set(['40P01', '40001', '23505']);
-const ATTEMPTS = 5;
+/** Retries go on, with a growing pause, for this long. */
+const RETRY_DEADLINE_MS = 5_000;
 /** `last_seen_at` is kept to the minute so that a busy event name is not a hot row. */
 const LAST_SEEN_GRANULARITY_MS = 60_000;
 /** Shared by `ingest_plain_batch` (drizzle/0008), which share-locks persons in the same class. */
@@ -51,6 +67,7 @@ export async function ingest(db: Db, project: IngestProject, batch: CapturedEven
   // (a client's retry, or the same batch arriving twice at once) fails the plain insert, and the
   // batch is then stored again skipping what is there.
   let retried = false;
+  const deadline = Date.now() + RETRY_DEADLINE_MS;
   for (let attempt = 1; ; attempt++) {
     try {
       if (replay) await db.transaction((tx) => replayPersons(tx, project, unique, now, retried));
@@ -59,8 +76,13 @@ export async function ingest(db: Db, project: IngestProject, batch: CapturedEven
     } catch (err) {
       const state = sqlState(err);
       const retry = err instanceof MappingChanged || RETRYABLE.has(state ?? '');
-      if (!retry || attempt >= ATTEMPTS) throw err;
+      if (!retry) throw err;
       if (state === '23505') retried = true;
+      if (state === '23505' && attempt === 1) continue;
+      // Jittered, growing pauses let the requests that collide take turns.
+      const pause = Math.min(500, 5 * 2 ** attempt) * (0.5 + Math.random());
+      if (Date.now() + pause > deadline) throw new IngestContended(err);
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
 }

@@ -1,3 +1,4 @@
+import type { Db } from '../../db/client.js';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../../http/errors.js';
 import { pick } from '../../http/access.js';
@@ -121,9 +122,10 @@ export function crudHandlers(family: Family) {
       if (req.body.is_global && level < PluginsAccess.ROOT) throw ApiError.permissionDenied(GLOBAL_REFUSED);
       const organizationId = req.tenant.organization_id;
       const { values, files } = await installValues(req, organizationId);
-      let id: number;
+      let created: Awaited<ReturnType<typeof getPluginWithOrg>>;
       try {
-        id = await req.server.db.transaction(async (tx) => {
+        // The answer is read in the transaction that wrote it, so an error answer means nothing was installed.
+        created = await req.server.db.transaction(async (tx) => {
           const plugin = await insertPlugin(tx, values);
           await replaceSourceFiles(tx, plugin.id, files);
           await logActivity(tx, {
@@ -134,7 +136,7 @@ export function crudHandlers(family: Family) {
             item_id: plugin.id,
             detail: { name: plugin.name, changes: null },
           });
-          return plugin.id;
+          return getPluginWithOrg(tx as Db, plugin.id);
         });
       } catch (err) {
         // Two installs of one url racing: the unique (organization, url) index stops the second.
@@ -144,7 +146,7 @@ export function crudHandlers(family: Family) {
         throw err;
       }
       reply.code(201);
-      return serializePlugin((await getPluginWithOrg(req.server.db, id))!);
+      return serializePlugin(created!);
     },
 
     async retrieve(req) {
@@ -159,7 +161,7 @@ export function crudHandlers(family: Family) {
       if (req.body && 'is_global' in req.body && level < PluginsAccess.ROOT) throw ApiError.permissionDenied(GLOBAL_REFUSED);
       const values = pick(req.body, PLUGIN_WRITABLE);
       if (Object.keys(values).length) {
-        await req.server.db.transaction(async (tx) => {
+        const saved = await req.server.db.transaction(async (tx) => {
           const updated = (await updatePlugin(tx, plugin.id, values))!;
           const changes = fieldChanges('Plugin', plugin, updated, PLUGIN_LOGGED);
           if (changes.length) {
@@ -172,7 +174,9 @@ export function crudHandlers(family: Family) {
               detail: { name: updated.name, changes },
             });
           }
+          return getPluginWithOrg(tx as Db, plugin.id);
         });
+        return serializePlugin(saved!);
       }
       return serializePlugin((await getPluginWithOrg(req.server.db, plugin.id))!);
     },

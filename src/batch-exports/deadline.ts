@@ -1,0 +1,56 @@
+/** A database call of an export that did not answer in time: the run fails (retryably) instead of hanging. */
+export class DeadlineError extends Error {
+  readonly code = 'DEADLINE_EXCEEDED';
+}
+
+/**
+ * `work`, or a DeadlineError after `ms`. The work is not stopped (a driver call cannot be); whoever
+ * owns its connection discards it. A rejection of the abandoned work is swallowed.
+ */
+export function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DeadlineError(`${what} did not answer within ${Math.round(ms / 1000)} s`)), ms);
+  });
+  work.catch(() => {});
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/** Errors that say the connection itself is gone: nothing more can be sent on it, not even a rollback. */
+const CONNECTION_GONE = new Set([
+  'CONNECTION_CLOSED',
+  'CONNECTION_DESTROYED',
+  'CONNECTION_ENDED',
+  'CONNECT_TIMEOUT',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'DEADLINE_EXCEEDED',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08003',
+  '08006',
+]);
+
+export function connectionGone(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && CONNECTION_GONE.has(code)) return true;
+  }
+  return false;
+}
+
+/** The error as a run's `latest_error` or log line: the messages down its causes, without drizzle's query text. */
+export function describeError(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const { message, name, code } = e as { message?: unknown; name?: unknown; code?: unknown };
+    const text = typeof message === 'string' && message ? message : typeof name === 'string' ? name : String(e);
+    if (/^Failed query:/.test(text)) continue;
+    parts.push(typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? `${text} (SQLSTATE ${code})` : text);
+  }
+  return (parts.join(': ') || String(err)).slice(0, 2000);
+}

