@@ -190,8 +190,10 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
   } finally {
     rss.stop();
     baseline?.kill();
-    server.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 500));
+    // The server stops its embedded cluster on the way out: its folder goes only once it has.
+    const exited = new Promise((r) => server.once('exit', r));
+    if (server.exitCode === null) server.kill('SIGTERM');
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 60_000))]);
     if (admin) {
       await admin.unsafe(`drop database if exists ${dbName} with (force)`);
       await admin.end();
