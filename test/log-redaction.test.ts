@@ -15,7 +15,7 @@ const test = await openTestDatabase();
 const app = await buildApp({
   config: loadConfig({ RATE_LIMITS: 'off', WORKER: '0' }),
   database: test.database,
-  logger: { ...loggerOptions('info'), stream },
+  logger: { ...loggerOptions('debug'), stream },
 });
 t.teardown(async () => {
   await app.close();

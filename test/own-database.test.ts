@@ -5,6 +5,7 @@
 import { eq } from 'drizzle-orm';
 import t from 'tap';
 import { batch_exports } from '../src/db/schema/index.js';
+import { databaseTarget } from '../src/net/own-database.js';
 import { hashKeyValue, newPersonalApiKeyValue } from '../src/tokens.js';
 import { buildTestApp } from './helpers/app.js';
 import { startWorker, waitFor } from './helpers/batch-exports.js';
@@ -12,8 +13,9 @@ import { insertEvents, spread } from './helpers/event-rows.js';
 import { makeMember, makeTenant } from './helpers/factories.js';
 
 const ctx = await buildTestApp(t);
-if (!ctx.url) {
-  t.plan(0, 'the embedded database is reached by no address a destination can name');
+// The embedded database listens on a Unix socket only, which no destination can name.
+if (!databaseTarget(ctx.url)) {
+  t.plan(0, 'the database is reached by no address a destination can name (a Unix socket)');
   process.exit(0);
 }
 const { call, db } = ctx;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { eq } from 'drizzle-orm';
 import { bootstrap } from '../src/bootstrap.js';
-import { openDatabase, type Database } from '../src/db/client.js';
+import type { Database } from '../src/db/client.js';
 import { batch_exports, projects } from '../src/db/schema/index.js';
 import { SecretBox } from '../src/secrets/index.js';
 import { parseKey } from '../src/secrets/key.js';
@@ -21,17 +21,11 @@ t.teardown(async () => {
   await test.database.close();
   await test.drop();
 });
-const backend: NodeJS.ProcessEnv = test.url ? { DATABASE_URL: test.url, DATA_DIR: dataDir } : { DATA_DIR: dataDir, DATABASE_URL: '' };
+const backend: NodeJS.ProcessEnv = { DATABASE_URL: test.url, DATA_DIR: dataDir };
 
-/** The suite's database as the server will see it; on the embedded one, only while no server runs. */
+/** The suite's database, as the server will see it. */
 async function withDb<T>(fn: (database: Database) => Promise<T>): Promise<T> {
-  if (test.url) return fn(test.database);
-  const database = await openDatabase({ dataDir });
-  try {
-    return await fn(database);
-  } finally {
-    await database.close();
-  }
+  return fn(test.database);
 }
 
 async function plainExport(token: string): Promise<string> {
@@ -79,7 +73,7 @@ t.test('without it, a key is generated into the data folder and a shared databas
   const key = parseKey(readFileSync(join(dataDir, 'encryption.key'), 'utf8'), 'the key file');
   t.equal(new SecretBox(key).open(await storedToken(id)), 'phc_plain_generated');
   t.match(out.stderr, /WARNING: Generated an encryption key/);
-  if (test.url) t.match(out.stderr, /ENCRYPTION_KEY is not set.*Every process that shares DATABASE_URL must use the same key/s);
+  t.match(out.stderr, /ENCRYPTION_KEY is not set.*Every process that shares DATABASE_URL must use the same key/s);
 });
 
 t.test('a malformed ENCRYPTION_KEY stops the server with a clear message', async (t) => {

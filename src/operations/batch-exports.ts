@@ -143,8 +143,9 @@ const impl = {
       const patch = body.destination.config ?? {};
       const config = type === exp.destination_type ? merge(exp.destination_config, patch) : patch;
       validateDestinationConfig(type, config);
-      if (type === exp.destination_type) checkSecretNotRedirected(type, exp.destination_config, patch, config);
+      // Where it may point comes first: a refused address is refused whatever secrets come with it.
       await checkDestinationNetwork(type, config, networkOf(req));
+      if (type === exp.destination_type) checkSecretNotRedirected(type, exp.destination_config, patch, config);
       values.destination_type = type;
       values.destination_config = sealDestinationSecrets(secretBox(req.server.config), type, config, patch);
     }

@@ -1,6 +1,7 @@
 // PostgreSQL restarting in the middle of batch export runs (the database the runs read from and the
 // one they write to are the same server): every run still ends Completed, each row is exported once,
 // within 2 × the heartbeat timeout, and the standalone workers live through it.
+import { randomBytes } from 'node:crypto';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { eq } from 'drizzle-orm';
@@ -40,7 +41,14 @@ t.test('a restart in the middle of export runs', {
     create function slow_down() returns trigger language plpgsql as $$ begin perform pg_sleep(0.1); return null; end $$;
     create trigger slow_down after insert on public.events for each statement execute function slow_down();`);
 
-  const env = { BATCH_EXPORT_HEARTBEAT_TIMEOUT: String(HEARTBEAT_TIMEOUT), BATCH_EXPORT_BATCH_SIZE: '40', BATCH_EXPORT_CONCURRENCY: '2' };
+  const env = {
+    BATCH_EXPORT_HEARTBEAT_TIMEOUT: String(HEARTBEAT_TIMEOUT),
+    BATCH_EXPORT_BATCH_SIZE: '40',
+    BATCH_EXPORT_CONCURRENCY: '2',
+    // The destination is on this machine, and the workers decrypt what the app stored.
+    ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8,::1/128',
+    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  };
   const database = await openDatabase({ url: cluster.url, poolSize: 4 });
   const app = await buildApp({ config: loadConfig({ RATE_LIMITS: 'off', WORKER: '0', ...env }), database });
 

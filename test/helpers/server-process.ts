@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,9 +28,20 @@ function serverBundle(): string {
  * The server as a separate process on a port of its own, the way `npm start` runs it: the bundled
  * JavaScript in one node process, so signals reach the server itself.
  */
+const TEST_ENCRYPTION_KEY = randomBytes(32).toString('base64');
+
 export function startServer(env: NodeJS.ProcessEnv): ServerProcess {
   const child = spawn(process.execPath, ['--enable-source-maps', serverBundle()], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8,::1/128', ...env },
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8,::1/128',
+      // A key of the test's own, so that no server writes a key file into the working directory.
+      ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+      ...env,
+    },
   });
   let stdout = '';
   let stderr = '';

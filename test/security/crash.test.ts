@@ -1,8 +1,5 @@
 // A hostile plugin archive must cost its sender a 400, never the process: reproduced against the
 // server as `npm start` runs it, since only a separate process shows whether an error escaped.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
 import { openTestDatabase } from '../helpers/db.js';
 import { pluginJson, SOURCES, startFileServer, tarGzArchive, zipArchive } from '../helpers/plugins.js';
@@ -19,8 +16,7 @@ t.test('archives with unsafe or oversized entries leave the server serving', asy
   files.set('/big.zip', zipArchive({ 'plugin.json': pluginJson('Big', '1.0.0'), 'index.ts': main, 'big.bin': new Uint8Array(4 << 20) }));
   files.set('/truncated.tgz', (await tarGzArchive({ 'plugin.json': pluginJson('Cut', '1.0.0'), 'index.ts': main.repeat(200) })).subarray(0, 300));
 
-  const dataDir = mkdtempSync(join(tmpdir(), 'api-crash-'));
-  const pg = process.env.DATABASE_URL ? await openTestDatabase() : undefined;
+  const pg = await openTestDatabase();
   const server = startServer({
     BOOTSTRAP_API_KEY: KEY,
     RATE_LIMITS: 'off',
@@ -28,18 +24,15 @@ t.test('archives with unsafe or oversized entries leave the server serving', asy
     PLUGIN_ARCHIVE_MAX_BYTES: String(1 << 20),
     // The archives are served on 127.0.0.1, which tenant-supplied addresses may not reach otherwise.
     ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
-    ...(pg ? { DATABASE_URL: pg.url } : { DATABASE_URL: '', DATA_DIR: dataDir }),
+    DATABASE_URL: pg.url,
   });
   t.teardown(async () => {
     if (server.child.exitCode === null) {
       server.child.kill('SIGTERM');
       await server.exited;
     }
-    rmSync(dataDir, { recursive: true, force: true });
-    if (pg) {
-      await pg.database.close();
-      await pg.drop();
-    }
+    await pg.database.close();
+    await pg.drop();
   });
   const base = await server.listening;
   const auth = { authorization: `Bearer ${KEY}` };
