@@ -74,11 +74,10 @@ const UNAVAILABLE_CODES = new Set([
   '08006',
 ]);
 
-/** The database's own error (with its SQLSTATE) inside the driver's and Drizzle's wrappers. */
-function databaseError(err: unknown): { code: string; message: string } | undefined {
+function databaseCode(err: unknown): string | undefined {
   for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return { code, message: String((e as Error).message) };
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
   }
   return undefined;
 }
@@ -107,14 +106,8 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError | und
       return new ApiError(400, 'invalid_request', 'parse_error', 'Request body does not match its Content-Length.');
   }
   if (isDatabaseUnavailable(err)) return ApiError.unavailable();
-  const db = databaseError(err);
   // A number the contract allows but a column cannot hold (an id past 2^31, a huge page).
-  if (db?.code === '22003') return ApiError.validation(null, 'A numeric value is out of range.');
-  // PostgreSQL's data exceptions (class 22) mean a value it was given cannot be what the query needs:
-  // a date past year 294276, a fraction compared to an integer column, a NUL in text. Such values
-  // come from the request, so the caller hears why (PostgreSQL's message, never the query's text)
-  // instead of a server error.
-  if (db?.code.startsWith('22')) return ApiError.validation(null, `Invalid value: ${db.message}`);
+  if (databaseCode(err) === '22003') return ApiError.validation(null, 'A numeric value is out of range.');
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new ApiError(fe.statusCode, 'invalid_request', 'invalid_request', fe.message);
   }

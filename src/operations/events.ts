@@ -99,7 +99,11 @@ export const eventHandlers = {
             limit,
             offset,
           }).catch((err) => {
-            if (sqlState(err) === '2201B') throw ApiError.validation('properties', 'Invalid regular expression in a property filter.');
+            const state = sqlState(err);
+            if (state === '2201B') throw ApiError.validation('properties', 'Invalid regular expression in a property filter.');
+            // PostgreSQL's data exceptions (class 22): a value of the query it cannot take, such as a
+            // date past its range or a fraction compared to an integer column. Its own message, never the query's text.
+            if (state?.startsWith('22')) throw ApiError.validation(null, `Invalid value: ${(err as { cause?: Error }).cause?.message ?? 'out of range'}`);
             throw err;
           });
     const page = rows.slice(0, limit);
