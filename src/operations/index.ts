@@ -16,6 +16,8 @@ import { personalApiKeyHandlers } from './personal-api-keys.js';
 import { pipelinePluginHandlers } from './pipeline-plugins.js';
 import { pluginConfigHandlers } from './plugin-configs.js';
 import { projectHandlers } from './projects.js';
+import { remoteConfigHandlers } from './remote-config.js';
+import { propertyDefinitionHandlers } from './property-definitions.js';
 import { signupHandlers } from './signup.js';
 import { userHandlers } from './users.js';
 
@@ -36,8 +38,10 @@ export const handlers = {
   ...pipelinePluginHandlers,
   ...pluginConfigHandlers,
   ...eventDefinitionHandlers,
+  ...propertyDefinitionHandlers,
   ...eventHandlers,
   ...captureHandlers,
+  ...remoteConfigHandlers,
   ...batchExportHandlers,
   ...batchExportRunHandlers,
 } satisfies AllHandlers;

@@ -18,6 +18,18 @@ import { serializeKey } from '../serializers/personal-api-keys.js';
 
 const WRITABLE = ['label', 'scopes', 'scoped_teams', 'scoped_organizations'] as const;
 
+type KeyBody = { scoped_teams?: number[] | null; scoped_organizations?: string[] | null };
+
+/** A null scoping is stored as the empty list, which means the same (unrestricted) and is what clients expect to read. */
+function withListScoping<T extends KeyBody>(input: T): Omit<T, keyof KeyBody> & { scoped_teams?: number[]; scoped_organizations?: string[] } {
+  const { scoped_teams, scoped_organizations, ...rest } = input;
+  return {
+    ...rest,
+    ...(scoped_teams !== undefined ? { scoped_teams: scoped_teams ?? [] } : {}),
+    ...(scoped_organizations !== undefined ? { scoped_organizations: scoped_organizations ?? [] } : {}),
+  };
+}
+
 /** `@current` names the key making the request. */
 function keyId(req: FastifyRequest<{ Params: { id: string } }>): string {
   return req.params.id === '@current' ? req.principal.key.id : req.params.id;
@@ -68,7 +80,7 @@ export const personalApiKeyHandlers = {
   },
 
   async personal_api_keys_create(req, reply) {
-    const input = { ...pick(req.body, WRITABLE), label: req.body.label, scopes: req.body.scopes };
+    const input = withListScoping({ ...pick(req.body, WRITABLE), label: req.body.label, scopes: req.body.scopes });
     checkGrant(req, input);
     if ((await countKeys(req.server.db, req.principal.user.id)) >= MAX_KEYS_PER_USER) {
       throw ApiError.validation(
@@ -88,7 +100,7 @@ export const personalApiKeyHandlers = {
   },
 
   async personal_api_keys_partial_update(req) {
-    const input = pick(req.body, WRITABLE);
+    const input = withListScoping(pick(req.body, WRITABLE));
     checkGrant(req, input);
     const key = await updateKey(req.server.db, req.principal.user.id, keyId(req), input);
     if (!key) throw ApiError.notFound();

@@ -77,7 +77,7 @@ export async function acceptInvite(
     const { row: key, value } = await createKey(tx, user!.id, {
       label: SIGNUP_KEY_LABEL,
       scopes: ['*'],
-      scoped_organizations: existed ? [orgId] : null,
+      scoped_organizations: existed ? [orgId] : [],
     });
     const [organization] = await tx
       .select({ id: organizations.id, name: organizations.name })
