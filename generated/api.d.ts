@@ -2241,6 +2241,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/static/{version}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * posthog-js bundles of a version
+         * @description Where posthog-js first looks for the extensions it loads lazily (`/static/<its version>/<name>.js`, falling back to `/static/<name>.js`). Served when the version is the installed one, and cached for a day since the path names the content; any other version is a 404, which sends posthog-js to the fallback.
+         */
+        get: operations["static_versioned_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations/{organization_id}/batch_exports/": {
         parameters: {
             query?: never;
@@ -8902,6 +8922,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            404: components["responses"]["NotFound"];
+        };
+    };
+    static_versioned_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A posthog-js version such as `1.449.2`. */
+                version: string;
+                /** @description A file name such as `surveys.js`. */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bundle. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/javascript": string;
+                };
             };
             404: components["responses"]["NotFound"];
         };

@@ -12,6 +12,8 @@ const BAD_TOKEN = 'The provided API key is invalid or has expired. Please check 
 const JS = 'application/javascript; charset=utf-8';
 /** The bundles change only with the installed version, which their ETag names. */
 const ASSET_CACHE = 'public, max-age=3600';
+/** A versioned path names its content for good. */
+const VERSIONED_CACHE = 'public, max-age=86400, immutable';
 
 const nonEmpty = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
 
@@ -91,6 +93,13 @@ export const remoteConfigHandlers = {
     const etag = `"posthog-js-${SDK_VERSION}-${req.params.file}"`;
     reply.header('cache-control', ASSET_CACHE).header('etag', etag);
     if (req.headers['if-none-match'] === etag) return reply.code(304).send();
+    return script(reply, body);
+  },
+
+  async static_versioned_retrieve(req, reply) {
+    const body = req.params.version === SDK_VERSION ? sdkAsset(req.params.file) : undefined;
+    if (!body) throw ApiError.notFound();
+    reply.header('cache-control', VERSIONED_CACHE);
     return script(reply, body);
   },
 } satisfies SomeHandlers;

@@ -10,6 +10,7 @@ const { call, db } = ctx;
 const ORIGIN = 'http://127.0.0.1:4567';
 const distFile = (name: string) => readFileSync(createRequire(import.meta.url).resolve(`posthog-js/dist/${name}`));
 const UUID = /^[0-9a-f-]{36}$/;
+const SDK_VERSION = (JSON.parse(readFileSync(createRequire(import.meta.url).resolve('posthog-js/package.json'), 'utf8')) as { version: string }).version;
 
 t.test('flags_create answers v2 with no flags and CORS for the caller', async (t) => {
   const a = await makeTenant(db);
@@ -136,6 +137,14 @@ t.test('static_retrieve serves the installed posthog-js bundles', async (t) => {
   for (const file of ['nope.js', '..%2Fpackage.json', 'array.js.map', '.env']) {
     t.equal((await call('static_retrieve', { params: { file } })).status, 404, file);
   }
+  const versioned = await call('static_versioned_retrieve', { params: { version: SDK_VERSION, file: 'surveys.js' }, headers: { origin: ORIGIN } });
+  t.equal(versioned.status, 200);
+  t.ok(versioned.raw === distFile('surveys.js').toString('utf8'), 'the lazily loaded extension of this version');
+  t.equal(versioned.headers['access-control-allow-origin'], ORIGIN, 'posthog-js loads it as a CORS script');
+  t.equal(versioned.headers['cache-control'], 'public, max-age=86400, immutable');
+  const older = await call('static_versioned_retrieve', { params: { version: '1.0.0', file: 'surveys.js' }, headers: { origin: ORIGIN } });
+  t.equal(older.status, 404, 'another version is not here: posthog-js falls back to the unversioned path');
+  t.equal(older.headers['access-control-allow-origin'], ORIGIN, 'and can read that 404');
   const traversal = await ctx.inject({ method: 'GET', url: '/static/../package.json' });
   t.equal(traversal.statusCode, 404);
 });
