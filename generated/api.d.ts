@@ -8603,6 +8603,8 @@ export interface operations {
                 v?: number;
                 /** @description `true`: add the config fields `/decide/` carries. */
                 config?: boolean;
+                /** @description The project's `api_token`, for a request without a body. */
+                token?: string;
             };
             header?: never;
             path?: never;
@@ -8715,6 +8717,8 @@ export interface operations {
             query?: {
                 /** @description The answer's shape version. */
                 v?: number;
+                /** @description The project's `api_token`, for a request without a body. */
+                token?: string;
             };
             header?: never;
             path?: never;

@@ -102,6 +102,11 @@ t.test('array_config_retrieve follows the project settings', async (t) => {
   const other = await call('array_config_retrieve', { params: { token: b.project.api_token } });
   t.match(other.body, { autocapture_opt_out: false, heatmaps: false }, "another project's settings are its own");
   t.match(await call('array_config_retrieve', { params: { token: 'phc_nobody' } }), { status: 404, body: { code: 'not_found' } });
+  for (const token of ['\u0000', 'x'.repeat(5000)]) {
+    t.equal((await call('array_config_retrieve', { params: { token } })).status, 404, 'a token no project can have is not looked up');
+  }
+  const nul = await call('flags_create', { body: { token: 'phc_\u0000' } });
+  t.match(nul, { status: 401, body: { code: 'invalid_api_key' } });
 });
 
 t.test('array_config_js_retrieve and array_js_retrieve hand the config to posthog-js', async (t) => {
