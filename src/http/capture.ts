@@ -31,8 +31,8 @@ function allowOrigin(req: FastifyRequest, reply: FastifyReply): void {
 }
 
 /**
- * The capture and remote config operations (marked `x-no-fastify-config`, so the OpenAPI glue leaves them alone) are
- * routed here, in a scope of their own: they take any media type, gzip with or without a header,
+ * The capture and remote config operations (marked `x-no-fastify-config`, so the OpenAPI glue leaves
+ * them alone) are routed here, in a scope of their own: they take any media type, gzip with or without a header,
  * form-encoded base64 and bodies up to 20 MiB, while every API route keeps strict JSON and 1 MiB.
  * Their handlers are still the contract's, from the same handler map.
  */

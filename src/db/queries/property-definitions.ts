@@ -1,4 +1,4 @@
-import { and, asc, eq, ilike, inArray, like, notInArray, notLike, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, ilike, inArray, like, notInArray, notLike, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { event_properties, property_definitions } from '../schema/index.js';
 import type { Page } from '../../http/pagination.js';
@@ -55,9 +55,22 @@ export function knownTaxonomy(db: Db): KnownTaxonomy {
 }
 
 /** Names ingestion stores that PostHog never lists: they steer ingestion rather than describe events. */
-const HIDDEN = ['distinct_id', '$set', '$set_once', '$groups', '$group_type', '$group_key', '$group_set', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4'];
+const HIDDEN = [
+  'distinct_id',
+  '$set',
+  '$set_once',
+  '$groups',
+  '$group_type',
+  '$group_key',
+  '$group_set',
+  ...[0, 1, 2, 3, 4].map((i) => `$group_${i}`),
+];
 /** PostHog's campaign parameters, part of its core taxonomy along with its own `$` properties. */
-const CAMPAIGN = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term', 'gclid', 'gad_source', 'gclsrc', 'dclid', 'gbraid', 'wbraid', 'fbclid', 'msclkid', 'twclid', 'li_fat_id', 'mc_cid', 'igshid', 'ttclid', 'rdt_cid', 'irclid', '_kx'];
+const CAMPAIGN = [
+  ...['utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term'],
+  ...['gclid', 'gad_source', 'gclsrc', 'dclid', 'gbraid', 'wbraid', 'fbclid', 'msclkid', 'twclid'],
+  ...['li_fat_id', 'mc_cid', 'igshid', 'ttclid', 'rdt_cid', 'irclid', '_kx'],
+];
 
 export interface PropertyDefinitionFilter {
   type: number;
@@ -74,8 +87,8 @@ export interface PropertyDefinitionFilter {
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 const pd = property_definitions;
-const { id, project_id, name, type, property_type, is_numerical, description, tags, verified, verified_at, verified_by_id, hidden, updated_at, updated_by_id } = pd;
-const columns = { id, project_id, name, type, property_type, is_numerical, description, tags, verified, verified_at, verified_by_id, hidden, updated_at, updated_by_id };
+/** Every column, for a select that adds a computed one. */
+const columns = getTableColumns(pd);
 
 function seenOn(projectId: number, eventNames: string[] | undefined): SQL {
   if (!eventNames?.length) return sql`null::boolean`;
