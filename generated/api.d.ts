@@ -174,6 +174,66 @@ export interface paths {
         patch: operations["projects_partial_update"];
         trace?: never;
     };
+    "/api/organizations/{organization_id}/projects/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List an organization's projects
+         * @description The organization's projects, oldest first. PostHog publishes this operation as `list_2`, an accident of its generator; the name here follows its other operations.
+         */
+        get: operations["organizations_projects_list"];
+        put?: never;
+        /**
+         * Create a project in an organization
+         * @description Needs administrator level (8) or higher in the organization (PostHog's `create_2`).
+         */
+        post: operations["organizations_projects_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/projects/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The project's numeric id, or `@current`. A project of another organization is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a project of an organization
+         * @description PostHog's `retrieve_2`.
+         */
+        get: operations["organizations_projects_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a project of an organization
+         * @description Needs administrator level (8) or higher (PostHog's `destroy_2`).
+         */
+        delete: operations["organizations_projects_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a project of an organization
+         * @description PostHog's `partial_update_2`. Its published schema asks only `project:read` here, while its scope check (a partial update is a write) asks `project:write`, which is followed.
+         */
+        patch: operations["organizations_projects_partial_update"];
+        trace?: never;
+    };
     "/api/users/@me/": {
         parameters: {
             query?: never;
@@ -1921,6 +1981,55 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project_id}/property_definitions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List property definitions
+         * @description The property names seen in the project, of one `type`. Ordered with the properties seen on `event_names` first (when given), then by `name`. Names that only steer ingestion (`distinct_id`, `$set`, `$set_once`, `$groups`, `$group_*`) are never listed.
+         */
+        get: operations["property_definitions_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/property_definitions/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** Retrieve a property definition */
+        get: operations["property_definitions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update a property definition
+         * @description Any member of the project may edit `description`, `tags`, `property_type`, `verified` and `hidden`; other fields are read-only and ignored. Setting `property_type` sets `is_numerical` (true for `Numeric`). A definition cannot be both hidden and verified: asking for both is a 400, hiding clears the verification. Verifying records `verified_by` and `verified_at`; every change records `updated_by` and `updated_at`. Tags are normalised as dashboard tags are.
+         */
+        patch: operations["property_definitions_partial_update"];
+        trace?: never;
+    };
     "/api/projects/{project_id}/events/": {
         parameters: {
             query?: never;
@@ -2058,6 +2167,148 @@ export interface paths {
          * @description PostHog's current capture path (`/i/v0/e/`), same behaviour.
          */
         post: operations["capture_i_v0_e_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/flags/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Evaluate feature flags (GET) */
+        get: operations["flags_retrieve"];
+        put?: never;
+        /**
+         * Evaluate feature flags
+         * @description What posthog-js calls as `/flags/?v=2` on load; there are no flags, so the set is empty.
+         */
+        post: operations["flags_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/decide/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Legacy flags and config (GET) */
+        get: operations["decide_retrieve"];
+        put?: never;
+        /**
+         * Legacy flags and config
+         * @description What older SDKs call (`/decide/?v=3`, `v=4`).
+         */
+        post: operations["decide_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/array/{token}/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Remote config
+         * @description The project's remote config as JSON.
+         */
+        get: operations["array_config_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/array/{token}/config.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Remote config script
+         * @description What posthog-js loads from its assets host on start: a script setting `window._POSTHOG_REMOTE_CONFIG[token] = {config, siteApps: []}`, with `config` the remote config without `siteApps`.
+         */
+        get: operations["array_config_js_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/array/{token}/array.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * posthog-js with its remote config
+         * @description The installed posthog-js `array.js` followed by the remote config script.
+         */
+        get: operations["array_js_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/static/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * posthog-js bundles
+         * @description The browser bundles of the installed posthog-js package: `array.js` (what PostHog's HTML snippet loads), `array.full.js`, and the extensions posthog-js loads lazily from the same folder. Cached for an hour, with an ETag naming the version (`If-None-Match` gives 304).
+         */
+        get: operations["static_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/static/{version}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * posthog-js bundles of a version
+         * @description Where posthog-js first looks for the extensions it loads lazily (`/static/<its version>/<name>.js`, falling back to `/static/<name>.js`). Served when the version is the installed one, and cached for a day since the path names the content; any other version is a 404, which sends posthog-js to the fallback.
+         */
+        get: operations["static_versioned_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2879,6 +3130,8 @@ export interface components {
                 [key: string]: unknown;
             }[];
             product_description?: string | null;
+            autocapture_opt_out?: boolean | null;
+            heatmaps_opt_in?: boolean | null;
         };
         Project: components["schemas"]["ProjectBasic"] & {
             /** Format: date-time */
@@ -2893,6 +3146,10 @@ export interface components {
                 [key: string]: unknown;
             }[];
             product_description: string | null;
+            /** @description True turns posthog-js autocapture off through its remote config; null means unset (on). */
+            autocapture_opt_out: boolean | null;
+            /** @description True turns posthog-js heatmaps on through its remote config; null means unset (off). */
+            heatmaps_opt_in: boolean | null;
         };
         PatchedProjectRequest: {
             name?: string;
@@ -2910,6 +3167,8 @@ export interface components {
                 [key: string]: unknown;
             }[];
             product_description?: string | null;
+            autocapture_opt_out?: boolean | null;
+            heatmaps_opt_in?: boolean | null;
         };
         /** @description A user as embedded in other objects. */
         UserBasic: {
@@ -2998,19 +3257,25 @@ export interface components {
             readonly last_rolled_at: string | null;
             readonly user_id: number;
             scopes: components["schemas"]["Scope"][];
-            scoped_teams: number[] | null;
-            scoped_organizations: string[] | null;
+            /** @description Projects the key is limited to; empty means every project. Always a list (PostHog's clients read it as one), also for keys created without it. */
+            scoped_teams: number[];
+            /** @description Organizations the key is limited to; empty means every organization. Always a list. */
+            scoped_organizations: string[];
         };
         PersonalAPIKeyRequest: {
             label: string;
             scopes: components["schemas"]["Scope"][];
+            /** @description Null is taken as the empty list (no limit). */
             scoped_teams?: number[] | null;
+            /** @description Null is taken as the empty list (no limit). */
             scoped_organizations?: string[] | null;
         };
         PatchedPersonalAPIKeyRequest: {
             label?: string;
             scopes?: components["schemas"]["Scope"][];
+            /** @description Null is taken as the empty list (no limit). */
             scoped_teams?: number[] | null;
+            /** @description Null is taken as the empty list (no limit). */
             scoped_organizations?: string[] | null;
         };
         /** @description A user as embedded in other objects, or null (e.g. once the user is gone). */
@@ -3396,8 +3661,8 @@ export interface components {
                 /** @description The new key itself, shown only in this answer; null when an existing user accepted with their own key (no key is minted then). */
                 value: string | null;
                 scopes: string[];
-                /** @description The key's organization limit (null for the new user's key). */
-                scoped_organizations: string[] | null;
+                /** @description The key's organization limit (empty for the new user's key, meaning no limit). */
+                scoped_organizations: string[];
             };
         };
         Plugin: {
@@ -3698,6 +3963,45 @@ export interface components {
             readonly offset: number;
             readonly hasMore: boolean;
         };
+        /**
+         * @description `DateTime`, `String`, `Numeric`, `Boolean` or `Duration`; null when no value has told it yet. Ingestion never detects `Duration`.
+         * @enum {string|null}
+         */
+        PropertyType: "DateTime" | "String" | "Numeric" | "Boolean" | "Duration" | null;
+        PropertyDefinition: {
+            /** Format: uuid */
+            readonly id: string;
+            readonly name: string;
+            description: string | null;
+            tags: string[];
+            readonly is_numerical: boolean;
+            property_type: components["schemas"]["PropertyType"];
+            /** @description Whether one of the list's `event_names` has carried the property; null without `event_names`. PostHog's published schema calls it a string, an artifact of its generator. */
+            readonly is_seen_on_filtered_events: boolean | null;
+            /** Format: date-time */
+            readonly updated_at: string;
+            readonly updated_by: components["schemas"]["UserBasic"] | null;
+            verified: boolean;
+            /** Format: date-time */
+            readonly verified_at: string | null;
+            readonly verified_by: components["schemas"]["UserBasic"] | null;
+            hidden: boolean;
+        };
+        PaginatedPropertyDefinitionList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["PropertyDefinition"][];
+        };
+        PatchedPropertyDefinitionRequest: {
+            description?: string | null;
+            tags?: string[];
+            property_type?: components["schemas"]["PropertyType"];
+            verified?: boolean;
+            hidden?: boolean;
+        };
         /** @description A property filter `{key, value, operator, type}`, or a group `{"type": "AND"|"OR", "values": [...]}`. */
         PropertyFilter: {
             key?: string;
@@ -3824,6 +4128,47 @@ export interface components {
         CaptureResponse: {
             /** @enum {integer} */
             status: 1;
+        };
+        FlagsResponse: {
+            errorsWhileComputingFlags?: boolean;
+            flags?: {
+                [key: string]: unknown;
+            };
+            featureFlags?: {
+                [key: string]: unknown;
+            } | string[];
+            featureFlagPayloads?: {
+                [key: string]: unknown;
+            };
+            /** Format: uuid */
+            requestId: string;
+        } & {
+            [key: string]: unknown;
+        };
+        RemoteConfig: {
+            token: string;
+            supportedCompression: string[];
+            hasFeatureFlags: boolean;
+            captureDeadClicks: boolean;
+            capturePerformance: boolean;
+            /** @description The project's `autocapture_opt_out`. */
+            autocapture_opt_out: boolean;
+            autocaptureExceptions: boolean;
+            analytics: {
+                endpoint?: string;
+            };
+            elementsChainAsString: boolean;
+            errorTracking: {
+                [key: string]: unknown;
+            };
+            sessionRecording: boolean;
+            /** @description The project's `heatmaps_opt_in`. */
+            heatmaps: boolean;
+            surveys: boolean;
+            defaultIdentifiedOnly: boolean;
+            siteApps: {
+                [key: string]: unknown;
+            }[];
         };
         /**
          * @description What is exported. `events` (default) selects events by `timestamp`; `persons` selects persons by when they were last updated.
@@ -4151,10 +4496,10 @@ export interface components {
         Limit: number;
         /** @description The initial index from which to return the results. */
         Offset: number;
-        /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
-        ProjectId: string;
         /** @description The organization's UUID, or `@current` for the caller's current organization. */
         OrganizationId: string;
+        /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+        ProjectId: string;
         /** @description The batch export's UUID. */
         BatchExportPathId: string;
         /** @description The batch export's UUID. */
@@ -4516,6 +4861,170 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The project's numeric id, or `@current`. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedProjectRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    organizations_projects_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of projects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedProjectBasicList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    organizations_projects_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ProjectRequest"];
+            };
+        };
+        responses: {
+            /** @description The new project. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    organizations_projects_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The project's numeric id, or `@current`. A project of another organization is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    organizations_projects_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The project's numeric id, or `@current`. A project of another organization is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    organizations_projects_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The project's numeric id, or `@current`. A project of another organization is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -7792,6 +8301,129 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    property_definitions_list: {
+        parameters: {
+            query?: {
+                /** @description What the properties belong to: `event` (default) or `person`. `group` and `session` properties are not recorded here, so those lists are empty. */
+                type?: "event" | "person" | "group" | "session";
+                /** @description With `type=group`, the group type; accepted for compatibility. */
+                group_type_index?: number;
+                /** @description Only names containing every whitespace-separated word of this text (case-insensitive). */
+                search?: string;
+                /** @description A JSON array of event names. Each result's `is_seen_on_filtered_events` then says whether one of those events has carried the property (it is null otherwise). */
+                event_names?: string;
+                /** @description With `event_names`: `true` lists only the properties seen on those events, `false` only the others. */
+                filter_by_event_names?: boolean | null;
+                /** @description Leave out PostHog's core properties: its own (`$`-prefixed) ones and the campaign parameters (`utm_*`, `gclid`, `fbclid` and the like). */
+                exclude_core_properties?: boolean;
+                /** @description Leave out hidden definitions. */
+                exclude_hidden?: boolean;
+                /** @description `true`: only numeric properties (never `distinct_id` or `timestamp`); `false`: only the others. */
+                is_numerical?: boolean | null;
+                /** @description `true`: only feature flag properties (`$feature/...`); `false`: only the others. */
+                is_feature_flag?: boolean | null;
+                /** @description A comma-separated list of names; only those are listed. */
+                properties?: string;
+                /** @description A JSON array of names to leave out. */
+                excluded_properties?: string;
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of property definitions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedPropertyDefinitionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    property_definitions_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The property definition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PropertyDefinition"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    property_definitions_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPropertyDefinitionRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated property definition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PropertyDefinition"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     events_list: {
         parameters: {
             query?: {
@@ -8159,6 +8791,366 @@ export interface operations {
                 };
             };
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    flags_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The answer's shape version. */
+                v?: number;
+                /** @description `true`: add the config fields `/decide/` carries. */
+                config?: boolean;
+                /** @description The project's `api_token`, for a request without a body. */
+                token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description With `v=2` or later `{errorsWhileComputingFlags, flags: {}, requestId}`; otherwise `{errorsWhileComputingFlags, featureFlags: {}, featureFlagPayloads: {}, requestId}`; with `config=true` the config fields of `/decide/` as well. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsResponse"];
+                };
+            };
+            /** @description The body could not be decoded (code `invalid_payload`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token (code `missing_api_key`), or one no project has (code `invalid_api_key`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 20 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    flags_create: {
+        parameters: {
+            query?: {
+                /** @description The answer's shape version. */
+                v?: number;
+                /** @description `true`: add the config fields `/decide/` carries. */
+                config?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description `{token (or api_key), distinct_id, ...}`, as JSON, gzip, base64 or form-encoded `data=` like the capture endpoints take. A GET may name the token in the query (`?token=`). */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description With `v=2` or later `{errorsWhileComputingFlags, flags: {}, requestId}`; otherwise `{errorsWhileComputingFlags, featureFlags: {}, featureFlagPayloads: {}, requestId}`; with `config=true` the config fields of `/decide/` as well. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsResponse"];
+                };
+            };
+            /** @description The body could not be decoded (code `invalid_payload`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token (code `missing_api_key`), or one no project has (code `invalid_api_key`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 20 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    decide_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The answer's shape version. */
+                v?: number;
+                /** @description The project's `api_token`, for a request without a body. */
+                token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The flags service's legacy shapes: `v=4` and later `{errorsWhileComputingFlags, flags: {}, requestId}`; `v=3` adds `featureFlags: {}` and `featureFlagPayloads: {}` instead of `flags`; `v=2` `{featureFlags: {}, requestId}`; older `{featureFlags: [], requestId}`; each with the remote config's fields and `config`, `toolbarParams`, `isAuthenticated`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsResponse"];
+                };
+            };
+            /** @description The body could not be decoded (code `invalid_payload`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token (code `missing_api_key`), or one no project has (code `invalid_api_key`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 20 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    decide_create: {
+        parameters: {
+            query?: {
+                /** @description The answer's shape version. */
+                v?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description `{token (or api_key), distinct_id, ...}`, as JSON, gzip, base64 or form-encoded `data=` like the capture endpoints take. A GET may name the token in the query (`?token=`). */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description The flags service's legacy shapes: `v=4` and later `{errorsWhileComputingFlags, flags: {}, requestId}`; `v=3` adds `featureFlags: {}` and `featureFlagPayloads: {}` instead of `flags`; `v=2` `{featureFlags: {}, requestId}`; older `{featureFlags: [], requestId}`; each with the remote config's fields and `config`, `toolbarParams`, `isAuthenticated`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsResponse"];
+                };
+            };
+            /** @description The body could not be decoded (code `invalid_payload`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token (code `missing_api_key`), or one no project has (code `invalid_api_key`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 20 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    array_config_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's `api_token` (`phc_...`). A token no project has is a 404. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The remote config. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemoteConfig"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    array_config_js_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's `api_token` (`phc_...`). A token no project has is a 404. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The script. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/javascript": string;
+                };
+            };
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    array_js_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's `api_token` (`phc_...`). A token no project has is a 404. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The script. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/javascript": string;
+                };
+            };
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    static_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A file name such as `array.js`. Anything else is a 404. */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bundle. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/javascript": string;
+                };
+            };
+            /** @description Unchanged since the `If-None-Match` ETag. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["NotFound"];
+        };
+    };
+    static_versioned_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A posthog-js version such as `1.449.2`. */
+                version: string;
+                /** @description A file name such as `surveys.js`. */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bundle. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/javascript": string;
+                };
+            };
+            404: components["responses"]["NotFound"];
         };
     };
     batch_exports_list: {

@@ -181,7 +181,10 @@ async function send(op: Op, req: FuzzRequest): Promise<void> {
   const seen = statuses.get(op.operationId) ?? new Map<number, number>();
   seen.set(res.statusCode, (seen.get(res.statusCode) ?? 0) + 1);
   statuses.set(op.operationId, seen);
-  const real = req.auth === 'key' && Object.entries(req.path).every(([name, c]) => c.kind === 'valid' && fixtures.isReal(values[name]!));
+  // Public operations (capture, flags, remote config) take a project token, not the key, as their credential.
+  const keyed = !(Array.isArray(op.raw.security) && op.raw.security.length === 0);
+  const real =
+    keyed && req.auth === 'key' && Object.entries(req.path).every(([name, c]) => c.kind === 'valid' && fixtures.isReal(values[name]!));
   if (real) {
     const r = reached.get(op.operationId) ?? { total: 0, refused: 0 };
     r.total++;

@@ -112,8 +112,8 @@ export const commands: Record<string, Command> = {
       const { row, value } = await createKey(db, user.id, {
         label,
         scopes,
-        scoped_teams: teams ?? null,
-        scoped_organizations: orgs ?? null,
+        scoped_teams: teams ?? [],
+        scoped_organizations: orgs ?? [],
       });
       return serializeKey(row, value);
     },

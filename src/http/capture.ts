@@ -9,7 +9,10 @@ declare module 'fastify' {
   }
 }
 
-/** Browsers' posthog-js reads the answer cross-origin; PostHog's capture answers CORS like this. */
+/**
+ * Browsers' posthog-js reads the answer cross-origin; PostHog's capture, flags and remote config
+ * answer CORS like this (the caller's origin, with credentials).
+ */
 function allowOrigin(req: FastifyRequest, reply: FastifyReply): void {
   const origin = req.headers.origin;
   if (!origin) return;
@@ -28,8 +31,8 @@ function allowOrigin(req: FastifyRequest, reply: FastifyReply): void {
 }
 
 /**
- * The capture operations (marked `x-no-fastify-config`, so the OpenAPI glue leaves them alone) are
- * routed here, in a scope of their own: they take any media type, gzip with or without a header,
+ * The capture and remote config operations (marked `x-no-fastify-config`, so the OpenAPI glue leaves
+ * them alone) are routed here, in a scope of their own: they take any media type, gzip with or without a header,
  * form-encoded base64 and bodies up to 20 MiB, while every API route keeps strict JSON and 1 MiB.
  * Their handlers are still the contract's, from the same handler map.
  */
@@ -57,6 +60,8 @@ export async function registerCapture(app: FastifyInstance): Promise<void> {
     scope.addHook('onSend', async (req, reply) => allowOrigin(req, reply));
 
     for (const [path, item] of Object.entries(spec.paths)) {
+      const url = path.replace(/\{(\w+)\}/g, ':$1');
+      let routed = false;
       for (const [method, operation] of Object.entries(item)) {
         if (!operation || typeof operation !== 'object' || !operation['x-no-fastify-config']) continue;
         const operationId = operation.operationId as keyof typeof handlers;
@@ -64,13 +69,15 @@ export async function registerCapture(app: FastifyInstance): Promise<void> {
         if (!handler) throw new Error(`No handler for operation ${operationId}`);
         scope.route({
           method: method.toUpperCase() as RouteOptions['method'],
-          url: path,
+          url,
           bodyLimit: CAPTURE_BODY_LIMIT,
           config: { operationId } as RouteOptions['config'],
           handler: handler as RouteOptions['handler'],
         });
-        scope.options(path, async (_req, reply) => reply.code(200).send());
+        routed = true;
       }
+      // The CORS preflight, answered by the onSend hook's headers.
+      if (routed) scope.options(url, async (_req, reply) => reply.code(200).send());
     }
   });
 }

@@ -17,6 +17,8 @@ import { pipelinePluginHandlers } from './pipeline-plugins.js';
 import { pluginConfigHandlers } from './plugin-configs.js';
 import { projectHandlers } from './projects.js';
 import { queryHandlers } from './query.js';
+import { remoteConfigHandlers } from './remote-config.js';
+import { propertyDefinitionHandlers } from './property-definitions.js';
 import { signupHandlers } from './signup.js';
 import { userHandlers } from './users.js';
 
@@ -37,9 +39,11 @@ export const handlers = {
   ...pipelinePluginHandlers,
   ...pluginConfigHandlers,
   ...eventDefinitionHandlers,
+  ...propertyDefinitionHandlers,
   ...eventHandlers,
   ...queryHandlers,
   ...captureHandlers,
+  ...remoteConfigHandlers,
   ...batchExportHandlers,
   ...batchExportRunHandlers,
 } satisfies AllHandlers;

@@ -23,6 +23,18 @@ const WRITABLE = ['label', 'scopes', 'scoped_teams', 'scoped_organizations'] as 
 
 type Grants = Pick<PersonalApiKeyRow, 'scopes'> & Partial<Pick<PersonalApiKeyRow, 'scoped_teams' | 'scoped_organizations'>>;
 
+type KeyBody = { scoped_teams?: number[] | null; scoped_organizations?: string[] | null };
+
+/** A null scoping is stored as the empty list, which means the same (unrestricted) and is what clients expect to read. */
+function withListScoping<T extends KeyBody>(input: T): Omit<T, keyof KeyBody> & { scoped_teams?: number[]; scoped_organizations?: string[] } {
+  const { scoped_teams, scoped_organizations, ...rest } = input;
+  return {
+    ...rest,
+    ...(scoped_teams !== undefined ? { scoped_teams: scoped_teams ?? [] } : {}),
+    ...(scoped_organizations !== undefined ? { scoped_organizations: scoped_organizations ?? [] } : {}),
+  };
+}
+
 /** `@current` names the key making the request. */
 function keyId(req: FastifyRequest<{ Params: { id: string } }>): string {
   return req.params.id === '@current' ? req.principal.key.id : req.params.id;
@@ -54,7 +66,7 @@ export function withinGrants(principal: Principal, target: Grants): boolean {
 }
 
 /**
- * A key manages only keys within its own grants, before and after the change (DECISIONS §2): a key
+ * A key manages only keys within its own grants, before and after the change: a key
  * holding `personal_api_key:write` and little else must not widen, roll, rename or delete a stronger
  * key of the same user. PostHog lets only a logged-in session manage keys, so it has no such rule.
  */
@@ -79,7 +91,7 @@ export const personalApiKeyHandlers = {
   },
 
   async personal_api_keys_create(req, reply) {
-    const input = { ...pick(req.body, WRITABLE), label: req.body.label, scopes: req.body.scopes };
+    const input = withListScoping({ ...pick(req.body, WRITABLE), label: req.body.label, scopes: req.body.scopes });
     checkMembership(req, input);
     requireWithin(req, input, 'A key can only create keys that grant no more than it holds itself.');
     if ((await countKeys(req.server.db, req.principal.user.id)) >= MAX_KEYS_PER_USER) {
@@ -100,7 +112,7 @@ export const personalApiKeyHandlers = {
   },
 
   async personal_api_keys_partial_update(req) {
-    const input = pick(req.body, WRITABLE);
+    const input = withListScoping(pick(req.body, WRITABLE));
     checkMembership(req, input);
     const userId = req.principal.user.id;
     const key = await withOwnKeyLocked(req.server.db, userId, keyId(req), async (target, tx) => {

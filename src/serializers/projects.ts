@@ -30,5 +30,7 @@ export function serializeProject(p: ProjectRow, level: number | null): Schemas['
     anonymize_ips: p.anonymize_ips,
     test_account_filters: p.test_account_filters,
     product_description: p.product_description,
+    autocapture_opt_out: p.autocapture_opt_out,
+    heatmaps_opt_in: p.heatmaps_opt_in,
   };
 }

@@ -57,7 +57,7 @@ t.test('signup_create: a new user', async (t) => {
   t.same(user.organizations.map((o: { id: string }) => o.id), [a.organization.id]);
   t.not(second.id, user.team.id, 'the organization’s first project becomes current');
   t.same(organization, { id: a.organization.id, name: 'Hooli' });
-  t.match(key, { label: 'Invite sign-up', scopes: ['*'], scoped_organizations: null });
+  t.match(key, { label: 'Invite sign-up', scopes: ['*'], scoped_organizations: [] });
   t.match(key.value, /^phx_[0-9A-Za-z]{40,}$/);
 
   const me = await call('users_retrieve', { key: key.value });

@@ -3,6 +3,7 @@ import type { Db } from '../client.js';
 import { events, person_distinct_ids, persons, projects } from '../schema/index.js';
 import type { CapturedEvent } from '../../capture/normalize.js';
 import { changesPerson, linkedIdOf, PersonPlanner, processesPerson, type PersonState } from '../../capture/persons.js';
+import { knownTaxonomy, type Taxonomy } from './property-definitions.js';
 import { rowsOf, sqlState } from './util.js';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
@@ -62,6 +63,7 @@ export async function ingest(db: Db, project: IngestProject, batch: CapturedEven
   // A batch that only ever needs each distinct id to have a person (no linking, no property
   // changes) is stored by one statement; anything else is replayed on locked persons.
   const replay = unique.some(changesPerson);
+  const taxonomy = knownTaxonomy(db).unseen(project.id, unique);
   // The common batch is all new uuids: inserting them plainly lets the unique index check each
   // uuid as it inserts it, where skipping stored ones up front probes each once more. A duplicate
   // (a client's retry, or the same batch arriving twice at once) fails the plain insert, and the
@@ -70,8 +72,9 @@ export async function ingest(db: Db, project: IngestProject, batch: CapturedEven
   const deadline = Date.now() + RETRY_DEADLINE_MS;
   for (let attempt = 1; ; attempt++) {
     try {
-      if (replay) await db.transaction((tx) => replayPersons(tx, project, unique, now, retried));
-      else await storePlain(db, project, unique, now, retried);
+      if (replay) await db.transaction((tx) => replayPersons(tx, project, unique, now, retried, taxonomy));
+      else await storePlain(db, project, unique, now, retried, taxonomy);
+      knownTaxonomy(db).remember(project.id, taxonomy);
       return;
     } catch (err) {
       const state = sqlState(err);
@@ -177,12 +180,28 @@ const INPUT_COLUMNS = sql.raw(
  * own, so the request takes one round trip and no explicit transaction; it fails with a
  * serialization failure when a concurrent merge moved one of the ids, and the batch is retried.
  */
-async function storePlain(db: Db, project: IngestProject, batch: CapturedEvent[], now: Date, retried: boolean): Promise<void> {
+async function storePlain(
+  db: Db,
+  project: IngestProject,
+  batch: CapturedEvent[],
+  now: Date,
+  retried: boolean,
+  taxonomy: Taxonomy,
+): Promise<void> {
   const ids = JSON.stringify(personIds(batch));
   const input = eventsJson(batch, processesPerson);
   const seenBefore = new Date(now.getTime() - LAST_SEEN_GRANULARITY_MS).toISOString();
+  // One statement is one transaction: the batch's property definitions are stored with its events.
   await db.execute(sql`select ingest_plain_batch(${project.id}::int, ${input}::jsonb, ${ids}::jsonb,
-    ${now.toISOString()}::timestamptz, ${seenBefore}::timestamptz, ${!project.ingested_event}::boolean, ${retried}::boolean)`);
+    ${now.toISOString()}::timestamptz, ${seenBefore}::timestamptz, ${!project.ingested_event}::boolean, ${retried}::boolean)
+    ${upsertTaxonomy(project.id, taxonomy, sql`,`)}`);
+}
+
+/** The call storing a batch's new property definitions (drizzle/0009), or nothing when there are none. */
+function upsertTaxonomy(projectId: number, taxonomy: Taxonomy, prefix: SQL): SQL {
+  if (!taxonomy.definitions.length && !taxonomy.links.length) return sql``;
+  return sql`${prefix} upsert_property_definitions(${projectId}::int, ${JSON.stringify(taxonomy.definitions)}::jsonb,
+    ${JSON.stringify(taxonomy.links)}::jsonb)`;
 }
 
 interface PersonRow extends Link {
@@ -195,7 +214,14 @@ interface PersonRow extends Link {
  * Batches that link distinct ids or change person properties: the ids (then their persons) are
  * locked alone, and the batch is replayed on them in memory, as PostHog's person processing does.
  */
-async function replayPersons(tx: Tx, project: IngestProject, batch: CapturedEvent[], now: Date, retried: boolean): Promise<void> {
+async function replayPersons(
+  tx: Tx,
+  project: IngestProject,
+  batch: CapturedEvent[],
+  now: Date,
+  retried: boolean,
+  taxonomy: Taxonomy,
+): Promise<void> {
   const touched = new Set<string>();
   for (const e of batch) {
     if (!processesPerson(e)) continue;
@@ -240,7 +266,7 @@ async function replayPersons(tx: Tx, project: IngestProject, batch: CapturedEven
       returning event),
     ${touchDefinitions(project.id, now)},
     ${markIngested(project)}
-    select 1`);
+    select 1 ${upsertTaxonomy(project.id, taxonomy, sql`,`)}`);
 }
 
 async function writePersons(tx: Tx, projectId: number, planner: PersonPlanner): Promise<void> {

@@ -19,6 +19,8 @@ export type ProjectInput = Partial<
     | 'anonymize_ips'
     | 'test_account_filters'
     | 'product_description'
+    | 'autocapture_opt_out'
+    | 'heatmaps_opt_in'
   >
 >;
 

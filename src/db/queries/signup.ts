@@ -66,7 +66,7 @@ export async function acceptInvite(
         last_name: names.last_name ?? '',
       });
       const joined = await join(tx, user, invite);
-      const { row: key, value } = await createKey(tx, user.id, { label: SIGNUP_KEY_LABEL, scopes: ['*'], scoped_organizations: null });
+      const { row: key, value } = await createKey(tx, user.id, { label: SIGNUP_KEY_LABEL, scopes: ['*'], scoped_organizations: [] });
       return { ...joined, minted: { key, value } };
     }
 

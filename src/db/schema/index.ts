@@ -7,3 +7,4 @@ export * from './people.js';
 export * from './plugins.js';
 export * from './event-definitions.js';
 export * from './batch-exports.js';
+export * from './property-definitions.js';

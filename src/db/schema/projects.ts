@@ -24,6 +24,9 @@ export const projects = pgTable(
     anonymize_ips: boolean('anonymize_ips').notNull().default(false),
     test_account_filters: jsonb('test_account_filters').$type<Record<string, unknown>[]>().notNull().default([]),
     product_description: text('product_description'),
+    // PostHog's Team settings that posthog-js reads from its remote config; null means unset (off).
+    autocapture_opt_out: boolean('autocapture_opt_out'),
+    heatmaps_opt_in: boolean('heatmaps_opt_in'),
   },
   (t) => [index('projects_organization_idx').on(t.organization_id)],
 );

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { boolean, index, integer, jsonb, pgTable, serial, text, timestamp, uuid, varchar } from 'drizzle-orm/pg-core';
 import { organizations } from './organizations.js';
 import { projects } from './projects.js';
@@ -29,8 +30,8 @@ export const personal_api_keys = pgTable(
     secure_value: text('secure_value').notNull().unique(),
     mask_value: varchar('mask_value', { length: 11 }).notNull(),
     scopes: text('scopes').array().notNull(),
-    scoped_teams: integer('scoped_teams').array(),
-    scoped_organizations: text('scoped_organizations').array(),
+    scoped_teams: integer('scoped_teams').array().notNull().default(sql`'{}'::integer[]`),
+    scoped_organizations: text('scoped_organizations').array().notNull().default(sql`'{}'::text[]`),
     created_at: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     last_used_at: timestamp('last_used_at', { withTimezone: true }),
     last_rolled_at: timestamp('last_rolled_at', { withTimezone: true }),
