@@ -39,9 +39,12 @@ export function s3Writer({ exp, run, network }: DestinationContext): Destination
     region: config.region,
     requestHandler: { httpAgent: agents.http, httpsAgent: agents.https },
     ...(config.endpoint_url ? { endpoint: config.endpoint_url, forcePathStyle: !config.use_virtual_style_addressing } : {}),
+    // Without keys of its own the destination gets unsigned requests (a bucket open to writes), never
+    // the SDK's default credentials: those are the operator's (environment, instance role), and a
+    // tenant must not write with them.
     ...(config.aws_access_key_id
       ? { credentials: { accessKeyId: config.aws_access_key_id, secretAccessKey: config.aws_secret_access_key ?? '' } }
-      : {}),
+      : { credentials: { accessKeyId: '', secretAccessKey: '' }, signer: { sign: async <R>(request: R) => request } }),
   });
   let bytes = 0;
   let input: Transform | undefined;
