@@ -4,8 +4,6 @@ import { loadPrincipal, type Principal } from '../db/queries/auth.js';
 import { getInviteWithOrganization, isExpired } from '../db/queries/invites.js';
 import { getKey } from '../db/queries/personal-api-keys.js';
 import { acceptInvite, expiredInvite, invalidInvite } from '../db/queries/signup.js';
-import { presentedKey } from '../http/auth.js';
-import { hashKeyValue } from '../tokens.js';
 import { describeUser } from './users.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -37,7 +35,9 @@ export const signupHandlers = {
     const { invite_id } = req.params;
     if (!UUID.test(invite_id)) throw invalidInvite();
     const acting = caller(req);
-    const { organization, minted } = await acceptInvite(
+    // The key that accepts is read before the transaction: it is the caller's, not part of the write.
+    const accepting = acting && (await getKey(req.server.db, acting.user.id, acting.key.id));
+    const answer = await acceptInvite(
       req.server.db,
       invite_id.toLowerCase(),
       { first_name: req.body?.first_name, last_name: req.body?.last_name },
@@ -45,30 +45,21 @@ export const signupHandlers = {
         user: acting.user,
         scopedOrganizations: acting.key.scoped_organizations?.length ? acting.key.scoped_organizations : undefined,
       },
+      async (tx, { organization, minted }) => {
+        const key = minted?.key ?? accepting;
+        const principal = key && (await loadPrincipal(tx, key.secure_value));
+        if (!key || !principal) throw new Error('the key of an accepted invite did not authenticate');
+        return {
+          user: await describeUser(tx, principal),
+          organization,
+          personal_api_key: { id: key.id, label: key.label, value: minted?.value ?? null, scopes: key.scopes, scoped_organizations: key.scoped_organizations },
+        };
+      },
     );
     // Cached principals of this user predate the new membership.
     await req.server.authCache.invalidate();
-
-    if (minted) {
-      const principal = await loadPrincipal(req.server.db, minted.key.secure_value);
-      if (!principal) throw new Error('a key minted for an active user did not authenticate');
-      reply.code(201);
-      const { key, value } = minted;
-      return {
-        user: await describeUser(req.server.db, principal),
-        organization,
-        personal_api_key: { id: key.id, label: key.label, value, scopes: key.scopes, scoped_organizations: key.scoped_organizations },
-      };
-    }
-
-    const principal = await req.server.authCache.get(hashKeyValue(presentedKey(req)!));
-    const key = principal && (await getKey(req.server.db, principal.user.id, principal.key.id));
-    if (!principal || !key) throw new Error('the key that accepted an invite no longer authenticates');
-    reply.code(200);
-    return {
-      user: await describeUser(req.server.db, principal),
-      organization,
-      personal_api_key: { id: key.id, label: key.label, value: null, scopes: key.scopes, scoped_organizations: key.scoped_organizations },
-    };
+    // A new user gets 201 with their first key; an existing user who accepted with their own key, 200.
+    reply.code(acting ? 200 : 201);
+    return answer;
   },
 } satisfies SomeHandlers;

@@ -155,7 +155,7 @@ t.test('signup_create: an existing user accepts with their own key', async (t) =
   t.same(res.body.organization, { id: a.organization.id, name: 'Pied Piper' });
   const own = keysBefore.find((k: { label: string; id: string }) => res.body.personal_api_key.id === k.id);
   t.ok(own, 'the answer names the calling key');
-  t.same(res.body.personal_api_key, { id: own.id, label: own.label, value: null, scopes: ['*'], scoped_organizations: null });
+  t.same(res.body.personal_api_key, { id: own.id, label: own.label, value: null, scopes: ['*'], scoped_organizations: [] });
   t.same(
     (await call('personal_api_keys_list', { key: home.key })).body.map((k: { id: string }) => k.id),
     keysBefore.map((k: { id: string }) => k.id),

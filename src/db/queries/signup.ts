@@ -45,49 +45,59 @@ export interface Accepted {
  * that address, to the organization. An invite id alone never opens an existing account: it proves
  * only that its holder can read the invitee's mail, or the inviter's list of invites.
  */
-export async function acceptInvite(
+export async function acceptInvite<T>(
   db: Db,
+  inviteId: string,
+  names: { first_name?: string | undefined; last_name?: string | undefined },
+  acceptor: Acceptor | undefined,
+  present: (tx: Db, accepted: Accepted) => Promise<T>,
+): Promise<T> {
+  // The answer is built inside the transaction that commits it: a failure after the commit would
+  // otherwise consume the invite and lose the only copy of the new key's value.
+  return db.transaction(async (tx) => present(tx, await accept(tx, inviteId, names, acceptor)));
+}
+
+async function accept(
+  tx: Db,
   inviteId: string,
   names: { first_name?: string | undefined; last_name?: string | undefined },
   acceptor?: Acceptor,
 ): Promise<Accepted> {
-  return db.transaction(async (tx) => {
-    // Deleting first claims the invite, so two concurrent sign-ups cannot both use it.
-    const [invite] = await tx.delete(organization_invites).where(eq(organization_invites.id, inviteId)).returning();
-    if (!invite) throw invalidInvite();
-    if (isExpired(invite)) throw expiredInvite();
-    const existing = await findUserByEmail(tx, invite.target_email);
+  // Deleting first claims the invite, so two concurrent sign-ups cannot both use it.
+  const [invite] = await tx.delete(organization_invites).where(eq(organization_invites.id, inviteId)).returning();
+  if (!invite) throw invalidInvite();
+  if (isExpired(invite)) throw expiredInvite();
+  const existing = await findUserByEmail(tx, invite.target_email);
 
-    if (!acceptor) {
-      if (existing) throw accountExists();
-      const user = await createUser(tx, {
-        email: invite.target_email,
-        first_name: names.first_name ?? invite.first_name,
-        last_name: names.last_name ?? '',
-      });
-      const joined = await join(tx, user, invite);
-      const { row: key, value } = await createKey(tx, user.id, { label: SIGNUP_KEY_LABEL, scopes: ['*'], scoped_organizations: [] });
-      return { ...joined, minted: { key, value } };
-    }
+  if (!acceptor) {
+    if (existing) throw accountExists();
+    const user = await createUser(tx, {
+      email: invite.target_email,
+      first_name: names.first_name ?? invite.first_name,
+      last_name: names.last_name ?? '',
+    });
+    const joined = await join(tx, user, invite);
+    const { row: key, value } = await createKey(tx, user.id, { label: SIGNUP_KEY_LABEL, scopes: ['*'], scoped_organizations: [] });
+    return { ...joined, minted: { key, value } };
+  }
 
-    if (existing?.id !== acceptor.user.id) {
-      throw ApiError.validation(
-        null,
-        `This invite is intended for another email address: ${maskEmail(invite.target_email)}. You tried to sign up with ${acceptor.user.email}.`,
-        'invalid_recipient',
-      );
-    }
-    if (acceptor.scopedOrganizations && !acceptor.scopedOrganizations.includes(invite.organization_id)) {
-      throw ApiError.permissionDenied(`API key does not have access to the requested organization: ID ${invite.organization_id}.`);
-    }
-    const [member] = await tx
-      .select({ id: organization_memberships.id })
-      .from(organization_memberships)
-      .where(and(eq(organization_memberships.user_id, existing.id), eq(organization_memberships.organization_id, invite.organization_id)))
-      .limit(1);
-    if (member) throw ApiError.validation(null, 'You already are a member of this organization.', 'user_already_member');
-    return join(tx, existing, invite);
-  });
+  if (existing?.id !== acceptor.user.id) {
+    throw ApiError.validation(
+      null,
+      `This invite is intended for another email address: ${maskEmail(invite.target_email)}. You tried to sign up with ${acceptor.user.email}.`,
+      'invalid_recipient',
+    );
+  }
+  if (acceptor.scopedOrganizations && !acceptor.scopedOrganizations.includes(invite.organization_id)) {
+    throw ApiError.permissionDenied(`API key does not have access to the requested organization: ID ${invite.organization_id}.`);
+  }
+  const [member] = await tx
+    .select({ id: organization_memberships.id })
+    .from(organization_memberships)
+    .where(and(eq(organization_memberships.user_id, existing.id), eq(organization_memberships.organization_id, invite.organization_id)))
+    .limit(1);
+  if (member) throw ApiError.validation(null, 'You already are a member of this organization.', 'user_already_member');
+  return join(tx, existing, invite);
 }
 
 /** Adds the membership at the invite's level and makes the organization and its first project current. */
