@@ -9,7 +9,8 @@ num() { sed -nE "s/.*$1: ([0-9]+).*/\1/p" <<<"$summary"; }
 pass=$(num pass); fail=$(num fail); skip=$(num skip); todo=$(num todo)
 backend="embedded PostgreSQL"; [ -n "${DATABASE_URL:-}" ] && backend="PostgreSQL at DATABASE_URL"
 version=$(grep -oE 'test server: PostgreSQL [0-9.]+' "$out" | tail -1 | sed 's/test server: //')
-echo "tap ($backend${version:+, $version}): ${pass:-0} passed, ${fail:-0} failed, $(( ${skip:-0} + ${todo:-0} )) skipped"
+echo "# the suite ran on $backend${version:+ ($version)}"
+echo "tap: ${pass:-0} passed, ${fail:-0} failed, $(( ${skip:-0} + ${todo:-0} )) skipped"
 rm -f "$out"
 [ -z "$summary" ] && [ "$rc" -eq 0 ] && { echo "no test ran"; exit 1; }
 exit "$rc"

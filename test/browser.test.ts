@@ -2,17 +2,13 @@
 // default settings, loaded by PostHog's HTML snippet from this server's /static/array.js on a page
 // of another origin: it fetches its remote config and flags across origins, starts autocapture, and
 // the pageview and a click arrive in the events list.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import t from 'tap';
 import { buildTestApp } from './helpers/app.js';
+import { launchChromium, needsChromium } from './helpers/chromium.js';
 import { makeTenant } from './helpers/factories.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 
 /** PostHog's HTML snippet, as its onboarding hands it out, with nothing but the host and token filled in. */
 function snippet(apiHost: string, token: string): string {
@@ -28,7 +24,7 @@ async function listen(server: Server): Promise<string> {
 }
 
 t.test('posthog-js with default settings autocaptures into the events list', {
-  skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium)`,
+  skip: needsChromium,
 }, async (t) => {
   const ctx = await buildTestApp(t);
   const a = await makeTenant(ctx.db);
@@ -41,29 +37,11 @@ t.test('posthog-js with default settings autocaptures into the events list', {
   const origin = await listen(site);
   t.not(new URL(origin).port, new URL(api).port, 'the page is of another origin than the API');
 
-  const profile = mkdtempSync(join(tmpdir(), 'chromium-profile-'));
-  // A persistent context is how playwright passes a fresh --user-data-dir.
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
+  t.teardown(() => new Promise((resolve) => site.close(resolve)));
+  const browser = await launchChromium(t, {
     // posthog-js drops the events of browsers it takes for bots, "HeadlessChrome" among them: the
     // page is visited as a person's Chrome would visit it.
     userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  t.teardown(async () => {
-    await browser.close();
-    await new Promise((resolve) => site.close(resolve));
-    rmSync(profile, { recursive: true, force: true });
   });
 
   // An automated browser also says so in navigator.webdriver, which posthog-js checks as well.

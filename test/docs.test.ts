@@ -1,43 +1,21 @@
 // /docs in a real headless Chromium (Debian's package, driven by playwright-core): every tag of the
 // contract is on the page and an operation opens to show its example. Screenshots go to .tap/.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import t from 'tap';
 import { spec } from '../src/http/spec.js';
 import { buildTestApp } from './helpers/app.js';
+import { launchChromium, needsChromium } from './helpers/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const tags = ((spec as { tags?: { name: string }[] }).tags ?? []).map((tag) => tag.name);
 
 t.test('/docs renders every tag and an operation with its example', {
-  skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium)`,
+  skip: needsChromium,
 }, async (t) => {
   const ctx = await buildTestApp(t);
   await ctx.app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
-  const profile = mkdtempSync(join(tmpdir(), 'chromium-profile-'));
-  // A persistent context is how playwright passes a fresh --user-data-dir.
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  t.teardown(async () => {
-    await browser.close();
-    rmSync(profile, { recursive: true, force: true });
-  });
+  const browser = await launchChromium(t);
   const page = await browser.newPage();
   const failures: string[] = [];
   page.on('pageerror', (err) => failures.push(err.message));
