@@ -98,6 +98,11 @@ t.test('after SIGKILL the next start recovers by itself', async (t) => {
   await recovered.server.exited;
   for (let i = 0; i < 100 && runningPostmaster(dataDir); i++) await new Promise((r) => setTimeout(r, 50));
   t.ok(existsSync(join(dataDir, 'pg', 'postmaster.pid')), 'a stale postmaster.pid is left');
+  // Its socket's lock file names the dead postmaster; once that pid is reused by a live process,
+  // PostgreSQL refuses the socket. This process stands in for such a pid.
+  const lock = join(dataDir, 'run', '.s.PGSQL.5432.lock');
+  t.ok(existsSync(lock), "and the socket's lock file");
+  writeFileSync(lock, readFileSync(lock, 'utf8').replace(/^\d+/, String(process.pid)));
   const afterCrash = await start();
   t.equal(await projects(afterCrash.url), 200, 'the next start recovers from the crash');
   afterCrash.server.child.kill('SIGTERM');

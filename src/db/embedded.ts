@@ -286,6 +286,12 @@ export async function startCluster(dataDir: string, settings: ClusterSettings): 
   const pidFile = join(pg, 'postmaster.pid');
   // A postmaster killed with the machine, or with SIGKILL, leaves its pid file; its pid may now be anyone's.
   if (existsSync(pidFile)) rmSync(pidFile, { force: true });
+  // So does its socket's lock file, and PostgreSQL will not start while the pid in it is alive (any
+  // process, once pids are reused). No postmaster of ours runs now: stopCluster saw to that.
+  const sockets = socketDir(dataDir);
+  for (const name of existsSync(sockets) ? readdirSync(sockets) : []) {
+    if (name.startsWith(`.s.PGSQL.${SOCKET_PORT}`)) rmSync(join(sockets, name), { force: true });
+  }
   if (!existsSync(join(pg, 'PG_VERSION'))) await initCluster(dataDir, as, settings.fsync !== false);
   mkdirSync(socketDir(dataDir), { recursive: true, mode: 0o700 });
   chmodSync(socketDir(dataDir), 0o700);
