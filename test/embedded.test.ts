@@ -1,5 +1,6 @@
 // The embedded default as `make run` meets it: DATABASE_URL unset, the server's own PostgreSQL cluster
 // in DATA_DIR, created on first start, reused, recovered after a kill, shared with the CLI.
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,11 +99,16 @@ t.test('after SIGKILL the next start recovers by itself', async (t) => {
   await recovered.server.exited;
   for (let i = 0; i < 100 && runningPostmaster(dataDir); i++) await new Promise((r) => setTimeout(r, 50));
   t.ok(existsSync(join(dataDir, 'pg', 'postmaster.pid')), 'a stale postmaster.pid is left');
-  // Its socket's lock file names the dead postmaster; once that pid is reused by a live process,
-  // PostgreSQL refuses the socket. This process stands in for such a pid.
+  // Its socket's lock file names the dead postmaster; while a process of the cluster's user has
+  // that pid (a zombie nobody reaps, or a reused pid), PostgreSQL refuses the socket. A sleep of
+  // that user stands in for it.
   const lock = join(dataDir, 'run', '.s.PGSQL.5432.lock');
   t.ok(existsSync(lock), "and the socket's lock file");
-  writeFileSync(lock, readFileSync(lock, 'utf8').replace(/^\d+/, String(process.pid)));
+  const asRoot = process.getuid?.() === 0;
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  const standIn = spawn('sleep', ['120'], asRoot ? { uid: id('-u'), gid: id('-g') } : {});
+  t.teardown(() => void standIn.kill());
+  writeFileSync(lock, readFileSync(lock, 'utf8').replace(/^\d+/, String(standIn.pid)));
   const afterCrash = await start();
   t.equal(await projects(afterCrash.url), 200, 'the next start recovers from the crash');
   afterCrash.server.child.kill('SIGTERM');
