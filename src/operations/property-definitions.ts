@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { SomeHandlers } from '../http/types.js';
 import { ApiError } from '../http/errors.js';
+import { rejectNulInJson } from '../http/input-guard.js';
 import { pageOf, paginated } from '../http/pagination.js';
 import {
   getPropertyDefinition,
@@ -30,6 +31,7 @@ function nameList(attr: string, text: string | undefined): string[] | undefined 
   if (!Array.isArray(parsed) || !parsed.every((n) => typeof n === 'string')) {
     throw ApiError.validation(attr, `${attr} must be a JSON list of names.`);
   }
+  rejectNulInJson(attr, parsed);
   return parsed;
 }
 

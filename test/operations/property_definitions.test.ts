@@ -204,3 +204,12 @@ t.test('property_definitions_partial_update', async (t) => {
   t.equal((await call('property_definitions_partial_update', { key: readOnly, params, body: {} })).status, 403);
   t.equal((await call('property_definitions_partial_update', { params, body: {} })).status, 401);
 });
+
+t.test('NUL in a JSON list of names is refused before any SQL, on its parameter', async (t) => {
+  const a = await makeTenant(db);
+  for (const param of ['event_names', 'excluded_properties']) {
+    const res = await call('property_definitions_list', { key: a.key, params: { project_id: a.project.id }, query: { [param]: '["a\\u0000b"]' } });
+    t.equal(res.status, 400, param);
+    t.match(res.body, { code: 'null_characters_not_allowed', attr: param });
+  }
+});

@@ -197,7 +197,7 @@ async function storePlain(
     ${upsertTaxonomy(project.id, taxonomy, sql`,`)}`);
 }
 
-/** The call storing a batch's new property definitions (drizzle/0009), or nothing when there are none. */
+/** The call storing a batch's new property definitions (drizzle/0010), or nothing when there are none. */
 function upsertTaxonomy(projectId: number, taxonomy: Taxonomy, prefix: SQL): SQL {
   if (!taxonomy.definitions.length && !taxonomy.links.length) return sql``;
   return sql`${prefix} upsert_property_definitions(${projectId}::int, ${JSON.stringify(taxonomy.definitions)}::jsonb,
