@@ -62,12 +62,14 @@ if (databaseUrl) {
   });
   app.get('/sql/query_count_by_event/:project', async (req) => {
     const project = Number((req.params as { project: string }).project);
-    const rows = await sql`select event, count(*) as n from events where project_id = ${project} group by event limit 101`;
+    const rows =
+      await sql`select event, count(*) as n from events where project_id = ${project} group by event limit 101`;
     return { results: rows.map((r) => [r.event, Number(r.n)]), hasMore: false };
   });
   app.get('/sql/query_property/:project', async (req) => {
     const project = Number((req.params as { project: string }).project);
-    const rows = await sql`select count(*) as n from events where project_id = ${project} and properties ->> '$browser' = ${'Firefox'}`;
+    const rows =
+      await sql`select count(*) as n from events where project_id = ${project} and properties ->> '$browser' = ${'Firefox'}`;
     return { results: rows.map((r) => [Number(r.n)]), hasMore: false };
   });
 }

@@ -27,11 +27,20 @@ const target = `${source}_dest`;
 await admin.unsafe(`create database ${source}`);
 await admin.unsafe(`create database ${target}`);
 const s3dir = mkdtempSync(join(tmpdir(), 'bench-s3-'));
-const s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: s3dir, configureBuckets: [{ name: 'exports' }] });
+const s3 = new S3rver({
+  port: 0,
+  address: '127.0.0.1',
+  silent: true,
+  directory: s3dir,
+  configureBuckets: [{ name: 'exports' }],
+});
 const { port: s3port } = await s3.run();
 
 const database = await openDatabase({ url: withDb(source), poolSize: 5 });
-const app = await buildApp({ config: loadConfig({ RATE_LIMITS: 'off', WORKER: '0', ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8,::1/128' }), database });
+const app = await buildApp({
+  config: loadConfig({ RATE_LIMITS: 'off', WORKER: '0', ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8,::1/128' }),
+  database,
+});
 const lines: string[] = [];
 try {
   const user = await createUser(database.db, { email: 'bench@example.com' });
@@ -49,8 +58,24 @@ try {
   await sql.end();
   const t = new URL(withDb(target));
   const destinations = {
-    Postgres: { host: t.hostname, port: Number(t.port || 5432), database: target, user: decodeURIComponent(t.username) || 'postgres', password: decodeURIComponent(t.password) || 'unused', schema: 'public', table_name: 'events' },
-    S3: { bucket_name: 'exports', region: 'us-east-1', prefix: 'bench', compression: 'gzip', endpoint_url: `http://127.0.0.1:${s3port}`, aws_access_key_id: 'S3RVER', aws_secret_access_key: 'S3RVER' },
+    Postgres: {
+      host: t.hostname,
+      port: Number(t.port || 5432),
+      database: target,
+      user: decodeURIComponent(t.username) || 'postgres',
+      password: decodeURIComponent(t.password) || 'unused',
+      schema: 'public',
+      table_name: 'events',
+    },
+    S3: {
+      bucket_name: 'exports',
+      region: 'us-east-1',
+      prefix: 'bench',
+      compression: 'gzip',
+      endpoint_url: `http://127.0.0.1:${s3port}`,
+      aws_access_key_id: 'S3RVER',
+      aws_secret_access_key: 'S3RVER',
+    },
   };
   for (const [type, config] of Object.entries(destinations)) {
     const res = await app.inject({
@@ -60,7 +85,9 @@ try {
       payload: { name: `bench ${type}`, destination: { type, config }, interval: 'day', paused: true },
     });
     if (res.statusCode !== 201) throw new Error(res.body);
-    const [run] = await insertRuns(database.db, res.json().id, [{ start: day, end: new Date(day.getTime() + 86_400_000) }]);
+    const [run] = await insertRuns(database.db, { project_id: project.id }, res.json().id, [
+      { start: day, end: new Date(day.getTime() + 86_400_000) },
+    ]);
     const before = process.memoryUsage().rss;
     let peak = before;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);

@@ -1,6 +1,7 @@
 // `make bench`: drives the API and two same-run baselines with autocannon and writes bench/results.md.
 // Speed is measured here and only here; tests never time anything.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,11 @@ import { startupTimes } from './startup.js';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+/** Rounds of each read measured against the hand-written server (issue #16: at least three). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** BENCH_BARE=1 adds the older baselines: a fixed JSON body, and the API's own SQL run directly. */
+const BARE = process.env.BENCH_BARE === '1';
+const nameOf = (s: Scenario) => s.name.replace('1M events', `${EVENTS.toLocaleString('en')} events`);
 const KEY = 'phx_benchmarkkey0000000000000000000000000000000000';
 const tsx = join('node_modules', '.bin', 'tsx');
 
@@ -71,6 +77,7 @@ async function drive(
   scenario: Scenario,
   seeded: Seeded,
   connections = scenario.connections ?? CONNECTIONS,
+  warmUp = true,
 ): Promise<Omit<Row, 'backend' | 'scenario' | 'target'>> {
   const request = scenario.request(seeded);
   const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...request.headers };
@@ -82,10 +89,14 @@ async function drive(
     headers,
     body: request.body,
     ...(request.setupRequest
-      ? { requests: [{ method: request.method ?? 'GET', headers, body: request.body, setupRequest: request.setupRequest }] }
+      ? {
+          requests: [
+            { method: request.method ?? 'GET', headers, body: request.body, setupRequest: request.setupRequest },
+          ],
+        }
       : {}),
   } as autocannon.Options;
-  await autocannon({ ...opts, duration: 2 }); // warm-up
+  if (warmUp) await autocannon({ ...opts, duration: 2 });
   const r = await autocannon(opts);
   return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
 }
@@ -119,18 +130,27 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
     WORKER: '0',
     DATABASE_URL: databaseUrl ?? '',
     DATA_DIR: dataDir ?? '',
+    // A key of the run's own: without it a server on DATABASE_URL writes one into the checkout's .data/.
+    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
   };
   // The server as `npm start` runs it (the bundle `make bench` builds): one process, so its memory is the server's.
-  const server = spawn(process.execPath, ['--enable-source-maps', 'dist/app/server.mjs'], { env: { ...process.env, ...env }, stdio: 'inherit' });
+  const server = spawn(process.execPath, ['--enable-source-maps', 'dist/app/server.mjs'], {
+    env: { ...process.env, ...env },
+    stdio: 'inherit',
+  });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
-    const up = await fetch(`${base}/_health`).then((r) => r.ok, () => false);
+    const up = await fetch(`${base}/_health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (up) break;
     if (i > 600 || server.exitCode !== null) throw new Error('the server did not start');
     await new Promise((r) => setTimeout(r, 100));
   }
   const rss = rssSampler(server.pid!);
   let baseline: ChildProcess | undefined;
+  let handwritten: ChildProcess | undefined;
   try {
     const seeded = await seed(base, sqlUrl);
     const fixtures: Record<string, unknown> = {};
@@ -146,13 +166,24 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
     const bport = port + 1;
     const fixturesFile = join(tmpdir(), `bench-fixtures-${port}.json`);
     writeFileSync(fixturesFile, JSON.stringify(fixtures));
-    baseline = await start(['bench/baseline.ts', String(bport), sqlUrl, fixturesFile], {}, /ready/);
+    if (BARE) baseline = await start(['bench/baseline.ts', String(bport), sqlUrl, fixturesFile], {}, /ready/);
     const bbase = `http://127.0.0.1:${bport}`;
+    handwritten = await start(['bench/handwritten.ts', String(port + 2), sqlUrl], {}, /ready/);
+    const hbase = `http://127.0.0.1:${port + 2}`;
     let readsDone = false;
     const afterReads = () => {
       if (readsDone) return;
       readsDone = true;
-      rows.push({ backend, scenario: 'after the read scenarios', target: 'api RSS now', rps: 0, p50: 0, p99: 0, errors: 0, rssMb: rss.nowMb() });
+      rows.push({
+        backend,
+        scenario: 'after the read scenarios',
+        target: 'api RSS now',
+        rps: 0,
+        p50: 0,
+        p99: 0,
+        errors: 0,
+        rssMb: rss.nowMb(),
+      });
       memory.push({ backend, apiMb: rss.nowMb(), pg: pgMemory });
     };
     let pgMemory = await postgresMemory(sqlUrl);
@@ -160,36 +191,53 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
       if (s.itemsPerRequest) afterReads();
       if (process.env.BENCH_SCENARIOS && !process.env.BENCH_SCENARIOS.split(',').includes(s.id)) continue;
       rss.reset();
+      if (s.handwritten) {
+        await rounds(backend, s, seeded, base, hbase);
+        pgMemory = await postgresMemory(sqlUrl);
+        continue;
+      }
       const ours = await drive(base + s.request(seeded).path, s, seeded);
       if (!s.itemsPerRequest) pgMemory = await postgresMemory(sqlUrl);
-      const row: Row = { backend, scenario: s.name, target: 'api', ...ours, rssMb: rss.peakMb() };
+      const row: Row = { backend, scenario: nameOf(s), target: 'api', ...ours, rssMb: rss.peakMb() };
       if (s.itemsPerRequest) row.itemsPerSecond = ours.rps * s.itemsPerRequest;
-      const json = await drive(`${bbase}/json/${s.id}`, { ...s, request: () => ({ ...s.request(seeded), path: '' }) }, seeded);
-      rows.push(row, { backend, scenario: s.name, target: 'bare fastify, same JSON', ...json });
-      row.ratio = `${((ours.rps / json.rps) * 100).toFixed(0)}% of bare`;
-      const sqlPath = s.baselineSql?.(seeded);
-      if (sqlPath) {
-        const sql = await drive(bbase + sqlPath, { ...s, request: () => ({ path: '' }) }, seeded);
-        rows.push({ backend, scenario: s.name, target: 'bare fastify + same SQL', ...sql });
-        row.ratio += `, ${((ours.rps / sql.rps) * 100).toFixed(0)}% of bare+SQL`;
+      rows.push(row);
+      if (BARE) {
+        const json = await drive(
+          `${bbase}/json/${s.id}`,
+          { ...s, request: () => ({ ...s.request(seeded), path: '' }) },
+          seeded,
+        );
+        rows.push({ backend, scenario: nameOf(s), target: 'bare fastify, same JSON', ...json });
+        row.ratio = `${((ours.rps / json.rps) * 100).toFixed(0)}% of bare`;
+        const sqlPath = s.baselineSql?.(seeded);
+        if (sqlPath) {
+          const sql = await drive(bbase + sqlPath, { ...s, request: () => ({ path: '' }) }, seeded);
+          rows.push({ backend, scenario: nameOf(s), target: 'bare fastify + same SQL', ...sql });
+          row.ratio += `, ${((ours.rps / sql.rps) * 100).toFixed(0)}% of bare+SQL`;
+        }
       }
       if (s.pageLatency) {
         const single = await drive(base + s.request(seeded).path, s, seeded, 1);
-        rows.push({ backend, scenario: s.name, target: 'api, 1 connection', ...single });
-        process.stdout.write(`${backend} ${s.name}, 1 connection: p50 ${single.p50} ms p99 ${single.p99} ms\n`);
+        rows.push({ backend, scenario: nameOf(s), target: 'api, 1 connection', ...single });
+        process.stdout.write(`${backend} ${nameOf(s)}, 1 connection: p50 ${single.p50} ms p99 ${single.p99} ms\n`);
       }
       const items = row.itemsPerSecond ? `, ${row.itemsPerSecond} events/s` : '';
-      process.stdout.write(`${backend} ${s.name}: ${ours.rps} req/s${items} p50 ${ours.p50} ms p99 ${ours.p99} ms, ${ours.errors} errors (${row.ratio})\n`);
+      process.stdout.write(
+        `${backend} ${nameOf(s)}: ${ours.rps} req/s${items} p50 ${ours.p50} ms p99 ${ours.p99} ms, ${ours.errors} errors (${row.ratio ?? ''})\n`,
+      );
     }
     afterReads();
     if (wants('big_batch')) {
       const big = await bigBatchHealth(base, seeded.apiToken);
       bigBatches.push({ backend, ...big });
-      process.stdout.write(`${backend} ${big.mb} MB /batch/ (${big.events} events): ${big.status} in ${big.ingestMs} ms; /_health at most ${big.healthMaxMs} ms over ${big.healthChecks} checks\n`);
+      process.stdout.write(
+        `${backend} ${big.mb} MB /batch/ (${big.events} events): ${big.status} in ${big.ingestMs} ms; /_health at most ${big.healthMaxMs} ms over ${big.healthChecks} checks\n`,
+      );
     }
   } finally {
     rss.stop();
     baseline?.kill();
+    handwritten?.kill();
     // The server stops its embedded cluster on the way out: its folder goes only once it has.
     const exited = new Promise((r) => server.once('exit', r));
     if (server.exitCode === null) server.kill('SIGTERM');
@@ -202,35 +250,116 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
   }
 }
 
-const wants = (prefix: string) => !process.env.BENCH_SCENARIOS || process.env.BENCH_SCENARIOS.split(',').some((id) => id.startsWith(prefix));
+interface Round {
+  backend: string;
+  scenario: string;
+  round: number;
+  ours: Omit<Row, 'backend' | 'scenario' | 'target'>;
+  hand: Omit<Row, 'backend' | 'scenario' | 'target'>;
+  /** Bytes of each server's answer, to show the two answer alike. */
+  oursBytes: number;
+  handBytes: number;
+}
+const roundRows: Round[] = [];
+
+/**
+ * Issue #16: a read measured in rounds, each round the API then the hand-written server under the
+ * same load, so that a slowdown between rounds of the same load shows.
+ */
+async function rounds(backend: string, s: Scenario, seeded: Seeded, base: string, hbase: string): Promise<void> {
+  const path = s.request(seeded).path;
+  const headers = { authorization: `Bearer ${KEY}` };
+  const [oursBytes, handBytes] = (await Promise.all(
+    [base, hbase].map(async (b) => {
+      const res = await fetch(b + path, { headers });
+      if (res.status !== 200) throw new Error(`${b}${path}: ${res.status} ${await res.text()}`);
+      return (await res.arrayBuffer()).byteLength;
+    }),
+  )) as [number, number];
+  for (let round = 1; round <= ROUNDS; round++) {
+    const ours = await drive(base + path, s, seeded, undefined, round === 1);
+    const hand = await drive(hbase + path, s, seeded, undefined, round === 1);
+    roundRows.push({ backend, scenario: nameOf(s), round, ours, hand, oursBytes, handBytes });
+    rows.push({
+      backend,
+      scenario: nameOf(s),
+      target: `api, round ${round}`,
+      ...ours,
+      ratio: `${((ours.rps / hand.rps) * 100).toFixed(0)}% of hand-written`,
+    });
+    rows.push({ backend, scenario: nameOf(s), target: `hand-written, round ${round}`, ...hand });
+    process.stdout.write(
+      `${backend} ${nameOf(s)} round ${round}: ${ours.rps} req/s p99 ${ours.p99} ms; hand-written ${hand.rps} req/s p99 ${hand.p99} ms (${((ours.rps / hand.rps) * 100).toFixed(0)}%), ${ours.errors + hand.errors} errors\n`,
+    );
+  }
+}
+
+const wants = (prefix: string) =>
+  !process.env.BENCH_SCENARIOS || process.env.BENCH_SCENARIOS.split(',').some((id) => id.startsWith(prefix));
 
 async function seed(base: string, databaseUrl: string): Promise<Seeded> {
   const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
   const api = async (path: string, method = 'GET', body?: unknown) => {
-    const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(base + path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
     return res.status === 204 ? undefined : res.json();
   };
-  const me = (await api('/api/users/@me/')) as { organization: { id: string }; team: { id: number; api_token: string } };
+  const me = (await api('/api/users/@me/')) as {
+    organization: { id: string };
+    team: { id: number; api_token: string };
+  };
+  let dashboardId: number | undefined;
   const org = me.organization.id;
   const project = me.team.id;
   if (wants('dashboard')) process.stdout.write('seeding: 100 dashboards with 20 tiles each\n');
   for (let i = 0; i < 100 && wants('dashboard'); i++) {
-    const d = (await api(`/api/projects/${project}/dashboards/`, 'POST', { name: `Dashboard ${i}`, pinned: i % 10 === 0 })) as { id: number };
-    const tiles = Array.from({ length: 20 }, (_, j) => ({ text: { body: `Tile ${j}` }, layouts: { sm: { x: 0, y: j, w: 6, h: 5 } } }));
+    const d = (await api(`/api/projects/${project}/dashboards/`, 'POST', {
+      name: `Dashboard ${i}`,
+      pinned: i % 10 === 0,
+    })) as { id: number };
+    dashboardId ??= d.id;
+    const tiles = Array.from({ length: 20 }, (_, j) => ({
+      text: { body: `Tile ${j}` },
+      layouts: { sm: { x: 0, y: j, w: 6, h: 5 } },
+    }));
     await api(`/api/projects/${project}/dashboards/${d.id}/`, 'PATCH', { tiles });
   }
   if (wants('members')) process.stdout.write('seeding: 500 members\n');
   await Promise.all(
     Array.from({ length: 10 }, async (_, worker) => {
       for (let i = worker; i < 499 && wants('members'); i += 10) {
-        const invite = (await api(`/api/organizations/${org}/invites/`, 'POST', { target_email: `member${i}@example.com`, send_email: false })) as { id: string };
-        const res = await fetch(`${base}/api/signup/${invite.id}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+        const invite = (await api(`/api/organizations/${org}/invites/`, 'POST', {
+          target_email: `member${i}@example.com`,
+          send_email: false,
+        })) as { id: string };
+        const res = await fetch(`${base}/api/signup/${invite.id}/`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+        });
         if (res.status !== 201) throw new Error(`signup: ${res.status} ${await res.text()}`);
       }
     }),
   );
-  const seeded: Seeded = { organizationId: org, projectId: project, apiToken: me.team.api_token, base, key: KEY };
+  const seeded: Seeded = {
+    organizationId: org,
+    projectId: project,
+    apiToken: me.team.api_token,
+    base,
+    key: KEY,
+    dashboardId,
+  };
+  if (wants('event_definitions')) {
+    process.stdout.write('seeding: 300 event definitions\n');
+    const sql = sqlClient(databaseUrl);
+    await sql`insert into event_definitions (project_id, name, created_at, last_seen_at, updated_at)
+      select ${project}, 'event ' || lpad(i::text, 3, '0'), now(), now(), now() from generate_series(1, 300) as i`;
+    await sql.end();
+  }
   if (wants('events') || wants('query')) {
     process.stdout.write(`seeding: ${EVENTS.toLocaleString('en')} events\n`);
     const sql = sqlClient(databaseUrl);
@@ -264,7 +393,9 @@ if (process.env.DATABASE_URL && (!only || only === 'postgresql')) await benchBac
 // Batch export throughput runs in a process of its own, so its peak RSS is the export's.
 let exportLines: string[] = [];
 if (process.env.DATABASE_URL && (!process.env.BENCH_SCENARIOS || process.env.BENCH_SCENARIOS.includes('export'))) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/export.ts'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/export.ts'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (d) => {
     out += d;
@@ -277,33 +408,80 @@ if (process.env.DATABASE_URL && (!process.env.BENCH_SCENARIOS || process.env.BEN
 
 // BENCH_STARTUP=0 leaves out the fresh-clone `make run` timing (it runs npm ci in a clone).
 const startup = process.env.BENCH_STARTUP === '0' ? undefined : await startupTimes();
-if (startup) process.stdout.write(`make run on a fresh clone to the first 200: ${startup.firstMs} ms; restart: ${startup.restartMs} ms\n`);
+if (startup)
+  process.stdout.write(
+    `make run on a fresh clone to the first 200: ${startup.firstMs} ms; restart: ${startup.restartMs} ms\n`,
+  );
 
 const table = [
   '| backend | scenario | target | req/s | events/s | p50 ms | p99 ms | errors | peak RSS MB | ratio |',
   '|---|---|---|---:|---:|---:|---:|---:|---:|---|',
-  ...rows.map((r) =>
-    `| ${r.backend} | ${r.scenario} | ${r.target} | ${r.rps || ''} | ${r.itemsPerSecond ?? ''} | ${r.rps ? r.p50 : ''} | ${r.rps ? r.p99 : ''} | ${r.rps ? r.errors : ''} | ${r.rssMb ?? ''} | ${r.ratio ?? ''} |`,
+  ...rows.map(
+    (r) =>
+      `| ${r.backend} | ${r.scenario} | ${r.target} | ${r.rps || ''} | ${r.itemsPerSecond ?? ''} | ${r.rps ? r.p50 : ''} | ${r.rps ? r.p99 : ''} | ${r.rps ? r.errors : ''} | ${r.rssMb ?? ''} | ${r.ratio ?? ''} |`,
   ),
 ].join('\n');
+const verdict = (ok: boolean) => (ok ? 'pass' : 'FAIL');
+/** The API's throughput in a scenario: its one measurement, or the mean of its rounds. */
+function apiRps(backend: string, scenario: string): number | undefined {
+  const mine = rows.filter(
+    (r) =>
+      r.backend === backend && r.scenario === scenario && (r.target === 'api' || r.target.startsWith('api, round')),
+  );
+  return mine.length ? Math.round(mine.reduce((n, r) => n + r.rps, 0) / mine.length) : undefined;
+}
+const scenarioNames = [
+  ...new Set(rows.filter((r) => r.rps && r.target !== 'api, 1 connection').map((r) => r.scenario)),
+];
+const backendPairs = scenarioNames
+  .map((name) => ({ name, embedded: apiRps('embedded', name), postgresql: apiRps('postgresql', name) }))
+  .filter((p) => p.embedded && p.postgresql);
+const backendTable = backendPairs.length
+  ? `\n\n## Embedded PostgreSQL against DATABASE_URL (issue #14: within 10%)\n\nThe API's req/s on each backend (the mean of the rounds where a read was measured in rounds).\n\n| scenario | embedded req/s | DATABASE_URL req/s | embedded / DATABASE_URL | within 10% |\n|---|---:|---:|---:|---|\n${backendPairs
+      .map(
+        (p) =>
+          `| ${p.name} | ${p.embedded} | ${p.postgresql} | ${((p.embedded! / p.postgresql!) * 100).toFixed(0)}% | ${verdict(p.embedded! >= 0.9 * p.postgresql!)} |`,
+      )
+      .join('\n')}`
+  : '';
+const handTable = roundRows.length
+  ? `\n\n## Reads against a hand-written server (issue #16)\n\nbench/handwritten.ts: bare Fastify + postgres.js (pool 10), three queries per read (key by sha256, membership, data), no cache, the contract's response schema. Each round is the API then the hand-written server, ${DURATION} s each; answer sizes show the two answer alike. Goals: every round at least 120% of the hand-written req/s, no round more than 10% below the first, p99 under twice the hand-written p99.\n\n| backend | read | round | api req/s | api p99 ms | hand-written req/s | hand-written p99 ms | ratio | ≥ 120% | vs round 1 | p99 < 2× | answer bytes (api / hand-written) |\n|---|---|---:|---:|---:|---:|---:|---:|---|---:|---|---|\n${roundRows
+      .map((r) => {
+        const first = roundRows.find((x) => x.backend === r.backend && x.scenario === r.scenario && x.round === 1)!;
+        const drift = r.ours.rps / first.ours.rps;
+        return `| ${r.backend} | ${r.scenario} | ${r.round} | ${r.ours.rps} | ${r.ours.p99} | ${r.hand.rps} | ${r.hand.p99} | ${((r.ours.rps / r.hand.rps) * 100).toFixed(0)}% | ${verdict(r.ours.rps >= 1.2 * r.hand.rps)} | ${((drift - 1) * 100).toFixed(0)}%${drift >= 0.9 ? '' : ' (FAIL)'} | ${verdict(r.ours.p99 < 2 * r.hand.p99)} | ${r.oursBytes} / ${r.handBytes} |`;
+      })
+      .join('\n')}`
+  : '';
+/** BENCH_NOTE: a line about the run (a shared or busy machine, the knobs used), printed under the header. */
+const NOTE = process.env.BENCH_NOTE ? `${process.env.BENCH_NOTE}\n\n` : '';
 const header = `# Benchmark results\n\n${new Date().toISOString()} on ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}; autocannon ${CONNECTIONS} connections (one where a row says so), ${DURATION} s per target after a 2 s warm-up.\n\n`;
 const exportTable = exportLines.length
   ? `\n\n## Batch export\n\n| backend | scenario | destination | outcome | throughput | time | memory |\n|---|---|---|---|---:|---:|---|\n${exportLines.join('\n')}`
   : '';
 const memoryTable = memory.length
-  ? `\n\n## Memory after the read scenarios\n\nThe API process alone, and the PostgreSQL server behind it (postmaster and all its processes; RSS counts shared buffers in every process, PSS shares them out; on DATABASE_URL the whole server, other databases included).\n\n| backend | api RSS MB | PostgreSQL processes | PostgreSQL RSS MB | PostgreSQL PSS MB |\n|---|---:|---:|---:|---:|\n${memory
-      .map((m) => `| ${m.backend} | ${m.apiMb} | ${m.pg.processes} | ${m.pg.rssMb} | ${m.pg.pssMb} |`)
+  ? `\n\n## Memory after the read scenarios\n\nThe API process alone, and the PostgreSQL server behind it (postmaster and all its processes; RSS counts shared buffers in every process, PSS shares them out; on DATABASE_URL the whole server, other databases included).\n\n| backend | api RSS MB | node < 200 MB | PostgreSQL processes | PostgreSQL RSS MB | PostgreSQL PSS MB |\n|---|---:|---|---:|---:|---:|\n${memory
+      .map(
+        (m) =>
+          `| ${m.backend} | ${m.apiMb} | ${verdict(m.apiMb < 200)} | ${m.pg.processes} | ${m.pg.rssMb} | ${m.pg.pssMb} |`,
+      )
       .join('\n')}`
   : '';
 const bigTable = bigBatches.length
-  ? `\n\n## A 20 MiB /batch/ request and /_health\n\n| backend | body MB | events | status | ingest ms | /_health checks | slowest /_health ms |\n|---|---:|---:|---:|---:|---:|---:|\n${bigBatches
-      .map((b) => `| ${b.backend} | ${b.mb} | ${b.events} | ${b.status} | ${b.ingestMs} | ${b.healthChecks} | ${b.healthMaxMs} |`)
+  ? `\n\n## A 20 MiB /batch/ request and /_health\n\n| backend | body MB | events | status | ingest ms | /_health checks | slowest /_health ms | < 200 ms |\n|---|---:|---:|---:|---:|---:|---:|---|\n${bigBatches
+      .map(
+        (b) =>
+          `| ${b.backend} | ${b.mb} | ${b.events} | ${b.status} | ${b.ingestMs} | ${b.healthChecks} | ${b.healthMaxMs} | ${verdict(b.healthMaxMs < 200)} |`,
+      )
       .join('\n')}`
   : '';
 const startupTable = startup
-  ? `\n\n## make run\n\nA fresh clone of the commit: \`make run\` (npm ci from a warm npm cache, the bundle, initdb, migrations, bootstrap) to the first 200 from \`GET /api/projects/\`, then Ctrl-C and \`make run\` again.\n\n| first make run | restart |\n|---:|---:|\n| ${(startup.firstMs / 1000).toFixed(1)} s | ${(startup.restartMs / 1000).toFixed(1)} s |`
+  ? `\n\n## make run\n\nA fresh clone of the commit: \`make run\` (npm ci from a warm npm cache, the bundle, initdb, migrations, bootstrap) to the first 200 from \`GET /api/projects/\`, then Ctrl-C and \`make run\` again.\n\n| first make run | < 30 s | restart | < 3 s |\n|---:|---|---:|---|\n| ${(startup.firstMs / 1000).toFixed(1)} s | ${verdict(startup.firstMs < 30_000)} | ${(startup.restartMs / 1000).toFixed(1)} s | ${verdict(startup.restartMs < 3_000)} |`
   : '';
-writeFileSync('bench/results.md', `${header}${table}${memoryTable}${bigTable}${startupTable}${exportTable}${beforeAndAfter()}\n`);
+writeFileSync(
+  'bench/results.md',
+  `${header}${NOTE}${table}${backendTable}${handTable}${memoryTable}${bigTable}${startupTable}${exportTable}${beforeAndAfter()}\n`,
+);
 process.stdout.write(`\n${table}\n`);
 
 /**
@@ -314,7 +492,11 @@ function beforeAndAfter(): string {
   const file = process.env.BENCH_BEFORE;
   if (!file) return '';
   const text = readFileSync(file, 'utf8');
-  const cells = (line: string) => line.split('|').slice(1, -1).map((c) => c.trim());
+  const cells = (line: string) =>
+    line
+      .split('|')
+      .slice(1, -1)
+      .map((c) => c.trim());
   const before = new Map<string, string[]>();
   for (const line of text.split('\n').filter((l) => l.startsWith('| '))) {
     const c = cells(line);
@@ -331,13 +513,17 @@ function beforeAndAfter(): string {
     .filter((r) => r.target.startsWith('api'))
     .map((r) => {
       const then = before.get([r.backend, r.scenario, r.target === 'api RSS now' ? 'api RSS' : r.target].join('|'));
-      const now = [r.rps || '', r.itemsPerSecond ?? '', r.rps ? r.p50 : '', r.rps ? r.p99 : '', r.rssMb ?? ''].map(String);
+      const now = [r.rps || '', r.itemsPerSecond ?? '', r.rps ? r.p50 : '', r.rps ? r.p99 : '', r.rssMb ?? ''].map(
+        String,
+      );
       return `| ${r.backend} | ${r.scenario} | ${r.target} | ${figure(then, 3)} → ${now[0] || '–'} | ${figure(then, 4)} → ${now[1] || '–'} | ${figure(then, 5)} / ${figure(then, 6)} → ${now[2] || '–'} / ${now[3] || '–'} | ${figure(then, 8)} → ${now[4] || '–'} |`;
     });
   for (const line of exportLines) {
     const c = cells(line);
     const then = exportBefore.get(c[2]!);
-    out.push(`| postgresql | ${c[1]} | ${c[2]} | | ${then?.[4] ?? '–'} → ${c[4]} | ${then?.[5] ?? '–'} → ${c[5]} | ${(then?.[6] ?? '–').replace(/ \(.*/, '')} → ${c[6]!.replace(/ \(.*/, '')} |`);
+    out.push(
+      `| postgresql | ${c[1]} | ${c[2]} | | ${then?.[4] ?? '–'} → ${c[4]} | ${then?.[5] ?? '–'} → ${c[5]} | ${(then?.[6] ?? '–').replace(/ \(.*/, '')} → ${c[6]!.replace(/ \(.*/, '')} |`,
+    );
   }
   return [
     `\n\n## Before and after\n\nThe same scenarios on the same machine, before (${file}) and now. Export rows: throughput and time.\n`,

@@ -8,6 +8,8 @@ export interface Seeded {
   eventsPage50?: string;
   base: string;
   key: string;
+  /** A dashboard with 20 tiles. */
+  dashboardId?: number;
 }
 
 export interface BenchRequest {
@@ -30,9 +32,13 @@ export interface Scenario {
   itemsPerRequest?: number;
   request(s: Seeded): BenchRequest;
   baselineSql?(s: Seeded): string;
+  /** An authenticated read that bench/handwritten.ts also serves: measured against it in rounds (issue #16). */
+  handwritten?: boolean;
 }
 
-const PROPERTY_FILTER = encodeURIComponent(JSON.stringify([{ key: '$browser', value: 'Firefox', operator: 'exact', type: 'event' }]));
+const PROPERTY_FILTER = encodeURIComponent(
+  JSON.stringify([{ key: '$browser', value: 'Firefox', operator: 'exact', type: 'event' }]),
+);
 
 const hogql = (query: string) => JSON.stringify({ query: { kind: 'HogQLQuery', query } });
 
@@ -53,30 +59,56 @@ export const scenarios: Scenario[] = [
   {
     id: 'organization',
     name: 'organization retrieve',
+    handwritten: true,
     request: (s) => ({ path: `/api/organizations/${s.organizationId}/` }),
     baselineSql: (s) => `/sql/organization/${s.organizationId}`,
   },
   {
+    id: 'projects',
+    name: 'projects list',
+    handwritten: true,
+    request: () => ({ path: '/api/projects/' }),
+  },
+  {
     id: 'dashboards',
     name: 'dashboards list (100 x 20 tiles)',
+    handwritten: true,
     request: (s) => ({ path: `/api/projects/${s.projectId}/dashboards/` }),
     baselineSql: (s) => `/sql/dashboards/${s.projectId}`,
   },
   {
+    id: 'dashboard_retrieve',
+    name: 'dashboard retrieve (20 tiles)',
+    handwritten: true,
+    request: (s) => ({ path: `/api/projects/${s.projectId}/dashboards/${s.dashboardId}/` }),
+  },
+  {
     id: 'dashboard_create',
     name: 'dashboard create',
-    request: (s) => ({ path: `/api/projects/${s.projectId}/dashboards/`, method: 'POST', body: JSON.stringify({ name: 'Bench', tags: ['b'] }) }),
+    request: (s) => ({
+      path: `/api/projects/${s.projectId}/dashboards/`,
+      method: 'POST',
+      body: JSON.stringify({ name: 'Bench', tags: ['b'] }),
+    }),
   },
   {
     id: 'members',
     name: 'members list (500)',
     request: (s) => ({ path: `/api/organizations/${s.organizationId}/members/` }),
+    handwritten: true,
     baselineSql: (s) => `/sql/members/${s.organizationId}`,
+  },
+  {
+    id: 'event_definitions',
+    name: 'event definitions list',
+    handwritten: true,
+    request: (s) => ({ path: `/api/projects/${s.projectId}/event_definitions/` }),
   },
   {
     id: 'events',
     name: 'events list, 1M events, no filter',
     pageLatency: true,
+    handwritten: true,
     request: (s) => ({ path: `/api/projects/${s.projectId}/events/` }),
     baselineSql: (s) => `/sql/events/${s.projectId}`,
   },
@@ -105,7 +137,11 @@ export const scenarios: Scenario[] = [
     id: 'query_count_by_event',
     name: 'query API, 1M events, count by event',
     connections: 4,
-    request: (s) => ({ path: `/api/projects/${s.projectId}/query/`, method: 'POST', body: hogql('select event, count() from events group by event') }),
+    request: (s) => ({
+      path: `/api/projects/${s.projectId}/query/`,
+      method: 'POST',
+      body: hogql('select event, count() from events group by event'),
+    }),
     baselineSql: (s) => `/sql/query_count_by_event/${s.projectId}`,
   },
   {

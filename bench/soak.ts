@@ -14,7 +14,8 @@ const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS ?? 16);
 const KEY = 'phx_soakkey00000000000000000000000000000000000000';
 const MAX_GROWTH = 1.5;
 
-const rssMb = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
+const rssMb = (pid: number) =>
+  Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let databaseUrl = '';
@@ -64,12 +65,22 @@ async function cleanup(): Promise<void> {
 
 let failed = false;
 try {
-  for (let i = 0; !(await fetch(`${base}/_health`).then((r) => r.ok, () => false)); i++) {
+  for (
+    let i = 0;
+    !(await fetch(`${base}/_health`).then(
+      (r) => r.ok,
+      () => false,
+    ));
+    i++
+  ) {
     if (i > 600 || server.exitCode !== null) throw new Error('the server did not start');
     await sleep(100);
   }
   const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
-  const me = (await (await fetch(`${base}/api/users/@me/`, { headers })).json()) as { organization: { id: string }; team: { id: number } };
+  const me = (await (await fetch(`${base}/api/users/@me/`, { headers })).json()) as {
+    organization: { id: string };
+    team: { id: number };
+  };
   const dashboards = `/api/projects/${me.team.id}/dashboards/`;
 
   // Each connection cycles through: create a dashboard, rename it, read it, list, read the
@@ -89,7 +100,10 @@ try {
       setupRequest: (req: Record<string, unknown>, ctx: Ctx) => ({ ...req, path: `${dashboards}${ctx.id}/` }),
       body: JSON.stringify({ name: 'soak renamed', pinned: true }),
     },
-    { method: 'GET', setupRequest: (req: Record<string, unknown>, ctx: Ctx) => ({ ...req, path: `${dashboards}${ctx.id}/` }) },
+    {
+      method: 'GET',
+      setupRequest: (req: Record<string, unknown>, ctx: Ctx) => ({ ...req, path: `${dashboards}${ctx.id}/` }),
+    },
     { method: 'GET', path: `${dashboards}?limit=20` },
     { method: 'GET', path: `/api/organizations/${me.organization.id}/` },
     { method: 'GET', path: '/api/users/@me/' },
@@ -103,7 +117,9 @@ try {
     await sleep((DURATION / 2 - tenMark) * 1000);
     marks.push({ at: 'middle', rss: rssMb(server.pid!) });
   })();
-  process.stdout.write(`soak: ${DURATION} s, ${CONNECTIONS} connections, ${databaseUrl ? 'PostgreSQL' : 'embedded database'}\n`);
+  process.stdout.write(
+    `soak: ${DURATION} s, ${CONNECTIONS} connections, ${databaseUrl ? 'PostgreSQL' : 'embedded database'}\n`,
+  );
   const result = await autocannon({
     url: base,
     connections: CONNECTIONS,

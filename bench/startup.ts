@@ -16,14 +16,24 @@ async function makeRunToFirst200(dir: string, port: number): Promise<{ ms: numbe
     cwd: dir,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, PORT: String(port), DATABASE_URL: '', DATA_DIR: '', BOOTSTRAP_API_KEY: KEY, LOG_LEVEL: 'warn', NODE_OPTIONS: '' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATABASE_URL: '',
+      DATA_DIR: '',
+      BOOTSTRAP_API_KEY: KEY,
+      LOG_LEVEL: 'warn',
+      NODE_OPTIONS: '',
+    },
   });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   for (;;) {
-    const status = await fetch(`http://127.0.0.1:${port}/api/projects/`, { headers: { authorization: `Bearer ${KEY}` } }).then(
+    const status = await fetch(`http://127.0.0.1:${port}/api/projects/`, {
+      headers: { authorization: `Bearer ${KEY}` },
+    }).then(
       (r) => r.status,
       () => 0,
     );
@@ -53,7 +63,11 @@ export async function startupTimes(): Promise<{ firstMs: number; restartMs: numb
     await first.stop();
     const restart = await makeRunToFirst200(dir, port);
     await restart.stop();
-    return { firstMs: first.ms, restartMs: restart.ms, leftRunning: runningPostmaster(join(dir, '.data')) !== undefined };
+    return {
+      firstMs: first.ms,
+      restartMs: restart.ms,
+      leftRunning: runningPostmaster(join(dir, '.data')) !== undefined,
+    };
   } finally {
     await stopCluster(join(dir, '.data'));
     rmSync(dir, { recursive: true, force: true });

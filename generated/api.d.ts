@@ -103,7 +103,11 @@ export interface paths {
          * @description Any member may read. An organization the caller does not belong to is a 404.
          */
         get: operations["organizations_retrieve"];
-        put?: never;
+        /**
+         * Replace an organization's settings
+         * @description As the PATCH, with `name` required; settings left out keep their values (PostHog's serializer does not reset them). Needs administrator level (8) or higher. (PostHog publishes this operation as a bare `update`.)
+         */
+        put: operations["organizations_update"];
         post?: never;
         /**
          * Delete an organization
@@ -114,7 +118,7 @@ export interface paths {
         head?: never;
         /**
          * Update an organization
-         * @description Needs administrator level (8) or higher. Read-only and unknown fields are ignored.
+         * @description Needs administrator level (8) or higher. Read-only and unknown fields are ignored. `members_can_invite: false` stops members below administrator from inviting; `members_can_use_personal_api_keys: false` refuses their personal API keys on this organization and its projects (administrators and owners keep theirs); `default_anonymize_ips` is the `anonymize_ips` of projects created afterwards when their request does not say.
          */
         patch: operations["organizations_partial_update"];
         trace?: never;
@@ -158,7 +162,11 @@ export interface paths {
          * @description A project of an organization the caller does not belong to is a 404.
          */
         get: operations["projects_retrieve"];
-        put?: never;
+        /**
+         * Replace a project's settings
+         * @description PostHog's PUT: the same writable fields as PATCH, none of them required (PostHog's serializer requires none), so fields left out keep their values. Read-only and unknown fields are ignored.
+         */
+        put: operations["projects_update"];
         post?: never;
         /**
          * Delete a project
@@ -218,7 +226,11 @@ export interface paths {
          * @description PostHog's `retrieve_2`.
          */
         get: operations["organizations_projects_retrieve"];
-        put?: never;
+        /**
+         * Replace the settings of a project of an organization
+         * @description PostHog's `update_2`: the same writable fields as PATCH, none of them required, so fields left out keep their values.
+         */
+        put: operations["organizations_projects_update"];
         post?: never;
         /**
          * Delete a project of an organization
@@ -234,7 +246,157 @@ export interface paths {
         patch: operations["organizations_projects_partial_update"];
         trace?: never;
     };
-    "/api/users/@me/": {
+    "/api/organizations/{organization_id}/projects/{id}/activity/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The project's numeric id, or `@current`. A project of another organization is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A project's activity log
+         * @description PostHog's `activity_retrieve`: who created the project, changed its settings, reset its token or moved it, newest first, `limit` entries (default 10) per `page`.
+         */
+        get: operations["organizations_projects_activity_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/projects/{id}/add_product_intent/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The project's numeric id, or `@current`. A project of another organization is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Record interest in a product
+         * @description PostHog's `add_product_intent_partial_update`: records (or refreshes) the product in the project's `product_intents`. Any member may; PostHog asks only `project:read`. Answers 201 with the project, as PostHog does.
+         */
+        patch: operations["organizations_projects_add_product_intent_partial_update"];
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/projects/{id}/change_organization/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The project's numeric id, or `@current`. A project of another organization is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a project to another organization
+         * @description PostHog's `change_organization_create`. The caller must be an administrator (8) or owner of both organizations, and the key must reach both. Users whose current project it is follow it when they belong to the target organization; the others lose it as their current project. A project whose plugin configs use a private plugin of its organization is refused (the plugin would be exposed to the other organization): remove those configs first.
+         */
+        post: operations["organizations_projects_change_organization_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/projects/{id}/complete_product_onboarding/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The project's numeric id, or `@current`. A project of another organization is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Mark a product's onboarding complete
+         * @description PostHog's `complete_product_onboarding_partial_update`: records the product in `product_intents` with its `onboarding_completed_at` set (the first completion is kept). Any member may; PostHog asks only `project:read`.
+         */
+        patch: operations["organizations_projects_complete_product_onboarding_partial_update"];
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/projects/{id}/is_generating_demo_data/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The project's numeric id, or `@current`. A project of another organization is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Whether demo data is being generated
+         * @description PostHog's `is_generating_demo_data_retrieve`. This server never generates demo data, so the answer is always false.
+         */
+        get: operations["organizations_projects_is_generating_demo_data_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/projects/{id}/reset_token/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The project's numeric id, or `@current`. A project of another organization is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Reset a project's token
+         * @description PostHog's `reset_token_partial_update`: gives the project a new `api_token`; events sent with the old one are refused from then on. Needs administrator level (8) or higher. No body.
+         */
+        patch: operations["organizations_projects_reset_token_partial_update"];
+        trace?: never;
+    };
+    "/api/users/": {
         parameters: {
             query?: never;
             header?: never;
@@ -242,16 +404,74 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The calling user
-         * @description The user the key belongs to, with their current organization and project. Not limited by key scoping.
+         * List users
+         * @description The users the caller may see: only themselves, unless they are staff (then every active user), as in PostHog.
          */
-        get: operations["users_retrieve"];
+        get: operations["users_list"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/users/{uuid}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `@me` for the caller. Any other value is refused with 403 unless the caller is staff (PostHog's rule, which holds even for the caller's own uuid); staff may name any active user. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a user
+         * @description The user with their current organization and project. Not limited by key scoping.
+         */
+        get: operations["users_retrieve"];
+        /**
+         * Replace a user's settings
+         * @description As the PATCH, with `email` required (PostHog's serializer requires it on PUT); fields left out keep their values.
+         */
+        put: operations["users_update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update a user
+         * @description Changes names, preferences, `role_at_organization`, and the current organization or project (`set_current_organization`, `set_current_team`: one the user belongs to, else 400 `does_not_exist`). `email` changes at once (there is no e-mail verification here) and must be free. `is_staff` may be changed by staff only (403 otherwise). There is no password login, so `password` and `current_password` are refused.
+         */
+        patch: operations["users_partial_update"];
+        trace?: never;
+    };
+    "/api/users/{uuid}/hedgehog_config/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `@me` for the caller; any other value as for the user itself. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A user's hedgehog settings
+         * @description The user's `hedgehog_config`, `{}` when unset. (Scope ours; PostHog publishes none.)
+         */
+        get: operations["users_hedgehog_config_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Replace a user's hedgehog settings
+         * @description The body replaces `hedgehog_config` whole, as PostHog does, and is answered back. (Scope ours.)
+         */
+        patch: operations["users_hedgehog_config_partial_update"];
         trace?: never;
     };
     "/api/personal_api_keys/": {
@@ -341,7 +561,7 @@ export interface paths {
         };
         /**
          * List dashboards
-         * @description The project's dashboards that are not deleted, pinned ones first, then by name. `tags` (repeatable) keeps dashboards carrying any of the given tags. Items leave out `tiles`, `filters` and the write-only fields.
+         * @description The project's dashboards that are not deleted, pinned ones first, then by name. `tags` (repeatable) keeps dashboards carrying any of the given tags; `unlisted` dashboards only show when `creation_mode=unlisted` is asked for. Items leave out `tiles`, `filters` and the write-only fields.
          */
         get: operations["dashboards_list"];
         put?: never;
@@ -379,6 +599,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project_id}/dashboards/create_unlisted_dashboard/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a product's unlisted dashboard
+         * @description Creates the unlisted dashboard of a product from its template, chosen by `tag`, as PostHog does: one per tag per project (a second one is a 409 until the first is deleted), `creation_mode` `unlisted` (left out of the list), the template's filters with `__template_version: 1`, tagged with `tag`. The known tag is `llm-analytics`; its insight tiles become text tiles describing each chart, since this server keeps no insights.
+         */
+        post: operations["dashboards_create_unlisted_dashboard_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project_id}/dashboards/{id}/": {
         parameters: {
             query?: never;
@@ -393,10 +636,14 @@ export interface paths {
         };
         /**
          * Retrieve a dashboard
-         * @description A deleted dashboard, or one of another project, is a 404.
+         * @description A deleted dashboard, or one of another project, is a 404. Each retrieve sets `last_accessed_at`, as PostHog does.
          */
         get: operations["dashboards_retrieve"];
-        put?: never;
+        /**
+         * Update a dashboard (PUT)
+         * @description PostHog's PUT on dashboards (Django REST framework's non-partial update): the same rules as PATCH, and since no dashboard field is required, fields left out keep their values rather than being reset.
+         */
+        put: operations["dashboards_update"];
         post?: never;
         /**
          * Hard delete (refused)
@@ -435,6 +682,31 @@ export interface paths {
          * @description Moves the tile `tile.id` of this dashboard to the dashboard `toDashboard` of the same project. Needs edit rights on both. Answers with this (the source) dashboard, as PostHog does.
          */
         patch: operations["dashboards_move_tile_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{id}/stream_tiles/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Stream a dashboard as server-sent events
+         * @description PostHog's streamed retrieve, as `text/event-stream`: first `{"type": "metadata", "dashboard": ...}` (the dashboard without write-only fields, with its first two tiles in `tiles`), then one `{"type": "tile", "order", "tile"}` event per further tile in reading order, then `{"type": "complete"}`. `layoutSize` (or `layout_size`) `sm` or `xs` picks the grid the order follows. Sets `last_accessed_at`, like a retrieve. Errors before the stream starts are JSON.
+         */
+        get: operations["dashboards_stream_tiles_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/projects/{project_id}/dashboards/{dashboard_id}/collaborators/": {
@@ -507,7 +779,7 @@ export interface paths {
         };
         /**
          * The dashboard's sharing configuration
-         * @description One object, not a list. Until sharing is first saved with PATCH, this is an unsaved configuration (`created_at` null, `enabled` false) with a fresh token on every call.
+         * @description One object, not a list (PostHog's published schema shows an array; PostHog answers one object). Until sharing is first saved with PATCH, this is an unsaved configuration (`created_at` null, `enabled` false, no passwords) with a fresh token on every call.
          */
         get: operations["dashboards_sharing_list"];
         put?: never;
@@ -517,7 +789,7 @@ export interface paths {
         head?: never;
         /**
          * Enable or disable public sharing
-         * @description Saves the configuration. Toggling `enabled` never changes the token. While enabled, anyone with the token can read the dashboard at `GET /shared/{access_token}`. Needs edit rights on the dashboard.
+         * @description Saves the configuration. Toggling `enabled` never changes the token. While enabled, anyone with the token can read the dashboard at `GET /shared/{access_token}`, unless `password_required` is on. Needs edit rights on the dashboard. Enabling is refused (403 "Public sharing is disabled for this organization.") while the organization's `allow_publicly_shared_resources` is false.
          */
         patch: operations["dashboards_sharing_partial_update"];
         trace?: never;
@@ -547,6 +819,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project_id}/dashboards/{dashboard_id}/sharing/passwords/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a password to a password-protected share
+         * @description Needs `password_required` to be on (otherwise 400) and edit rights on the dashboard. Without `raw_password` a random one is generated. Only a hash is stored: the password is in this answer and never again. Answers 201 with the new password, as PostHog really does (its published schema shows the sharing configuration instead).
+         */
+        post: operations["dashboards_sharing_passwords_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{dashboard_id}/sharing/passwords/{password_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+                /** @description The password's id. */
+                password_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a share password
+         * @description The password stops opening the share at once. Needs edit rights on the dashboard. An unknown id, or one of another dashboard, is 404 "Password not found".
+         */
+        delete: operations["dashboards_sharing_passwords_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/shared/{access_token}": {
         parameters: {
             query?: never;
@@ -559,11 +883,15 @@ export interface paths {
         };
         /**
          * A publicly shared dashboard
-         * @description Needs no key. Answers the dashboard, read-only (`effective_privilege_level` 21), while its sharing is enabled and the token is current; otherwise 404.
+         * @description Needs no key. Answers the dashboard, read-only (`effective_privilege_level` 21), while its sharing is enabled, the token is current and the organization allows publicly shared resources; otherwise 404. A password-protected share also needs `Authorization: Bearer <shareToken>`, the token `POST /shared/{access_token}` gives for one of its passwords; without a valid one it is a 401.
          */
         get: operations["shared_dashboard_retrieve"];
         put?: never;
-        post?: never;
+        /**
+         * Unlock a password-protected shared dashboard
+         * @description Needs no key. As PostHog's share page does, checks `password` against the share's active passwords and answers `{"shareToken"}`, valid for 24 hours, to send as `Authorization: Bearer` with `GET /shared/{access_token}`. The token stops working when its password is removed or the share's token is rotated. A wrong password is a 401 "Incorrect password". On a share without password protection this answers the dashboard, like the GET.
+         */
+        post: operations["shared_dashboard_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -611,7 +939,11 @@ export interface paths {
         };
         /** Retrieve a domain */
         get: operations["domains_retrieve"];
-        put?: never;
+        /**
+         * Replace a domain's settings
+         * @description As the PATCH, with `domain` required.
+         */
+        put: operations["domains_update"];
         post?: never;
         /**
          * Remove a domain
@@ -622,7 +954,7 @@ export interface paths {
         head?: never;
         /**
          * Update a domain
-         * @description Needs administrator level (8) or higher. `domain` itself cannot change (it is ignored, like the read-only fields). `jit_provisioning_enabled` and `sso_enforcement` are refused with `verification_required` until the domain is verified.
+         * @description Needs administrator level (8) or higher. `domain` may change under the rules of create (pattern, unique across organizations); a changed name must be verified again, so it loses its verification, and with it JIT provisioning and SSO enforcement (PostHog keeps them, which would let one verified name vouch for another). `jit_provisioning_enabled` and `sso_enforcement` are refused with `verification_required` until the domain is verified. `scim_enabled` is refused with `feature_not_available`: this server has no SCIM API.
          */
         patch: operations["domains_partial_update"];
         trace?: never;
@@ -652,6 +984,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{organization_id}/domains/{id}/scim/token/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The domain's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Regenerate the SCIM bearer token
+         * @description This server has no SCIM API, so SCIM is never available: administrators get PostHog's 403 for an organization without SCIM, "SCIM is not available for this organization". (Scope ours: PostHog publishes none.)
+         */
+        post: operations["domains_scim_token_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations/{organization_id}/invites/": {
         parameters: {
             query?: never;
@@ -670,7 +1027,7 @@ export interface paths {
         put?: never;
         /**
          * Invite someone
-         * @description Any member may invite, at a level up to their own. Earlier invites for the same address are replaced. When e-mail is configured (`EMAIL_HOST`) and `send_email` is not false, the invitee is sent the sign-up link `<SITE_URL>/signup/<invite id>` after the answer, and `emailing_attempt_made` is true; a failing mail server is logged and never fails the request. Invites stay valid for 3 days.
+         * @description Any member may invite, at a level up to their own, unless the organization's `members_can_invite` is false: then members below administrator get a 403. Earlier invites for the same address are replaced. When e-mail is configured (`EMAIL_HOST`) and `send_email` is not false, the invitee is sent the sign-up link `<SITE_URL>/signup/<invite id>` after the answer, and `emailing_attempt_made` is true; a failing mail server is logged and never fails the request. Invites stay valid for 3 days.
          */
         post: operations["invites_create"];
         delete?: never;
@@ -763,7 +1120,11 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        put?: never;
+        /**
+         * Set a member's level
+         * @description As the PATCH, with `level` required.
+         */
+        put: operations["members_update"];
         post?: never;
         /**
          * Remove a member, or leave
@@ -777,6 +1138,31 @@ export interface paths {
          * @description Needs administrator level (8) or higher, and a target whose level is not above the caller's. Nobody changes their own level, only owners make owners, and nobody raises another above their own level. The change applies at once to every key of the member.
          */
         patch: operations["members_partial_update"];
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/members/{user__uuid}/scoped_api_keys/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The member's user UUID, or `@me` for the caller. */
+                user__uuid: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A member's keys that reach this organization
+         * @description The member's personal API keys that can act on this organization: keys not scoped to organizations or projects, keys scoped to this organization, and keys scoped to one of its projects. Names and last use only, never values. Any member may ask (PostHog's rule). PostHog's published schema gives the member object as this answer, a generator artifact: its code answers this shape. (Scope ours: PostHog gives keys no access to it, and keys are all there is here.)
+         */
+        get: operations["members_scoped_api_keys_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/signup/{invite_id}/": {
@@ -1874,6 +2260,31 @@ export interface paths {
         patch: operations["plugin_configs_partial_update"];
         trace?: never;
     };
+    "/api/projects/{project_id}/plugin_configs/{id}/logs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The plugin config's id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * List a plugin config's log entries
+         * @description PostHog's plugin log, newest first. This server does not run plugin code, so every entry is `source: SYSTEM`, written by the server when the config is created, enabled, disabled, given new settings or deleted (each write one `instance_id`); enabling also logs a `WARN` that no events pass through the plugin here. Filters as PostHog's: `type_filter` (levels, repeated or comma-separated), `search` (in the message, case-insensitive), `after` and `before`.
+         */
+        get: operations["plugin_configs_logs_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project_id}/event_definitions/": {
         parameters: {
             query?: never;
@@ -1911,7 +2322,11 @@ export interface paths {
         };
         /** Retrieve an event definition */
         get: operations["event_definitions_retrieve"];
-        put?: never;
+        /**
+         * Replace an event definition's editable fields
+         * @description PostHog's PUT: the same fields and rules as PATCH, none required (PostHog's serializer requires none of them), so fields left out keep their values.
+         */
+        put: operations["event_definitions_update"];
         post?: never;
         /**
          * Delete an event definition
@@ -1925,6 +2340,54 @@ export interface paths {
          * @description Any member of the project may edit `description`, `tags`, `owner`, `verified` and `hidden`; other fields are read-only and ignored. A definition cannot be both hidden and verified: asking for both is a 400, hiding clears the verification, and verifying shows it again. Verifying records `verified_by` and `verified_at`; every change records `updated_by` and `updated_at`. Tags are normalised as dashboard tags are: trimmed, lower-cased, de-duplicated and sorted.
          */
         patch: operations["event_definitions_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/event_definitions/typescript/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * TypeScript types for the project's events
+         * @description PostHog's `typescript`: a TypeScript module wrapping posthog-js whose `capture` knows the project's event names (its own events, plus `$pageview`, `$pageleave` and `$screen`), in byte order of name. Events have no declared property schemas here, so each event's properties are `Record<string, any>`, as PostHog types an event without a schema. `schema_hash` changes exactly when the types would.
+         */
+        get: operations["event_definitions_typescript_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/event_definitions/{id}/metrics/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * An event definition's usage
+         * @description PostHog's `metrics`: `query_usage_30_day`, how often the event was queried in the last 30 days, which PostHog reads from its query log. This server keeps no query log, so it is null (PostHog's value when it has none). `volume_30_day` is the number of events of that name stored in the last 30 days, counted from the events table (PostHog shows the same figure as the definition's `volume_30_day`).
+         */
+        get: operations["event_definitions_metrics_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/projects/{project_id}/query/": {
@@ -1947,34 +2410,11 @@ export interface paths {
          *
          *     **`EventsQuery`** builds that query from parts: `select` (HogQL expressions; `*` is the whole event and `person` its person, as objects), `where` (HogQL conditions, all must hold), `event`, `personId`, `after`/`before` (ISO 8601 or relative such as `-24h`; `after: "all"` means no bound; no default window), `properties` (the events listing's property filters), `orderBy` (`"timestamp DESC"`; default newest first), `limit`, `offset`. When a column aggregates, the others are grouped by.
          *
-         *     The answer is `results` (rows as arrays), `columns`, `types`, `hogql` (the query run, with its LIMIT), `limit`, `offset` and `hasMore`. A query without `LIMIT` returns 100 rows; at most 10,000 rows are returned whatever it asks. `types` are ClickHouse type names as PostHog reports them: `String` for text, `Nullable(String)` for a property, `UInt64` for counts, `Int64` and `Float64` for numbers, `Bool`, `DateTime64(6, 'UTC')` (values are ISO 8601 strings in UTC), `Date` (`YYYY-MM-DD`), `UUID`; for a `HogQLQuery` each is a `[column, type]` pair, for an `EventsQuery` the type alone. JSON objects (`properties`) come back as their JSON text.
+         *     The answer is `results` (rows as arrays), `columns`, `types`, `hogql` (the query run, with its LIMIT), `limit`, `offset`, `hasMore` and `timings` (PostHog's `{k, t}` list: seconds spent in `./parse`, `./compile`, `./execute` (in the database), `./serialise` (rows into the answer), and `.` for the whole query). A query without `LIMIT` returns 100 rows; at most 10,000 rows are returned whatever it asks. `types` are ClickHouse type names as PostHog reports them: `String` for text, `Nullable(String)` for a property, `UInt64` for counts, `Int64` and `Float64` for numbers, `Bool`, `DateTime64(6, 'UTC')` (values are ISO 8601 strings in UTC), `Date` (`YYYY-MM-DD`), `UUID`; for a `HogQLQuery` each is a `[column, type]` pair, for an `EventsQuery` the type alone. JSON objects (`properties`) come back as their JSON text.
          *
          *     A query that does not parse, names an unknown table, field or function, or fails on the data (a bad cast, an invalid regular expression) is a 400 `validation_error` whose `detail` says what and, for syntax errors, where (line and column). A query that runs longer than the server's `QUERY_TIMEOUT_SECONDS` (default 30) is cancelled: 400 with code `timeout_exceeded`.
          */
         post: operations["query_create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/environments/{project_id}/query/": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
-                project_id: components["parameters"]["ProjectId"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Run a query (environment route)
-         * @description The same operation as `query_create`, under PostHog's environment route.
-         */
-        post: operations["environments_query_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2018,9 +2458,17 @@ export interface paths {
         };
         /** Retrieve a property definition */
         get: operations["property_definitions_retrieve"];
-        put?: never;
+        /**
+         * Replace a property definition's editable fields
+         * @description PostHog's PUT: the same fields and rules as PATCH, none required, so fields left out keep their values.
+         */
+        put: operations["property_definitions_update"];
         post?: never;
-        delete?: never;
+        /**
+         * Delete a property definition
+         * @description Removes the definition with its description, tags and verification; events keep their properties, and a later event carrying the property defines it afresh (within a minute in every server process).
+         */
+        delete: operations["property_definitions_destroy"];
         options?: never;
         head?: never;
         /**
@@ -2028,6 +2476,29 @@ export interface paths {
          * @description Any member of the project may edit `description`, `tags`, `property_type`, `verified` and `hidden`; other fields are read-only and ignored. Setting `property_type` sets `is_numerical` (true for `Numeric`). A definition cannot be both hidden and verified: asking for both is a 400, hiding clears the verification. Verifying records `verified_by` and `verified_at`; every change records `updated_by` and `updated_at`. Tags are normalised as dashboard tags are.
          */
         patch: operations["property_definitions_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/property_definitions/seen_together/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Which events carry a property
+         * @description PostHog's `seen_together`: for each of `event_names`, whether an event of that name carrying `property_name` has ever been ingested in the project.
+         */
+        get: operations["property_definitions_seen_together_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/projects/{project_id}/events/": {
@@ -2356,7 +2827,11 @@ export interface paths {
         };
         /** Retrieve a batch export */
         get: operations["batch_exports_retrieve"];
-        put?: never;
+        /**
+         * Replace a batch export
+         * @description PostHog's `PUT`: the same as `PATCH`, except that `name`, `destination` and `interval` are required. Fields left out keep their stored values (as PostHog's serializer does), and `destination.config` is merged into the stored configuration, so secrets may be left out.
+         */
+        put: operations["batch_exports_update"];
         post?: never;
         /**
          * Delete a batch export
@@ -2576,6 +3051,104 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{organization_id}/batch_exports/test/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Describe a destination's test steps
+         * @description The steps that `run_test_step` and `run_test_step_new` run for a destination type, in order, each with `result: null`. `S3` checks that the bucket exists and the credentials may use it; `Postgres` connects, then checks that the schema exists and that the user may create the table in it (or write to it, when it exists); `HTTP` checks that the URL answers, then that it accepts the token with an empty batch. Every connection goes through the same network guard as the exports. Without `destination` the answer is a 400; a type without tests (`NoOp`) is a 404.
+         */
+        get: operations["batch_exports_test_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/batch_exports/run_test_step_new/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run one test step for a destination not yet saved
+         * @description Runs step `step` (default 0) of the destination's test with the body's destination, which is checked as for a create (a missing required setting is a 400 naming it). Nothing is stored.
+         */
+        post: operations["batch_exports_run_test_step_new_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/batch_exports/{id}/run_test_step/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run one test step against an export's destination
+         * @description Runs step `step` (default 0) of the destination's test with the stored configuration, over which the body's `destination.config` is laid (so a changed setting can be tried before it is saved; stored secrets fill what the body leaves out, but are never sent to a changed address, as on update). A step that fails answers 200 with `result.status` `Failed` and a message; the body is checked as for an update.
+         */
+        post: operations["batch_exports_run_test_step_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/batch_exports/{batch_export_id}/runs/{id}/logs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a run's log entries
+         * @description The entries the runner wrote while exporting this run (every attempt), newest first; the same filters as the export's `logs/`.
+         */
+        get: operations["batch_exports_runs_logs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations/{organization_id}/batch_exports/{batch_export_id}/backfills/": {
         parameters: {
             query?: never;
@@ -2596,7 +3169,7 @@ export interface paths {
         put?: never;
         /**
          * Create a backfill
-         * @description Exports a past range again: one run per interval of the UTC grid covering [`start_at`, `end_at`). Both must be timezone-aware ISO 8601 and in order; `end_at` may be at most one interval in the future (that run waits for its interval to end). A `start_at` before the earliest data moves to it; a null `start_at` exports everything before `end_at` in one run; a null `end_at` means up to the current interval.
+         * @description Exports a past range again: one run per interval of the UTC grid covering [`start_at`, `end_at`). Both must be timezone-aware ISO 8601 and in order; `end_at` may be at most one interval in the future (that run waits for its interval to end). A `start_at` before the earliest data moves to it; a null `start_at` exports everything before `end_at` in one run; a null `end_at` means up to the current interval. Answers 201 as PostHog does, with the backfill as `retrieve` shows it (PostHog's schema publishes that; PostHog itself answers only `backfill_id`, which is kept).
          */
         post: operations["batch_exports_backfills_create"];
         delete?: never;
@@ -2697,7 +3270,11 @@ export interface paths {
         };
         /** Retrieve a batch export */
         get: operations["projects_batch_exports_retrieve"];
-        put?: never;
+        /**
+         * Replace a batch export
+         * @description PostHog's `PUT`: the same as `PATCH`, except that `name`, `destination` and `interval` are required. Fields left out keep their stored values (as PostHog's serializer does), and `destination.config` is merged into the stored configuration, so secrets may be left out.
+         */
+        put: operations["projects_batch_exports_update"];
         post?: never;
         /**
          * Delete a batch export
@@ -2917,6 +3494,104 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project_id}/batch_exports/test/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Describe a destination's test steps
+         * @description The steps that `run_test_step` and `run_test_step_new` run for a destination type, in order, each with `result: null`. `S3` checks that the bucket exists and the credentials may use it; `Postgres` connects, then checks that the schema exists and that the user may create the table in it (or write to it, when it exists); `HTTP` checks that the URL answers, then that it accepts the token with an empty batch. Every connection goes through the same network guard as the exports. Without `destination` the answer is a 400; a type without tests (`NoOp`) is a 404.
+         */
+        get: operations["projects_batch_exports_test_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/batch_exports/run_test_step_new/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run one test step for a destination not yet saved
+         * @description Runs step `step` (default 0) of the destination's test with the body's destination, which is checked as for a create (a missing required setting is a 400 naming it). Nothing is stored.
+         */
+        post: operations["projects_batch_exports_run_test_step_new_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/batch_exports/{id}/run_test_step/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run one test step against an export's destination
+         * @description Runs step `step` (default 0) of the destination's test with the stored configuration, over which the body's `destination.config` is laid (so a changed setting can be tried before it is saved; stored secrets fill what the body leaves out, but are never sent to a changed address, as on update). A step that fails answers 200 with `result.status` `Failed` and a message; the body is checked as for an update.
+         */
+        post: operations["projects_batch_exports_run_test_step_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/batch_exports/{batch_export_id}/runs/{id}/logs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a run's log entries
+         * @description The entries the runner wrote while exporting this run (every attempt), newest first; the same filters as the export's `logs/`.
+         */
+        get: operations["projects_batch_exports_runs_logs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project_id}/batch_exports/{batch_export_id}/backfills/": {
         parameters: {
             query?: never;
@@ -2937,7 +3612,7 @@ export interface paths {
         put?: never;
         /**
          * Create a backfill
-         * @description Exports a past range again: one run per interval of the UTC grid covering [`start_at`, `end_at`). Both must be timezone-aware ISO 8601 and in order; `end_at` may be at most one interval in the future (that run waits for its interval to end). A `start_at` before the earliest data moves to it; a null `start_at` exports everything before `end_at` in one run; a null `end_at` means up to the current interval.
+         * @description Exports a past range again: one run per interval of the UTC grid covering [`start_at`, `end_at`). Both must be timezone-aware ISO 8601 and in order; `end_at` may be at most one interval in the future (that run waits for its interval to end). A `start_at` before the earliest data moves to it; a null `start_at` exports everything before `end_at` in one run; a null `end_at` means up to the current interval. Answers 201 as PostHog does, with the backfill as `retrieve` shows it (PostHog's schema publishes that; PostHog itself answers only `backfill_id`, which is kept).
          */
         post: operations["projects_batch_exports_backfills_create"];
         delete?: never;
@@ -2997,6 +3672,1142 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/environments/{project_id}/dashboards/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List dashboards (environment route)
+         * @description The same operation as `dashboards_list` (GET `/api/projects/{project_id}/dashboards/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_dashboards_list"];
+        put?: never;
+        /**
+         * Create a dashboard (environment route)
+         * @description The same operation as `dashboards_create` (POST `/api/projects/{project_id}/dashboards/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_dashboards_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/dashboards/create_from_template_json/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a dashboard from a template document (environment route)
+         * @description The same operation as `dashboards_create_from_template_json_create` (POST `/api/projects/{project_id}/dashboards/create_from_template_json/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_dashboards_create_from_template_json_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/dashboards/create_unlisted_dashboard/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a product's unlisted dashboard (environment route)
+         * @description The same operation as `dashboards_create_unlisted_dashboard_create` (POST `/api/projects/{project_id}/dashboards/create_unlisted_dashboard/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_dashboards_create_unlisted_dashboard_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/dashboards/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a dashboard (environment route)
+         * @description The same operation as `dashboards_retrieve` (GET `/api/projects/{project_id}/dashboards/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_dashboards_retrieve"];
+        /**
+         * Update a dashboard (PUT) (environment route)
+         * @description The same operation as `dashboards_update` (PUT `/api/projects/{project_id}/dashboards/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        put: operations["environments_dashboards_update"];
+        post?: never;
+        /**
+         * Hard delete (refused) (environment route)
+         * @description The same operation as `dashboards_destroy` (DELETE `/api/projects/{project_id}/dashboards/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        delete: operations["environments_dashboards_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a dashboard (environment route)
+         * @description The same operation as `dashboards_partial_update` (PATCH `/api/projects/{project_id}/dashboards/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        patch: operations["environments_dashboards_partial_update"];
+        trace?: never;
+    };
+    "/api/environments/{project_id}/dashboards/{id}/move_tile/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Move a tile to another dashboard (environment route)
+         * @description The same operation as `dashboards_move_tile_partial_update` (PATCH `/api/projects/{project_id}/dashboards/{id}/move_tile/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        patch: operations["environments_dashboards_move_tile_partial_update"];
+        trace?: never;
+    };
+    "/api/environments/{project_id}/dashboards/{id}/stream_tiles/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Stream a dashboard as server-sent events (environment route)
+         * @description The same operation as `dashboards_stream_tiles_retrieve` (GET `/api/projects/{project_id}/dashboards/{id}/stream_tiles/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_dashboards_stream_tiles_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/dashboards/{dashboard_id}/collaborators/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * List a dashboard's collaborators (environment route)
+         * @description The same operation as `dashboards_collaborators_list` (GET `/api/projects/{project_id}/dashboards/{dashboard_id}/collaborators/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_dashboards_collaborators_list"];
+        put?: never;
+        /**
+         * Add a collaborator (environment route)
+         * @description The same operation as `dashboards_collaborators_create` (POST `/api/projects/{project_id}/dashboards/{dashboard_id}/collaborators/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_dashboards_collaborators_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/dashboards/{dashboard_id}/collaborators/{user__uuid}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+                /** @description The collaborator's user uuid. */
+                user__uuid: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a collaborator (environment route)
+         * @description The same operation as `dashboards_collaborators_destroy` (DELETE `/api/projects/{project_id}/dashboards/{dashboard_id}/collaborators/{user__uuid}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        delete: operations["environments_dashboards_collaborators_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/dashboards/{dashboard_id}/sharing/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * The dashboard's sharing configuration (environment route)
+         * @description The same operation as `dashboards_sharing_list` (GET `/api/projects/{project_id}/dashboards/{dashboard_id}/sharing/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_dashboards_sharing_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Enable or disable public sharing (environment route)
+         * @description The same operation as `dashboards_sharing_partial_update` (PATCH `/api/projects/{project_id}/dashboards/{dashboard_id}/sharing/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        patch: operations["environments_dashboards_sharing_partial_update"];
+        trace?: never;
+    };
+    "/api/environments/{project_id}/dashboards/{dashboard_id}/sharing/refresh/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the sharing token (environment route)
+         * @description The same operation as `dashboards_sharing_refresh_create` (POST `/api/projects/{project_id}/dashboards/{dashboard_id}/sharing/refresh/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_dashboards_sharing_refresh_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/dashboards/{dashboard_id}/sharing/passwords/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a password to a password-protected share (environment route)
+         * @description The same operation as `dashboards_sharing_passwords_create` (POST `/api/projects/{project_id}/dashboards/{dashboard_id}/sharing/passwords/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_dashboards_sharing_passwords_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/dashboards/{dashboard_id}/sharing/passwords/{password_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+                /** @description The password's id. */
+                password_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a share password (environment route)
+         * @description The same operation as `dashboards_sharing_passwords_destroy` (DELETE `/api/projects/{project_id}/dashboards/{dashboard_id}/sharing/passwords/{password_id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        delete: operations["environments_dashboards_sharing_passwords_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/plugin_configs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the project's plugin configs (environment route)
+         * @description The same operation as `plugin_configs_list` (GET `/api/projects/{project_id}/plugin_configs/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_plugin_configs_list"];
+        put?: never;
+        /**
+         * Configure a plugin in the project (environment route)
+         * @description The same operation as `plugin_configs_create` (POST `/api/projects/{project_id}/plugin_configs/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_plugin_configs_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/plugin_configs/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The plugin config's id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a plugin config (environment route)
+         * @description The same operation as `plugin_configs_retrieve` (GET `/api/projects/{project_id}/plugin_configs/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_plugin_configs_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a plugin config (environment route)
+         * @description The same operation as `plugin_configs_destroy` (DELETE `/api/projects/{project_id}/plugin_configs/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        delete: operations["environments_plugin_configs_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a plugin config (environment route)
+         * @description The same operation as `plugin_configs_partial_update` (PATCH `/api/projects/{project_id}/plugin_configs/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        patch: operations["environments_plugin_configs_partial_update"];
+        trace?: never;
+    };
+    "/api/environments/{project_id}/plugin_configs/{id}/logs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The plugin config's id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * List a plugin config's log entries (environment route)
+         * @description The same operation as `plugin_configs_logs_list` (GET `/api/projects/{project_id}/plugin_configs/{id}/logs/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_plugin_configs_logs_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/event_definitions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List event definitions (environment route)
+         * @description The same operation as `event_definitions_list` (GET `/api/projects/{project_id}/event_definitions/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_event_definitions_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/event_definitions/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an event definition (environment route)
+         * @description The same operation as `event_definitions_retrieve` (GET `/api/projects/{project_id}/event_definitions/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_event_definitions_retrieve"];
+        /**
+         * Replace an event definition's editable fields (environment route)
+         * @description The same operation as `event_definitions_update` (PUT `/api/projects/{project_id}/event_definitions/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        put: operations["environments_event_definitions_update"];
+        post?: never;
+        /**
+         * Delete an event definition (environment route)
+         * @description The same operation as `event_definitions_destroy` (DELETE `/api/projects/{project_id}/event_definitions/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        delete: operations["environments_event_definitions_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an event definition (environment route)
+         * @description The same operation as `event_definitions_partial_update` (PATCH `/api/projects/{project_id}/event_definitions/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        patch: operations["environments_event_definitions_partial_update"];
+        trace?: never;
+    };
+    "/api/environments/{project_id}/event_definitions/typescript/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * TypeScript types for the project's events (environment route)
+         * @description The same operation as `event_definitions_typescript_retrieve` (GET `/api/projects/{project_id}/event_definitions/typescript/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_event_definitions_typescript_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/event_definitions/{id}/metrics/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * An event definition's usage (environment route)
+         * @description The same operation as `event_definitions_metrics_retrieve` (GET `/api/projects/{project_id}/event_definitions/{id}/metrics/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_event_definitions_metrics_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/query/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a query (environment route)
+         * @description The same operation as `query_create` (POST `/api/projects/{project_id}/query/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_query_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/property_definitions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List property definitions (environment route)
+         * @description The same operation as `property_definitions_list` (GET `/api/projects/{project_id}/property_definitions/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_property_definitions_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/property_definitions/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a property definition (environment route)
+         * @description The same operation as `property_definitions_retrieve` (GET `/api/projects/{project_id}/property_definitions/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_property_definitions_retrieve"];
+        /**
+         * Replace a property definition's editable fields (environment route)
+         * @description The same operation as `property_definitions_update` (PUT `/api/projects/{project_id}/property_definitions/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        put: operations["environments_property_definitions_update"];
+        post?: never;
+        /**
+         * Delete a property definition (environment route)
+         * @description The same operation as `property_definitions_destroy` (DELETE `/api/projects/{project_id}/property_definitions/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        delete: operations["environments_property_definitions_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a property definition (environment route)
+         * @description The same operation as `property_definitions_partial_update` (PATCH `/api/projects/{project_id}/property_definitions/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        patch: operations["environments_property_definitions_partial_update"];
+        trace?: never;
+    };
+    "/api/environments/{project_id}/property_definitions/seen_together/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Which events carry a property (environment route)
+         * @description The same operation as `property_definitions_seen_together_retrieve` (GET `/api/projects/{project_id}/property_definitions/seen_together/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_property_definitions_seen_together_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/events/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events (environment route)
+         * @deprecated
+         * @description The same operation as `events_list` (GET `/api/projects/{project_id}/events/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_events_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/events/values/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Values of an event property (environment route)
+         * @deprecated
+         * @description The same operation as `events_values_retrieve` (GET `/api/projects/{project_id}/events/values/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_events_values_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/events/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve an event (environment route)
+         * @deprecated
+         * @description The same operation as `events_retrieve` (GET `/api/projects/{project_id}/events/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_events_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/batch_exports/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List batch exports (environment route)
+         * @description The same operation as `projects_batch_exports_list` (GET `/api/projects/{project_id}/batch_exports/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_batch_exports_list"];
+        put?: never;
+        /**
+         * Create a batch export (environment route)
+         * @description The same operation as `projects_batch_exports_create` (POST `/api/projects/{project_id}/batch_exports/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_batch_exports_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/batch_exports/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a batch export (environment route)
+         * @description The same operation as `projects_batch_exports_retrieve` (GET `/api/projects/{project_id}/batch_exports/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_batch_exports_retrieve"];
+        /**
+         * Replace a batch export (environment route)
+         * @description The same operation as `projects_batch_exports_update` (PUT `/api/projects/{project_id}/batch_exports/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        put: operations["environments_batch_exports_update"];
+        post?: never;
+        /**
+         * Delete a batch export (environment route)
+         * @description The same operation as `projects_batch_exports_destroy` (DELETE `/api/projects/{project_id}/batch_exports/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        delete: operations["environments_batch_exports_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a batch export (environment route)
+         * @description The same operation as `projects_batch_exports_partial_update` (PATCH `/api/projects/{project_id}/batch_exports/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        patch: operations["environments_batch_exports_partial_update"];
+        trace?: never;
+    };
+    "/api/environments/{project_id}/batch_exports/{id}/backfill/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Backfill a batch export (deprecated) (environment route)
+         * @deprecated
+         * @description The same operation as `projects_batch_exports_backfill_create` (POST `/api/projects/{project_id}/batch_exports/{id}/backfill/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_batch_exports_backfill_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/batch_exports/{id}/logs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a batch export's log entries (environment route)
+         * @description The same operation as `projects_batch_exports_logs_retrieve` (GET `/api/projects/{project_id}/batch_exports/{id}/logs/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_batch_exports_logs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/batch_exports/{id}/pause/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a batch export (environment route)
+         * @description The same operation as `projects_batch_exports_pause_create` (POST `/api/projects/{project_id}/batch_exports/{id}/pause/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_batch_exports_pause_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/batch_exports/{id}/unpause/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unpause a batch export (environment route)
+         * @description The same operation as `projects_batch_exports_unpause_create` (POST `/api/projects/{project_id}/batch_exports/{id}/unpause/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_batch_exports_unpause_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/batch_exports/{batch_export_id}/runs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a batch export's runs (environment route)
+         * @description The same operation as `projects_batch_exports_runs_list` (GET `/api/projects/{project_id}/batch_exports/{batch_export_id}/runs/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_batch_exports_runs_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/batch_exports/{batch_export_id}/runs/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a run (environment route)
+         * @description The same operation as `projects_batch_exports_runs_retrieve` (GET `/api/projects/{project_id}/batch_exports/{batch_export_id}/runs/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_batch_exports_runs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/batch_exports/{batch_export_id}/runs/{id}/retry/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a run (environment route)
+         * @description The same operation as `projects_batch_exports_runs_retry_create` (POST `/api/projects/{project_id}/batch_exports/{batch_export_id}/runs/{id}/retry/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_batch_exports_runs_retry_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/batch_exports/{batch_export_id}/runs/{id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a run (environment route)
+         * @description The same operation as `projects_batch_exports_runs_cancel_create` (POST `/api/projects/{project_id}/batch_exports/{batch_export_id}/runs/{id}/cancel/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_batch_exports_runs_cancel_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/batch_exports/test/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Describe a destination's test steps (environment route)
+         * @description The same operation as `projects_batch_exports_test_retrieve` (GET `/api/projects/{project_id}/batch_exports/test/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_batch_exports_test_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/batch_exports/run_test_step_new/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run one test step for a destination not yet saved (environment route)
+         * @description The same operation as `projects_batch_exports_run_test_step_new_create` (POST `/api/projects/{project_id}/batch_exports/run_test_step_new/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_batch_exports_run_test_step_new_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/batch_exports/{id}/run_test_step/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run one test step against an export's destination (environment route)
+         * @description The same operation as `projects_batch_exports_run_test_step_create` (POST `/api/projects/{project_id}/batch_exports/{id}/run_test_step/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_batch_exports_run_test_step_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/batch_exports/{batch_export_id}/runs/{id}/logs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a run's log entries (environment route)
+         * @description The same operation as `projects_batch_exports_runs_logs_retrieve` (GET `/api/projects/{project_id}/batch_exports/{batch_export_id}/runs/{id}/logs/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_batch_exports_runs_logs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/batch_exports/{batch_export_id}/backfills/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a batch export's backfills (environment route)
+         * @description The same operation as `projects_batch_exports_backfills_list` (GET `/api/projects/{project_id}/batch_exports/{batch_export_id}/backfills/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_batch_exports_backfills_list"];
+        put?: never;
+        /**
+         * Create a backfill (environment route)
+         * @description The same operation as `projects_batch_exports_backfills_create` (POST `/api/projects/{project_id}/batch_exports/{batch_export_id}/backfills/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_batch_exports_backfills_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/batch_exports/{batch_export_id}/backfills/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The backfill's UUID. */
+                id: components["parameters"]["BatchExportBackfillId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a backfill with its progress (environment route)
+         * @description The same operation as `projects_batch_exports_backfills_retrieve` (GET `/api/projects/{project_id}/batch_exports/{batch_export_id}/backfills/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_batch_exports_backfills_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/batch_exports/{batch_export_id}/backfills/{id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The backfill's UUID. */
+                id: components["parameters"]["BatchExportBackfillId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a backfill (environment route)
+         * @description The same operation as `projects_batch_exports_backfills_cancel_create` (POST `/api/projects/{project_id}/batch_exports/{batch_export_id}/backfills/{id}/cancel/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_batch_exports_backfills_cancel_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3045,6 +4856,11 @@ export interface components {
             organization_id: string;
             name: string;
         };
+        /**
+         * @description Default statistical method for new experiments (stored; this server has no experiments).
+         * @enum {string|null}
+         */
+        ExperimentStatsMethod: "bayesian" | "frequentist" | "" | null;
         Organization: {
             /** Format: uuid */
             readonly id: string;
@@ -3077,11 +4893,16 @@ export interface components {
             };
             readonly customer_id: string | null;
             enforce_2fa: boolean | null;
-            readonly members_can_invite: boolean;
-            readonly members_can_use_personal_api_keys: boolean;
-            readonly allow_publicly_shared_resources: boolean;
+            members_can_invite: boolean;
+            members_can_use_personal_api_keys: boolean;
+            allow_publicly_shared_resources: boolean;
             /** @description Active members. (PostHog's published schema calls it a string; its responses carry a number.) */
             readonly member_count: number;
+            is_ai_data_processing_approved: boolean | null;
+            default_experiment_stats_method: components["schemas"]["ExperimentStatsMethod"];
+            default_anonymize_ips: boolean;
+            /** @description Always null; this server has no roles. */
+            readonly default_role_id: string | null;
         };
         PaginatedOrganizationList: {
             count: number;
@@ -3097,6 +4918,22 @@ export interface components {
             logo_media_id?: string | null;
             is_member_join_email_enabled?: boolean;
             enforce_2fa?: boolean | null;
+            /** @description When false, only administrators and owners may invite. */
+            members_can_invite?: boolean;
+            /** @description When false, members below administrator cannot use personal API keys on this organization. */
+            members_can_use_personal_api_keys?: boolean;
+            /** @description When false, dashboards of this organization cannot be shared publicly. */
+            allow_publicly_shared_resources?: boolean;
+            /** @description Stored for clients; this server sends nothing to AI services. */
+            is_ai_data_processing_approved?: boolean | null;
+            default_experiment_stats_method?: components["schemas"]["ExperimentStatsMethod"];
+            /** @description The `anonymize_ips` of new projects when their request does not set it. */
+            default_anonymize_ips?: boolean;
+            /**
+             * @description This server has no roles, so only null (no role for new members) is accepted.
+             * @enum {string|null}
+             */
+            default_role_id?: null;
         };
         PatchedOrganizationRequest: {
             name?: string;
@@ -3104,6 +4941,22 @@ export interface components {
             logo_media_id?: string | null;
             is_member_join_email_enabled?: boolean;
             enforce_2fa?: boolean | null;
+            /** @description When false, only administrators and owners may invite. */
+            members_can_invite?: boolean;
+            /** @description When false, members below administrator cannot use personal API keys on this organization. */
+            members_can_use_personal_api_keys?: boolean;
+            /** @description When false, dashboards of this organization cannot be shared publicly. */
+            allow_publicly_shared_resources?: boolean;
+            /** @description Stored for clients; this server sends nothing to AI services. */
+            is_ai_data_processing_approved?: boolean | null;
+            default_experiment_stats_method?: components["schemas"]["ExperimentStatsMethod"];
+            /** @description The `anonymize_ips` of new projects when their request does not set it. */
+            default_anonymize_ips?: boolean;
+            /**
+             * @description This server has no roles, so only null (no role for new members) is accepted.
+             * @enum {string|null}
+             */
+            default_role_id?: null;
         };
         PaginatedProjectBasicList: {
             count: number;
@@ -3114,8 +4967,8 @@ export interface components {
             results: components["schemas"]["ProjectBasic"][];
         };
         ProjectRequest: {
-            /** @default Default project */
-            name: string;
+            /** @description Defaults to `Default project` on create; left out of a PUT, the name is kept. */
+            name?: string;
             /** @description An IANA time zone name such as `Europe/Berlin`. Defaults to `UTC`. */
             timezone?: string;
             completed_snippet_onboarding?: boolean;
@@ -3125,14 +4978,80 @@ export interface components {
             is_demo?: boolean;
             access_control?: boolean;
             app_urls?: (string | null)[];
+            /** @description True drops the sender's IP address (`$ip`) from events at ingestion. */
             anonymize_ips?: boolean;
             test_account_filters?: {
                 [key: string]: unknown;
             }[];
             product_description?: string | null;
+            /** @description True turns posthog-js autocapture off through its remote config; null means unset (on). */
             autocapture_opt_out?: boolean | null;
+            /** @description True turns posthog-js heatmaps on through its remote config; null means unset (off). */
             heatmaps_opt_in?: boolean | null;
+            slack_incoming_webhook?: string | null;
+            test_account_filters_default_checked?: boolean | null;
+            path_cleaning_filters?: {
+                [key: string]: unknown;
+            }[] | null;
+            data_attributes?: string[];
+            person_display_name_properties?: string[] | null;
+            correlation_config?: {
+                [key: string]: unknown;
+            } | null;
+            autocapture_exceptions_opt_in?: boolean | null;
+            autocapture_web_vitals_opt_in?: boolean | null;
+            autocapture_web_vitals_allowed_metrics?: ("FCP" | "LCP" | "INP" | "CLS")[] | null;
+            autocapture_exceptions_errors_to_ignore?: string[] | null;
+            capture_console_log_opt_in?: boolean | null;
+            capture_performance_opt_in?: boolean | null;
+            session_recording_opt_in?: boolean;
+            session_recording_sample_rate?: string | null;
+            session_recording_minimum_duration_milliseconds?: number | null;
+            session_recording_linked_flag?: {
+                [key: string]: unknown;
+            } | null;
+            session_recording_network_payload_capture_config?: {
+                [key: string]: unknown;
+            } | null;
+            session_recording_masking_config?: {
+                [key: string]: unknown;
+            } | null;
+            session_replay_config?: {
+                [key: string]: unknown;
+            } | null;
+            survey_config?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description 0 Sunday, 1 Monday; null follows the locale.
+             * @enum {integer|null}
+             */
+            week_start_day?: 0 | 1 | null;
+            /** @description A dashboard of this project shown as its home; null once that dashboard is deleted. */
+            primary_dashboard?: number | null;
+            live_events_columns?: string[] | null;
+            recording_domains?: (string | null)[] | null;
+            inject_web_apps?: boolean | null;
+            extra_settings?: {
+                [key: string]: unknown;
+            } | null;
+            modifiers?: {
+                [key: string]: unknown;
+            } | null;
+            surveys_opt_in?: boolean | null;
+            flags_persistence_default?: boolean | null;
+            receive_org_level_activity_logs?: boolean | null;
         };
+        ProductIntent: {
+            product_type: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            onboarding_completed_at: string | null;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description PostHog's project (`ProjectBackwardCompat`). Settings of features this server does not have (session recordings, surveys, web vitals, exceptions, console logs, web apps, Slack) are stored as written and read back, PostHog's default until written; they change nothing here. Where PostHog's published schema types a computed field as `string` (`default_modifiers`, `product_intents`, `person_on_events_querying_enabled`), the real answer's type is given. */
         Project: components["schemas"]["ProjectBasic"] & {
             /** Format: date-time */
             readonly created_at: string;
@@ -3140,7 +5059,26 @@ export interface components {
             readonly updated_at: string;
             /** @enum {integer|null} */
             readonly effective_membership_level: 1 | 8 | 15 | null;
+            /** @description False; group analytics does not exist here. */
+            readonly has_group_types: boolean;
+            /** @description Empty; group analytics does not exist here. */
+            readonly group_types: {
+                [key: string]: unknown;
+            }[];
+            /** @description Null; there is no live events service here. */
+            readonly live_events_token: string | null;
+            /** @description False; events store the person's id and queries read persons when they run. */
+            readonly person_on_events_querying_enabled: boolean;
+            /** @description The query modifiers in force, as PostHog names them. */
+            readonly default_modifiers: {
+                [key: string]: unknown;
+            };
+            readonly product_intents: components["schemas"]["ProductIntent"][];
+            /** @description Null; nothing here accepts a project secret token (PostHog uses it for flag definitions). */
+            readonly secret_api_token: string | null;
+            readonly secret_api_token_backup: string | null;
             app_urls: (string | null)[];
+            /** @description True drops the sender's IP address (`$ip`) from events at ingestion. */
             anonymize_ips: boolean;
             test_account_filters: {
                 [key: string]: unknown;
@@ -3150,10 +5088,63 @@ export interface components {
             autocapture_opt_out: boolean | null;
             /** @description True turns posthog-js heatmaps on through its remote config; null means unset (off). */
             heatmaps_opt_in: boolean | null;
+            slack_incoming_webhook: string | null;
+            test_account_filters_default_checked: boolean | null;
+            path_cleaning_filters: {
+                [key: string]: unknown;
+            }[] | null;
+            data_attributes: string[];
+            person_display_name_properties: string[] | null;
+            correlation_config: {
+                [key: string]: unknown;
+            } | null;
+            autocapture_exceptions_opt_in: boolean | null;
+            autocapture_web_vitals_opt_in: boolean | null;
+            autocapture_web_vitals_allowed_metrics: ("FCP" | "LCP" | "INP" | "CLS")[] | null;
+            autocapture_exceptions_errors_to_ignore: string[] | null;
+            capture_console_log_opt_in: boolean | null;
+            capture_performance_opt_in: boolean | null;
+            session_recording_opt_in: boolean;
+            session_recording_sample_rate: string | null;
+            session_recording_minimum_duration_milliseconds: number | null;
+            session_recording_linked_flag: {
+                [key: string]: unknown;
+            } | null;
+            session_recording_network_payload_capture_config: {
+                [key: string]: unknown;
+            } | null;
+            session_recording_masking_config: {
+                [key: string]: unknown;
+            } | null;
+            session_replay_config: {
+                [key: string]: unknown;
+            } | null;
+            survey_config: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description 0 Sunday, 1 Monday; null follows the locale.
+             * @enum {integer|null}
+             */
+            week_start_day: 0 | 1 | null;
+            /** @description A dashboard of this project shown as its home; null once that dashboard is deleted. */
+            primary_dashboard: number | null;
+            live_events_columns: string[] | null;
+            recording_domains: (string | null)[] | null;
+            inject_web_apps: boolean | null;
+            extra_settings: {
+                [key: string]: unknown;
+            } | null;
+            modifiers: {
+                [key: string]: unknown;
+            } | null;
+            surveys_opt_in: boolean | null;
+            flags_persistence_default: boolean | null;
+            receive_org_level_activity_logs: boolean | null;
         };
         PatchedProjectRequest: {
             name?: string;
-            /** @description An IANA time zone name such as `Europe/Berlin`. */
+            /** @description An IANA time zone name such as `Europe/Berlin`. Defaults to `UTC`. */
             timezone?: string;
             completed_snippet_onboarding?: boolean;
             has_completed_onboarding_for?: {
@@ -3162,13 +5153,69 @@ export interface components {
             is_demo?: boolean;
             access_control?: boolean;
             app_urls?: (string | null)[];
+            /** @description True drops the sender's IP address (`$ip`) from events at ingestion. */
             anonymize_ips?: boolean;
             test_account_filters?: {
                 [key: string]: unknown;
             }[];
             product_description?: string | null;
+            /** @description True turns posthog-js autocapture off through its remote config; null means unset (on). */
             autocapture_opt_out?: boolean | null;
+            /** @description True turns posthog-js heatmaps on through its remote config; null means unset (off). */
             heatmaps_opt_in?: boolean | null;
+            slack_incoming_webhook?: string | null;
+            test_account_filters_default_checked?: boolean | null;
+            path_cleaning_filters?: {
+                [key: string]: unknown;
+            }[] | null;
+            data_attributes?: string[];
+            person_display_name_properties?: string[] | null;
+            correlation_config?: {
+                [key: string]: unknown;
+            } | null;
+            autocapture_exceptions_opt_in?: boolean | null;
+            autocapture_web_vitals_opt_in?: boolean | null;
+            autocapture_web_vitals_allowed_metrics?: ("FCP" | "LCP" | "INP" | "CLS")[] | null;
+            autocapture_exceptions_errors_to_ignore?: string[] | null;
+            capture_console_log_opt_in?: boolean | null;
+            capture_performance_opt_in?: boolean | null;
+            session_recording_opt_in?: boolean;
+            session_recording_sample_rate?: string | null;
+            session_recording_minimum_duration_milliseconds?: number | null;
+            session_recording_linked_flag?: {
+                [key: string]: unknown;
+            } | null;
+            session_recording_network_payload_capture_config?: {
+                [key: string]: unknown;
+            } | null;
+            session_recording_masking_config?: {
+                [key: string]: unknown;
+            } | null;
+            session_replay_config?: {
+                [key: string]: unknown;
+            } | null;
+            survey_config?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description 0 Sunday, 1 Monday; null follows the locale.
+             * @enum {integer|null}
+             */
+            week_start_day?: 0 | 1 | null;
+            /** @description A dashboard of this project shown as its home; null once that dashboard is deleted. */
+            primary_dashboard?: number | null;
+            live_events_columns?: string[] | null;
+            recording_domains?: (string | null)[] | null;
+            inject_web_apps?: boolean | null;
+            extra_settings?: {
+                [key: string]: unknown;
+            } | null;
+            modifiers?: {
+                [key: string]: unknown;
+            } | null;
+            surveys_opt_in?: boolean | null;
+            flags_persistence_default?: boolean | null;
+            receive_org_level_activity_logs?: boolean | null;
         };
         /** @description A user as embedded in other objects. */
         UserBasic: {
@@ -3184,7 +5231,68 @@ export interface components {
             hedgehog_config: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * @description The role the user gave themselves (`PATCH /api/users/@me/`); null until they do.
+             * @enum {string|null}
+             */
+            role_at_organization: "engineering" | "data" | "product" | "founder" | "leadership" | "marketing" | "sales" | "other" | "" | null;
         };
+        ProjectActivityEntry: {
+            /** Format: uuid */
+            id: string;
+            /** @description Who did it; null once that user is deleted. */
+            user: components["schemas"]["UserBasic"] | (never | null);
+            /** @enum {string} */
+            activity: "created" | "updated";
+            /** @enum {string} */
+            scope: "Team";
+            /** @description The project's id. */
+            item_id: string;
+            detail: {
+                name: string | null;
+                changes: {
+                    /** @enum {string} */
+                    type: "Team";
+                    /** @enum {string} */
+                    action: "created" | "changed" | "deleted";
+                    field: string | null;
+                    /** @description The old value. */
+                    before: unknown;
+                    /** @description The new value. */
+                    after: unknown;
+                }[] | null;
+            };
+            /** Format: date-time */
+            created_at: string;
+        };
+        ProjectActivityPage: {
+            results: components["schemas"]["ProjectActivityEntry"][];
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            total_count: number;
+        };
+        ProductIntentRequest: {
+            /** @description PostHog's product key, such as `product_analytics`. */
+            product_type: string;
+            intent_context?: string | null;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description PostHog's notification switches, merged over its defaults (`plugin_disabled`, `error_tracking_issue_assigned`, `discussions_mentioned`, `project_weekly_digest_disabled`, `all_weekly_digest_disabled`). Stored; the only mail this server sends is invites. */
+        NotificationSettings: {
+            plugin_disabled?: boolean;
+            error_tracking_issue_assigned?: boolean;
+            discussions_mentioned?: boolean;
+            project_weekly_digest_disabled?: {
+                [key: string]: boolean;
+            };
+            all_weekly_digest_disabled?: boolean;
+        };
+        /** @enum {string|null} */
+        ToolbarMode: "disabled" | "toolbar" | "" | null;
         /** @description A project in brief, or null when there is none. */
         NullableProjectBasic: {
             readonly id: number;
@@ -3206,7 +5314,51 @@ export interface components {
             timezone: string;
             access_control: boolean;
         } | null;
+        NullableOrganization: {
+            /** Format: uuid */
+            readonly id: string;
+            name: string;
+            /** @description Lower-case slug of the name, unique; set by the server. */
+            readonly slug: string;
+            /** Format: uuid */
+            logo_media_id: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+            /**
+             * @description The caller's level in this organization (`1` member, `8` administrator, `15` owner).
+             * @enum {integer|null}
+             */
+            readonly membership_level: 1 | 8 | 15 | null;
+            readonly plugins_access_level: components["schemas"]["PluginsAccessLevel"];
+            /** @description The organization's projects visible to the caller. */
+            readonly teams: components["schemas"]["ProjectBasic"][];
+            readonly projects: components["schemas"]["OrganizationProject"][];
+            /** @description Features PostHog sells; here every feature is on, so this lists them all. */
+            readonly available_product_features: {
+                key: string;
+                name: string;
+            }[];
+            is_member_join_email_enabled: boolean;
+            readonly metadata: {
+                instance_tag: string;
+            };
+            readonly customer_id: string | null;
+            enforce_2fa: boolean | null;
+            members_can_invite: boolean;
+            members_can_use_personal_api_keys: boolean;
+            allow_publicly_shared_resources: boolean;
+            /** @description Active members. (PostHog's published schema calls it a string; its responses carry a number.) */
+            readonly member_count: number;
+            is_ai_data_processing_approved: boolean | null;
+            default_experiment_stats_method: components["schemas"]["ExperimentStatsMethod"];
+            default_anonymize_ips: boolean;
+            /** @description Always null; this server has no roles. */
+            readonly default_role_id: string | null;
+        } | null;
         OrganizationBasic: {
+            members_can_use_personal_api_keys: boolean;
             /** Format: uuid */
             id: string;
             name: string;
@@ -3216,23 +5368,140 @@ export interface components {
             /** @enum {integer|null} */
             membership_level: 1 | 8 | 15 | null;
         };
-        User: components["schemas"]["UserBasic"] & {
+        /** @enum {string|null} */
+        ThemeMode: "light" | "dark" | "system" | "" | null;
+        User: {
             /** Format: date-time */
-            date_joined: string;
+            readonly date_joined: string;
+            /** Format: uuid */
+            readonly uuid: string;
+            readonly distinct_id: string | null;
+            first_name: string;
+            last_name: string;
+            /** Format: email */
+            email: string;
+            /**
+             * Format: email
+             * @description Always null; e-mail changes apply at once here (no verification mail).
+             */
+            readonly pending_email: string | null;
+            readonly is_email_verified: boolean | null;
+            notification_settings: components["schemas"]["NotificationSettings"];
+            anonymize_data: boolean | null;
+            toolbar_mode: components["schemas"]["ToolbarMode"];
+            /** @description Always false; this server has no password login. */
+            readonly has_password: boolean;
+            readonly id: number;
             is_staff: boolean;
-            /** @description The current organization; null when the user belongs to none. */
-            organization: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-                slug: string;
-                /** Format: uuid */
-                logo_media_id: string | null;
-                /** @enum {integer|null} */
-                membership_level: 1 | 8 | 15 | null;
-            } | null;
+            /** @description Always false; keys cannot impersonate. */
+            readonly is_impersonated: boolean | null;
+            /** @description Always null. */
+            readonly is_impersonated_until: string | null;
+            /** @description Always null; there are no sessions. */
+            readonly sensitive_session_expires_at: string | null;
             team: components["schemas"]["NullableProjectBasic"];
-            organizations: components["schemas"]["OrganizationBasic"][];
+            organization: components["schemas"]["NullableOrganization"];
+            readonly organizations: components["schemas"]["OrganizationBasic"][];
+            set_current_organization?: string;
+            set_current_team?: string;
+            password?: string;
+            current_password?: string;
+            events_column_config: unknown;
+            /** @description Always false; there is no second-factor login. */
+            readonly is_2fa_enabled: boolean;
+            /** @description Always false; there is no social login. */
+            readonly has_social_auth: boolean;
+            /** @description Whether a verified domain of the user's current organization enforces a login provider for the user's e-mail domain. */
+            readonly has_sso_enforcement: boolean;
+            has_seen_product_intro_for: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Always empty; this server has no scene personalisation. */
+            readonly scene_personalisation: {
+                scene: string;
+                dashboard: number | null;
+            }[];
+            theme_mode: components["schemas"]["ThemeMode"];
+            hedgehog_config: {
+                [key: string]: unknown;
+            } | null;
+            allow_sidebar_suggestions: boolean | null;
+            /** @enum {string|null} */
+            role_at_organization: "engineering" | "data" | "product" | "founder" | "leadership" | "marketing" | "sales" | "other" | "" | null;
+        };
+        PaginatedUserList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["User"][];
+        };
+        UserRequest: {
+            first_name?: string;
+            last_name?: string;
+            /** Format: email */
+            email: string;
+            notification_settings?: components["schemas"]["NotificationSettings"];
+            anonymize_data?: boolean | null;
+            toolbar_mode?: components["schemas"]["ToolbarMode"];
+            is_staff?: boolean;
+            /** @description The id of an organization the user belongs to. */
+            set_current_organization?: string;
+            /** @description The id of a project of one of the user's organizations. */
+            set_current_team?: string;
+            /** @description Free-form column settings of the events table. */
+            events_column_config?: unknown;
+            /** @description Free-form record of the product introductions seen. */
+            has_seen_product_intro_for?: {
+                [key: string]: unknown;
+            } | null;
+            theme_mode?: components["schemas"]["ThemeMode"];
+            hedgehog_config?: {
+                [key: string]: unknown;
+            } | null;
+            allow_sidebar_suggestions?: boolean | null;
+            /** @enum {string} */
+            role_at_organization?: "engineering" | "data" | "product" | "founder" | "leadership" | "marketing" | "sales" | "other" | "";
+            /** @description Refused; this server has no password login. */
+            password?: string;
+            /** @description Refused; this server has no password login. */
+            current_password?: string;
+        };
+        PatchedUserRequest: {
+            first_name?: string;
+            last_name?: string;
+            /** Format: email */
+            email?: string;
+            notification_settings?: components["schemas"]["NotificationSettings"];
+            anonymize_data?: boolean | null;
+            toolbar_mode?: components["schemas"]["ToolbarMode"];
+            is_staff?: boolean;
+            /** @description The id of an organization the user belongs to. */
+            set_current_organization?: string;
+            /** @description The id of a project of one of the user's organizations. */
+            set_current_team?: string;
+            /** @description Free-form column settings of the events table. */
+            events_column_config?: unknown;
+            /** @description Free-form record of the product introductions seen. */
+            has_seen_product_intro_for?: {
+                [key: string]: unknown;
+            } | null;
+            theme_mode?: components["schemas"]["ThemeMode"];
+            hedgehog_config?: {
+                [key: string]: unknown;
+            } | null;
+            allow_sidebar_suggestions?: boolean | null;
+            /** @enum {string} */
+            role_at_organization?: "engineering" | "data" | "product" | "founder" | "leadership" | "marketing" | "sales" | "other" | "";
+            /** @description Refused; this server has no password login. */
+            password?: string;
+            /** @description Refused; this server has no password login. */
+            current_password?: string;
+        };
+        /** @description Free-form settings of the hedgehog mascot (PostHog's front end reads them). */
+        HedgehogConfig: {
+            [key: string]: unknown;
         };
         /**
          * @description `*`, or `<object>:read` / `<object>:write`. `write` implies `read`.
@@ -3278,6 +5547,11 @@ export interface components {
             /** @description Null is taken as the empty list (no limit). */
             scoped_organizations?: string[] | null;
         };
+        /**
+         * @description How the dashboard was made: `default`, from a `template`, as a `duplicate`, or `unlisted` (a product's own dashboard from `create_unlisted_dashboard`).
+         * @enum {string}
+         */
+        CreationMode: "default" | "template" | "duplicate" | "unlisted";
         /** @description A user as embedded in other objects, or null (e.g. once the user is gone). */
         NullableUserBasic: {
             readonly id: number;
@@ -3292,6 +5566,11 @@ export interface components {
             hedgehog_config: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * @description The role the user gave themselves (`PATCH /api/users/@me/`); null until they do.
+             * @enum {string|null}
+             */
+            role_at_organization: "engineering" | "data" | "product" | "founder" | "leadership" | "marketing" | "sales" | "other" | "" | null;
         } | null;
         /** @description Tag names; stored trimmed, lower-cased and de-duplicated, returned sorted. */
         Tags: string[];
@@ -3317,13 +5596,36 @@ export interface components {
             /** @description True while the dashboard's public sharing is enabled. */
             readonly is_shared: boolean;
             deleted: boolean;
-            /** @enum {string} */
-            readonly creation_mode: "default" | "template" | "duplicate";
+            readonly creation_mode: components["schemas"]["CreationMode"];
             tags: components["schemas"]["Tags"];
             restriction_level: components["schemas"]["RestrictionLevel"];
             readonly effective_restriction_level: components["schemas"]["RestrictionLevel"];
             /** @description What the caller may do with this dashboard. */
             readonly effective_privilege_level: components["schemas"]["PrivilegeLevel"];
+            /**
+             * Format: date-time
+             * @description When the dashboard was last retrieved by anyone.
+             */
+            last_accessed_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the caller last viewed the dashboard in PostHog's web app (its per-user view log, which an API retrieve does not write). Always null here: this server has no web app.
+             */
+            readonly last_viewed_at: string | null;
+            /**
+             * @description PostHog's access-control level of the caller on this dashboard: `manager` for its creator and organization admins, otherwise `editor`, or `viewer` on a dashboard restricted to collaborators that the caller cannot edit; null for a reader of a shared link.
+             * @enum {string|null}
+             */
+            readonly user_access_level: "none" | "viewer" | "editor" | "manager" | null;
+            /**
+             * @description `v1` while the dashboard is restricted to collaborators (the older per-dashboard permissions decide), `v2` otherwise.
+             * @enum {string}
+             */
+            readonly access_control_version: "v1" | "v2";
+            /** Format: date-time */
+            last_refresh: string | null;
+            /** @description The id of the dashboard's project. */
+            readonly team_id: number;
         };
         PaginatedDashboardBasicList: {
             count: number;
@@ -3350,6 +5652,22 @@ export interface components {
             tags?: components["schemas"]["Tags"];
             restriction_level?: components["schemas"]["RestrictionLevel"];
             filters?: components["schemas"]["Filters"];
+            /**
+             * Format: date-time
+             * @description Set by every retrieve; a client may also set it.
+             */
+            last_accessed_at?: string | null;
+            /**
+             * Format: date-time
+             * @description When a client last refreshed the dashboard's results; stored as written.
+             */
+            last_refresh?: string | null;
+            /** @description Custom colour mapping for breakdown values; stored and returned as written. */
+            breakdown_colors?: unknown;
+            /** @description The id of the colour theme for charts; stored and returned as written. */
+            data_color_theme_id?: number | null;
+            /** @description The folder of PostHog's project tree to file the new dashboard in. Accepted for compatibility; this server has no project tree. */
+            _create_in_folder?: string;
         };
         DashboardTileText: {
             body: string;
@@ -3385,13 +5703,36 @@ export interface components {
             /** @description True while the dashboard's public sharing is enabled. */
             readonly is_shared: boolean;
             deleted: boolean;
-            /** @enum {string} */
-            readonly creation_mode: "default" | "template" | "duplicate";
+            readonly creation_mode: components["schemas"]["CreationMode"];
             tags: components["schemas"]["Tags"];
             restriction_level: components["schemas"]["RestrictionLevel"];
             readonly effective_restriction_level: components["schemas"]["RestrictionLevel"];
             /** @description What the caller may do with this dashboard. */
             readonly effective_privilege_level: components["schemas"]["PrivilegeLevel"];
+            /**
+             * Format: date-time
+             * @description When the dashboard was last retrieved by anyone.
+             */
+            last_accessed_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the caller last viewed the dashboard in PostHog's web app (its per-user view log, which an API retrieve does not write). Always null here: this server has no web app.
+             */
+            readonly last_viewed_at: string | null;
+            /**
+             * @description PostHog's access-control level of the caller on this dashboard: `manager` for its creator and organization admins, otherwise `editor`, or `viewer` on a dashboard restricted to collaborators that the caller cannot edit; null for a reader of a shared link.
+             * @enum {string|null}
+             */
+            readonly user_access_level: "none" | "viewer" | "editor" | "manager" | null;
+            /**
+             * @description `v1` while the dashboard is restricted to collaborators (the older per-dashboard permissions decide), `v2` otherwise.
+             * @enum {string}
+             */
+            readonly access_control_version: "v1" | "v2";
+            /** Format: date-time */
+            last_refresh: string | null;
+            /** @description The id of the dashboard's project. */
+            readonly team_id: number;
             /** @description The template the dashboard was created from, or blank. */
             use_template: string;
             /** @description The dashboard this one was duplicated from, if any. */
@@ -3401,6 +5742,23 @@ export interface components {
             readonly filters: {
                 [key: string]: unknown;
             };
+            /** @description The dashboard's query variables. */
+            readonly variables: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The stored filters, or null when there are none. */
+            readonly persisted_filters: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The stored variables, or null when there are none. */
+            readonly persisted_variables: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Custom colour mapping for breakdown values, as written (PostHog's default is `[]`). */
+            breakdown_colors: unknown;
+            data_color_theme_id: number | null;
+            /** @description Write-only; never in an answer. */
+            _create_in_folder?: string;
             /** @description The dashboard's tiles, top to bottom and left to right. */
             readonly tiles: components["schemas"]["DashboardTile"][];
         };
@@ -3428,6 +5786,10 @@ export interface components {
             /** @description Where the request came from; accepted for compatibility. */
             creation_context?: string;
         };
+        UnlistedDashboardRequest: {
+            /** @description The product's template tag; `llm-analytics` is the one PostHog knows. */
+            tag?: string;
+        };
         /** @description Without `id`, a new text tile (`text` is then required). With `id`, a change to that tile of this dashboard; `deleted: true` removes it. */
         DashboardTileRequest: {
             id?: number;
@@ -3454,6 +5816,26 @@ export interface components {
             tags?: components["schemas"]["Tags"];
             restriction_level?: components["schemas"]["RestrictionLevel"];
             filters?: components["schemas"]["Filters"];
+            /** @description Dashboard-level values of query variables. As in PostHog, set on update only, and an empty object leaves the stored variables unchanged. */
+            variables?: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: date-time
+             * @description Set by every retrieve; a client may also set it.
+             */
+            last_accessed_at?: string | null;
+            /**
+             * Format: date-time
+             * @description When a client last refreshed the dashboard's results; stored as written.
+             */
+            last_refresh?: string | null;
+            /** @description Custom colour mapping for breakdown values; stored and returned as written. */
+            breakdown_colors?: unknown;
+            /** @description The id of the colour theme for charts; stored and returned as written. */
+            data_color_theme_id?: number | null;
+            /** @description The folder of PostHog's project tree to file the new dashboard in. Accepted for compatibility; this server has no project tree. */
+            _create_in_folder?: string;
             tiles?: components["schemas"]["DashboardTileRequest"][];
         };
         MoveTileRequest: {
@@ -3481,6 +5863,19 @@ export interface components {
             /** Format: uuid */
             user_uuid: string;
         };
+        /** @description Display options of the shared page (PostHog's SharingConfigurationSettings): `whitelabel`, `noHeader`, `showInspector`, `legend`, `detailed`, `hideExtraDetails`, each a boolean. Unknown keys are dropped and null values left out, as PostHog does. */
+        SharingSettings: {
+            [key: string]: unknown;
+        } | null;
+        SharePassword: {
+            readonly id: number;
+            /** Format: date-time */
+            readonly created_at: string;
+            note: string;
+            /** @description The creator's e-mail, or `deleted user`. */
+            readonly created_by_email: string;
+            readonly is_active: boolean;
+        };
         SharingConfiguration: {
             /**
              * Format: date-time
@@ -3490,9 +5885,37 @@ export interface components {
             enabled: boolean;
             /** @description The secret part of the public link `/shared/{access_token}`. */
             readonly access_token: string;
+            settings: components["schemas"]["SharingSettings"];
+            /** @description While true, the share opens only with one of its passwords. */
+            password_required: boolean;
+            /** @description The active passwords, without their values (PostHog's published schema shows a string; PostHog answers this list). */
+            readonly share_passwords: components["schemas"]["SharePassword"][];
         };
         PatchedSharingConfigurationRequest: {
             enabled?: boolean;
+            settings?: components["schemas"]["SharingSettings"];
+            password_required?: boolean;
+        };
+        SharePasswordRequest: {
+            /** @description At least 8 characters; blank or left out, a random password is generated. */
+            raw_password?: string;
+            note?: string;
+        };
+        SharePasswordCreated: {
+            id: number;
+            /** @description The password itself, shown only in this answer. */
+            password: string;
+            note: string;
+            /** Format: date-time */
+            created_at: string;
+            created_by_email: string;
+        };
+        SharedUnlockRequest: {
+            password?: string;
+        };
+        SharedUnlock: {
+            /** @description Send as `Authorization: Bearer <shareToken>` to read the share; valid for 24 hours. */
+            shareToken: string;
         };
         OrganizationDomain: {
             /** Format: uuid */
@@ -3510,6 +5933,14 @@ export interface components {
             saml_entity_id: string | null;
             saml_acs_url: string | null;
             saml_x509_cert: string | null;
+            /** @description Always false; this server has no SCIM API. */
+            readonly has_scim: boolean;
+            /** @description Always false; this server has no SCIM API. */
+            scim_enabled: boolean;
+            /** @description Always null (no SCIM API). */
+            readonly scim_base_url: string | null;
+            /** @description Always null (no SCIM API). */
+            readonly scim_bearer_token: string | null;
         };
         PaginatedOrganizationDomainList: {
             count: number;
@@ -3523,6 +5954,8 @@ export interface components {
         DomainName: string;
         OrganizationDomainRequest: {
             domain: components["schemas"]["DomainName"];
+            /** @description Ignored on create, as PostHog does. */
+            scim_enabled?: boolean;
             /** @description Ignored on create; settable once the domain is verified. */
             jit_provisioning_enabled?: boolean;
             /** @description Ignored on create; settable once the domain is verified. */
@@ -3532,6 +5965,9 @@ export interface components {
             saml_x509_cert?: string | null;
         };
         PatchedOrganizationDomainRequest: {
+            domain?: components["schemas"]["DomainName"];
+            /** @description Refused (`feature_not_available`); this server has no SCIM API. */
+            scim_enabled?: boolean;
             /** @description Only once the domain is verified. */
             jit_provisioning_enabled?: boolean;
             /** @description The login provider members with an address at this domain must use (`google-oauth2`, `github`, `gitlab`, `saml`), or `""` for none. Only once the domain is verified. */
@@ -3539,6 +5975,12 @@ export interface components {
             saml_entity_id?: string | null;
             saml_acs_url?: string | null;
             saml_x509_cert?: string | null;
+        };
+        UpdateOrganizationDomainRequest: components["schemas"]["PatchedOrganizationDomainRequest"] & Record<string, never>;
+        ScimToken: {
+            scim_enabled: boolean;
+            scim_base_url: string;
+            scim_bearer_token: string;
         };
         /**
          * @description Organization membership level. `1` member, `8` administrator, `15` owner.
@@ -3572,6 +6014,10 @@ export interface components {
             readonly updated_at: string;
             message: string | null;
             private_project_access: components["schemas"]["InviteProjectAccess"][] | null;
+            /** @description Accepted on create (see OrganizationInviteRequest); never in an answer, as in PostHog. */
+            send_email?: boolean;
+            /** @description Accepted on create (see OrganizationInviteRequest); never in an answer, as in PostHog. */
+            combine_pending_invites?: boolean;
         };
         PaginatedOrganizationInviteList: {
             count: number;
@@ -3622,6 +6068,11 @@ export interface components {
             readonly is_2fa_enabled: boolean;
             /** @description Always false; this server has no social login. */
             readonly has_social_auth: boolean;
+            /**
+             * Format: date-time
+             * @description There is no login here: this is the last time one of the member's personal API keys was used (recorded at most once an hour per key), or null if none ever was.
+             */
+            readonly last_login: string | null;
         };
         PaginatedOrganizationMemberList: {
             count: number;
@@ -3631,8 +6082,22 @@ export interface components {
             previous: string | null;
             results: components["schemas"]["OrganizationMember"][];
         };
+        OrganizationMemberRequest: {
+            level: components["schemas"]["MembershipLevel"];
+        };
         PatchedOrganizationMemberRequest: {
             level?: components["schemas"]["MembershipLevel"];
+        };
+        MemberScopedApiKeys: {
+            has_keys: boolean;
+            /** @description Whether one of the keys was used in the last 7 days. */
+            has_keys_active_last_week: boolean;
+            keys: {
+                /** @description The key's label. */
+                name: string;
+                /** Format: date-time */
+                last_used_at: string | null;
+            }[];
         };
         SignupInvite: {
             /** Format: uuid */
@@ -3857,6 +6322,30 @@ export interface components {
             description?: string | null;
             deleted?: boolean;
         };
+        PluginLogEntry: {
+            /** Format: uuid */
+            id: string;
+            team_id: number;
+            plugin_id: number;
+            plugin_config_id: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            source: "SYSTEM" | "PLUGIN" | "CONSOLE";
+            /** @enum {string} */
+            type: "DEBUG" | "LOG" | "INFO" | "WARN" | "ERROR";
+            message: string;
+            /** Format: uuid */
+            instance_id: string;
+        };
+        PaginatedPluginLogEntryList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["PluginLogEntry"][];
+        };
         EventDefinition: {
             /** Format: uuid */
             readonly id: string;
@@ -3951,6 +6440,12 @@ export interface components {
             /** @description Accepted and ignored. */
             name?: string | null;
         };
+        QueryTiming: {
+            /** @description The step, nested under `.` (the whole query), as in `./execute`. */
+            readonly k: string;
+            /** @description Its duration in seconds. */
+            readonly t: number;
+        };
         QueryResponse: {
             readonly results: unknown[][];
             readonly columns: string[];
@@ -3962,6 +6457,8 @@ export interface components {
             readonly limit: number;
             readonly offset: number;
             readonly hasMore: boolean;
+            /** @description Seconds spent in each step of the query, the whole query (`.`) last. */
+            readonly timings: components["schemas"]["QueryTiming"][];
         };
         /**
          * @description `DateTime`, `String`, `Numeric`, `Boolean` or `Duration`; null when no value has told it yet. Ingestion never detects `Duration`.
@@ -4171,10 +6668,10 @@ export interface components {
             }[];
         };
         /**
-         * @description What is exported. `events` (default) selects events by `timestamp`; `persons` selects persons by when they were last updated.
+         * @description What is exported. `events` (default) selects events by `timestamp`; `persons` selects persons by when they were last updated; `sessions` selects sessions by their last event. This server keeps no sessions table: a session is the events that share a `$session_id` property, aggregated when it is exported (PostHog's session fields: `session_id`, `team_id`, `distinct_id`, `start_timestamp`, `end_timestamp`, `urls`, `entry_current_url`, `end_current_url`, `pageview_count`, `autocapture_count`, `screen_count`, `event_count`). A session that gains events after it was exported is exported again with the interval of its new last event, as PostHog re-exports an updated session; destinations that upsert (Postgres) keep one row per `session_id`.
          * @enum {string}
          */
-        BatchExportModel: "events" | "persons";
+        BatchExportModel: "events" | "persons" | "sessions";
         /** @enum {string} */
         BatchExportDestinationType: "S3" | "Postgres" | "HTTP" | "NoOp";
         /** @description The destination's settings, by type. **S3**: `bucket_name`, `region` (required), `prefix`, `aws_access_key_id`, `aws_secret_access_key`, `endpoint_url` (any S3-compatible server), `file_format` (`JSONLines`), `compression` (`gzip`, `brotli` or null), `use_virtual_style_addressing`. Objects are written as `<prefix>/<data_interval_start>-<data_interval_end>.jsonl[.gz|.br]`. **Postgres**: `host`, `database`, `user`, `password` (required), `port` (5432), `schema` (`public`), `table_name` (`events`, or `persons` for the persons model), `has_self_signed_cert`; the table is created if missing and a retried run never duplicates rows. **HTTP**: `url`, `token` (required); batches are POSTed as PostHog's capture format `{"api_key": token, "historical_migration": true, "batch": [...]}`, so one server can export into another. **NoOp**: nothing. Every type also takes `include_events` and `exclude_events` (lists of event names). Secret fields (`aws_access_key_id`, `aws_secret_access_key`, `user`, `password`, `token`) are never returned. */
@@ -4206,6 +6703,8 @@ export interface components {
         BatchExportDestination: {
             type: components["schemas"]["BatchExportDestinationType"];
             config: components["schemas"]["BatchExportDestinationConfig"];
+            /** @description Always null; this server has no integrations, credentials are in `config`. */
+            readonly integration: number | null;
         };
         /** @enum {string} */
         BatchExportInterval: "hour" | "day" | "week" | "every 5 minutes" | "every 15 minutes";
@@ -4250,6 +6749,10 @@ export interface components {
             };
             hogql_query: string;
         } | null;
+        /** @description Which records are exported, as PostHog's property filters, all of which must hold: `{"key", "type": "event"|"person", "operator", "value"}` with the operators of the events list's `properties` (`exact`, `is_not`, `icontains`, `not_icontains`, `regex`, `not_regex`, `gt`, `gte`, `lt`, `lte`, `is_set`, `is_not_set`, `is_date_before`, `is_date_after`, `is_date_exact`). Only for the `events` model; null or `[]` exports everything. */
+        BatchExportFilters: {
+            [key: string]: unknown;
+        }[] | null;
         BatchExport: {
             /** Format: uuid */
             readonly id: string;
@@ -4277,7 +6780,10 @@ export interface components {
             end_at: string | null;
             /** @description The 10 newest runs, newest first. */
             readonly latest_runs: components["schemas"]["BatchExportRun"][];
+            /** @description The export's query as stored (normalised), `""` without one. */
+            hogql_query: string;
             schema: components["schemas"]["BatchExportSchema"];
+            filters: components["schemas"]["BatchExportFilters"];
         };
         PaginatedBatchExportList: {
             count: number;
@@ -4306,6 +6812,7 @@ export interface components {
             /** Format: date-time */
             end_at?: string | null;
             hogql_query?: components["schemas"]["BatchExportHogQLQuery"];
+            filters?: components["schemas"]["BatchExportFilters"];
             /** @description Organization scope only; the project to create the export in (default the organization's oldest). */
             team_id?: number;
         };
@@ -4326,6 +6833,7 @@ export interface components {
             /** Format: date-time */
             end_at?: string | null;
             hogql_query?: components["schemas"]["BatchExportHogQLQuery"];
+            filters?: components["schemas"]["BatchExportFilters"];
         };
         BatchExportBackfillRequest: {
             /** @description Timezone-aware ISO 8601 date-time, or null for the beginning of the data. */
@@ -4373,6 +6881,30 @@ export interface components {
         BatchExportCancelledState: {
             cancelled: boolean;
         };
+        BatchExportTestStepResult: {
+            /** @enum {string} */
+            status: "Passed" | "Failed" | "Skipped";
+            /** @description Why the step failed or was skipped; null when it passed. */
+            message: string | null;
+        } | null;
+        BatchExportDestinationTestStep: {
+            name: string;
+            description: string;
+            result: components["schemas"]["BatchExportTestStepResult"];
+        };
+        BatchExportDestinationTest: {
+            steps: components["schemas"]["BatchExportDestinationTestStep"][];
+        };
+        BatchExportTestStepNewRequest: {
+            /** @description Which step to run, from 0 (default 0). */
+            step?: number;
+            destination: components["schemas"]["BatchExportDestinationRequest"];
+        };
+        BatchExportTestStepRequest: {
+            /** @description Which step to run, from 0 (default 0). */
+            step?: number;
+            destination?: components["schemas"]["PatchedBatchExportDestinationRequest"];
+        };
         BatchExportBackfillProgress: {
             total_runs: number | null;
             finished_runs: number | null;
@@ -4411,6 +6943,11 @@ export interface components {
             /** Format: uri */
             previous: string | null;
             results: components["schemas"]["BatchExportBackfill"][];
+        };
+        /** @description The new backfill, with `backfill_id` (its `id`) for PostHog's older clients. */
+        BatchExportBackfillWithId: components["schemas"]["BatchExportBackfill"] & {
+            /** Format: uuid */
+            backfill_id: string;
         };
     };
     responses: {
@@ -4677,6 +7214,41 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    organizations_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current`. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizationRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated organization. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Organization"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     organizations_destroy: {
         parameters: {
             query?: never;
@@ -4825,6 +7397,41 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's numeric id, or `@current`. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ProjectRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4989,6 +7596,43 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    organizations_projects_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The project's numeric id, or `@current`. A project of another organization is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ProjectRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     organizations_projects_destroy: {
         parameters: {
             query?: never;
@@ -5054,11 +7698,262 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    organizations_projects_activity_retrieve: {
+        parameters: {
+            query?: {
+                page?: number;
+                /** @description Entries per page; defaults to 10, at most 1000. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The project's numeric id, or `@current`. A project of another organization is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the project's activity. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectActivityPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    organizations_projects_add_product_intent_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The project's numeric id, or `@current`. A project of another organization is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductIntentRequest"];
+            };
+        };
+        responses: {
+            /** @description The project. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    organizations_projects_change_organization_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The project's numeric id, or `@current`. A project of another organization is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    organization_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The moved project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    organizations_projects_complete_product_onboarding_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The project's numeric id, or `@current`. A project of another organization is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductIntentRequest"];
+            };
+        };
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    organizations_projects_is_generating_demo_data_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The project's numeric id, or `@current`. A project of another organization is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Always false here. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        is_generating_demo_data: boolean;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    organizations_projects_reset_token_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The project's numeric id, or `@current`. A project of another organization is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project with its new token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    users_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Only the user with exactly this e-mail address. */
+                email?: string;
+                is_staff?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of users. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedUserList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     users_retrieve: {
         parameters: {
             query?: never;
             header?: never;
-            path?: never;
+            path: {
+                /** @description `@me` for the caller. Any other value is refused with 403 unless the caller is staff (PostHog's rule, which holds even for the caller's own uuid); staff may name any active user. */
+                uuid: string;
+            };
             cookie?: never;
         };
         requestBody?: never;
@@ -5074,6 +7969,140 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    users_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `@me` for the caller. Any other value is refused with 403 unless the caller is staff (PostHog's rule, which holds even for the caller's own uuid); staff may name any active user. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    users_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `@me` for the caller. Any other value is refused with 403 unless the caller is staff (PostHog's rule, which holds even for the caller's own uuid); staff may name any active user. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    users_hedgehog_config_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `@me` for the caller; any other value as for the user itself. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HedgehogConfig"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    users_hedgehog_config_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `@me` for the caller; any other value as for the user itself. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HedgehogConfig"];
+            };
+        };
+        responses: {
+            /** @description The stored settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HedgehogConfig"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5261,6 +8290,8 @@ export interface operations {
                 offset?: components["parameters"]["Offset"];
                 /** @description Only dashboards with at least one of these tags (compared trimmed and lower-cased). */
                 tags?: string[];
+                /** @description Only dashboards created this way. Without it, `unlisted` dashboards (made by `create_unlisted_dashboard` for a product's own use) are left out, as PostHog does. */
+                creation_mode?: components["schemas"]["CreationMode"];
             };
             header?: never;
             path: {
@@ -5358,6 +8389,50 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    dashboards_create_unlisted_dashboard_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["UnlistedDashboardRequest"];
+            };
+        };
+        responses: {
+            /** @description The new dashboard. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description An unlisted dashboard with this tag already exists in the project. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     dashboards_retrieve: {
         parameters: {
             query?: never;
@@ -5385,6 +8460,43 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedDashboardRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated dashboard. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5488,6 +8600,42 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_stream_tiles_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The grid whose reading order the tiles follow; anything but `xs` means `sm`. */
+                layoutSize?: string;
+                /** @description The same as `layoutSize`. */
+                layout_size?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5692,6 +8840,74 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    dashboards_sharing_passwords_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SharePasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description The new password, shown once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharePasswordCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_sharing_passwords_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+                /** @description The password's id. */
+                password_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     shared_dashboard_retrieve: {
         parameters: {
             query?: never;
@@ -5713,7 +8929,42 @@ export interface operations {
                     "application/json": components["schemas"]["Dashboard"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    shared_dashboard_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token of an enabled sharing configuration (a `.json` suffix is accepted). */
+                access_token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SharedUnlockRequest"];
+            };
+        };
+        responses: {
+            /** @description The share token, or the dashboard of a share without password protection. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharedUnlock"] | components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5817,6 +9068,48 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    domains_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The domain's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "domain": "renamed.example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateOrganizationDomainRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated domain. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationDomain"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     domains_destroy: {
         parameters: {
             query?: never;
@@ -5906,6 +9199,36 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domains_scim_token_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The domain's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Never answered here; PostHog's shape for when SCIM is enabled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScimToken"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -6085,6 +9408,43 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    members_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The member's user UUID, or `@me` for the caller. */
+                user__uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizationMemberRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated membership. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationMember"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     members_destroy: {
         parameters: {
             query?: never;
@@ -6147,6 +9507,36 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    members_scoped_api_keys_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The member's user UUID, or `@me` for the caller. */
+                user__uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member's keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberScopedApiKeys"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -8076,6 +11466,47 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    plugin_configs_logs_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Only these types (`DEBUG`, `LOG`, `INFO`, `WARN`, `ERROR`). */
+                type_filter?: string[];
+                search?: string;
+                after?: string;
+                before?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The plugin config's id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of log entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedPluginLogEntryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     event_definitions_list: {
         parameters: {
             query?: {
@@ -8150,6 +11581,43 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    event_definitions_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedEventDefinitionRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated event definition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDefinition"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     event_definitions_destroy: {
         parameters: {
             query?: never;
@@ -8215,7 +11683,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    query_create: {
+    event_definitions_typescript_retrieve: {
         parameters: {
             query?: never;
             header?: never;
@@ -8225,40 +11693,63 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "query": {
-                 *         "kind": "HogQLQuery",
-                 *         "query": "select event, count() from events group by event order by count() desc"
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["QueryRequest"];
-            };
-        };
+        requestBody?: never;
         responses: {
-            /** @description The rows, with their column names and types. */
+            /** @description The module. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["QueryResponse"];
+                    "application/json": {
+                        content: string;
+                        event_count: number;
+                        schema_hash: string;
+                        generator_version: string;
+                    };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    environments_query_create: {
+    event_definitions_metrics_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event's usage. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        query_usage_30_day: number | null;
+                        volume_30_day: number;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    query_create: {
         parameters: {
             query?: never;
             header?: never;
@@ -8387,6 +11878,71 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    property_definitions_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPropertyDefinitionRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated property definition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PropertyDefinition"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    property_definitions_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     property_definitions_partial_update: {
         parameters: {
             query?: never;
@@ -8420,6 +11976,41 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    property_definitions_seen_together_retrieve: {
+        parameters: {
+            query: {
+                /** @description Event names, as repeated parameters (`?event_names=a&event_names=b`). */
+                event_names: string[];
+                property_name: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Each event name mapped to whether it carried the property. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -9252,6 +12843,43 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    batch_exports_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchExportRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated batch export. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     batch_exports_destroy: {
         parameters: {
             query?: never;
@@ -9613,6 +13241,158 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    batch_exports_test_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The destination type (`S3`, `Postgres`, `HTTP`). */
+                destination?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test's steps, not run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportDestinationTest"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_run_test_step_new_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchExportTestStepNewRequest"];
+            };
+        };
+        responses: {
+            /** @description The step with its result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportDestinationTestStep"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_run_test_step_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchExportTestStepRequest"];
+            };
+        };
+        responses: {
+            /** @description The step with its result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportDestinationTestStep"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch_exports_runs_logs_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Entries per page, 1 to 500 (default 50). */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Only these levels (`DEBUG`, `LOG`, `INFO`, `WARNING`, `ERROR`), comma-separated or repeated; case-insensitive. */
+                level?: string[];
+                /** @description Only entries whose message contains this text (case-insensitive). */
+                search?: string;
+                /** @description Only entries after this time. */
+                after?: string;
+                /** @description Only entries before this time. */
+                before?: string;
+                /** @description Only entries of this run (its id). */
+                instance_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The organization's UUID, or `@current` for the caller's current organization. */
+                organization_id: components["parameters"]["OrganizationId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of log entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBatchExportLogEntryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     batch_exports_backfills_list: {
         parameters: {
             query?: {
@@ -9668,13 +13448,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The backfill was created. */
-            200: {
+            /** @description The new backfill. */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BatchExportBackfillCreated"];
+                    "application/json": components["schemas"]["BatchExportBackfillWithId"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -9849,6 +13629,43 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchExportRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated batch export. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -10214,6 +14031,158 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    projects_batch_exports_test_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The destination type (`S3`, `Postgres`, `HTTP`). */
+                destination?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test's steps, not run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportDestinationTest"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_run_test_step_new_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchExportTestStepNewRequest"];
+            };
+        };
+        responses: {
+            /** @description The step with its result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportDestinationTestStep"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_run_test_step_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchExportTestStepRequest"];
+            };
+        };
+        responses: {
+            /** @description The step with its result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportDestinationTestStep"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_batch_exports_runs_logs_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Entries per page, 1 to 500 (default 50). */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Only these levels (`DEBUG`, `LOG`, `INFO`, `WARNING`, `ERROR`), comma-separated or repeated; case-insensitive. */
+                level?: string[];
+                /** @description Only entries whose message contains this text (case-insensitive). */
+                search?: string;
+                /** @description Only entries after this time. */
+                after?: string;
+                /** @description Only entries before this time. */
+                before?: string;
+                /** @description Only entries of this run (its id). */
+                instance_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of log entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBatchExportLogEntryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     projects_batch_exports_backfills_list: {
         parameters: {
             query?: {
@@ -10269,13 +14238,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The backfill was created. */
-            200: {
+            /** @description The new backfill. */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BatchExportBackfillCreated"];
+                    "application/json": components["schemas"]["BatchExportBackfillWithId"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10321,6 +14290,2275 @@ export interface operations {
         };
     };
     projects_batch_exports_backfills_cancel_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The backfill's UUID. */
+                id: components["parameters"]["BatchExportBackfillId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backfill is cancelled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportCancelledState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Only dashboards with at least one of these tags (compared trimmed and lower-cased). */
+                tags?: string[];
+                /** @description Only dashboards created this way. Without it, `unlisted` dashboards (made by `create_unlisted_dashboard` for a product's own use) are left out, as PostHog does. */
+                creation_mode?: components["schemas"]["CreationMode"];
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of dashboards. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedDashboardBasicList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DashboardRequest"];
+            };
+        };
+        responses: {
+            /** @description The new dashboard. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_create_from_template_json_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardFromTemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description The new dashboard. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_create_unlisted_dashboard_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["UnlistedDashboardRequest"];
+            };
+        };
+        responses: {
+            /** @description The new dashboard. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description An unlisted dashboard with this tag already exists in the project. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dashboard. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedDashboardRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated dashboard. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description Hard delete is not allowed; the body is empty. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedDashboardRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated dashboard. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_move_tile_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MoveTileRequest"];
+            };
+        };
+        responses: {
+            /** @description The source dashboard, without the moved tile. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_stream_tiles_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The grid whose reading order the tiles follow; anything but `xs` means `sm`. */
+                layoutSize?: string;
+                /** @description The same as `layoutSize`. */
+                layout_size?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this dashboard. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_collaborators_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collaborators. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardCollaborator"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_collaborators_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardCollaboratorRequest"];
+            };
+        };
+        responses: {
+            /** @description The new collaborator. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardCollaborator"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_collaborators_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+                /** @description The collaborator's user uuid. */
+                user__uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_sharing_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sharing configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingConfiguration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_sharing_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedSharingConfigurationRequest"];
+            };
+        };
+        responses: {
+            /** @description The saved sharing configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingConfiguration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_sharing_refresh_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration with its new token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingConfiguration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_sharing_passwords_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SharePasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description The new password, shown once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharePasswordCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_sharing_passwords_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The dashboard's id. */
+                dashboard_id: number;
+                /** @description The password's id. */
+                password_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_plugin_configs_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of plugin configs; `plugin_info` is null in lists. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedPluginConfigList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_plugin_configs_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PluginConfigRequest"];
+            };
+        };
+        responses: {
+            /** @description The new plugin config. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PluginConfig"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_plugin_configs_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The plugin config's id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plugin config with its plugin in `plugin_info`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PluginConfig"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_plugin_configs_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The plugin config's id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_plugin_configs_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The plugin config's id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPluginConfigRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated plugin config. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PluginConfig"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_plugin_configs_logs_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Only these types (`DEBUG`, `LOG`, `INFO`, `WARN`, `ERROR`). */
+                type_filter?: string[];
+                search?: string;
+                after?: string;
+                before?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The plugin config's id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of log entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedPluginLogEntryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_event_definitions_list: {
+        parameters: {
+            query?: {
+                /** @description Only names containing every whitespace-separated word of this text (case-insensitive). */
+                search?: string;
+                /** @description `event` (default) and `all`: every event definition; `event_posthog`: names starting with `$`; `event_custom`: the others; `action_event`: actions, of which there are none here. */
+                event_type?: "all" | "event" | "event_posthog" | "event_custom" | "action_event";
+                /** @description Sort keys, repeatable, applied in order; a leading `-` sorts descending (never-seen definitions last). `last_seen_at::date` compares the UTC day only. */
+                ordering?: ("name" | "-name" | "last_seen_at" | "-last_seen_at" | "last_seen_at::date" | "-last_seen_at::date")[];
+                /** @description Leave out hidden definitions. */
+                exclude_hidden?: boolean;
+                /** @description JSON array of event names to leave out. */
+                excluded_properties?: string;
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of event definitions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedEventDefinitionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_event_definitions_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event definition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDefinition"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_event_definitions_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedEventDefinitionRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated event definition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDefinition"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_event_definitions_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_event_definitions_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedEventDefinitionRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated event definition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDefinition"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_event_definitions_typescript_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The module. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        content: string;
+                        event_count: number;
+                        schema_hash: string;
+                        generator_version: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_event_definitions_metrics_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event's usage. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        query_usage_30_day: number | null;
+                        volume_30_day: number;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_query_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "query": {
+                 *         "kind": "HogQLQuery",
+                 *         "query": "select event, count() from events group by event order by count() desc"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["QueryRequest"];
+            };
+        };
+        responses: {
+            /** @description The rows, with their column names and types. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_property_definitions_list: {
+        parameters: {
+            query?: {
+                /** @description What the properties belong to: `event` (default) or `person`. `group` and `session` properties are not recorded here, so those lists are empty. */
+                type?: "event" | "person" | "group" | "session";
+                /** @description With `type=group`, the group type; accepted for compatibility. */
+                group_type_index?: number;
+                /** @description Only names containing every whitespace-separated word of this text (case-insensitive). */
+                search?: string;
+                /** @description A JSON array of event names. Each result's `is_seen_on_filtered_events` then says whether one of those events has carried the property (it is null otherwise). */
+                event_names?: string;
+                /** @description With `event_names`: `true` lists only the properties seen on those events, `false` only the others. */
+                filter_by_event_names?: boolean | null;
+                /** @description Leave out PostHog's core properties: its own (`$`-prefixed) ones and the campaign parameters (`utm_*`, `gclid`, `fbclid` and the like). */
+                exclude_core_properties?: boolean;
+                /** @description Leave out hidden definitions. */
+                exclude_hidden?: boolean;
+                /** @description `true`: only numeric properties (never `distinct_id` or `timestamp`); `false`: only the others. */
+                is_numerical?: boolean | null;
+                /** @description `true`: only feature flag properties (`$feature/...`); `false`: only the others. */
+                is_feature_flag?: boolean | null;
+                /** @description A comma-separated list of names; only those are listed. */
+                properties?: string;
+                /** @description A JSON array of names to leave out. */
+                excluded_properties?: string;
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of property definitions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedPropertyDefinitionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_property_definitions_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The property definition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PropertyDefinition"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_property_definitions_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPropertyDefinitionRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated property definition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PropertyDefinition"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_property_definitions_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_property_definitions_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The definition's UUID. Anything else is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPropertyDefinitionRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated property definition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PropertyDefinition"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_property_definitions_seen_together_retrieve: {
+        parameters: {
+            query: {
+                /** @description Event names, as repeated parameters (`?event_names=a&event_names=b`). */
+                event_names: string[];
+                property_name: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Each event name mapped to whether it carried the property. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_events_list: {
+        parameters: {
+            query?: {
+                /** @description Only events with this name. */
+                event?: string;
+                /** @description Only events sent with this distinct id. */
+                distinct_id?: string;
+                /** @description Only events of this person, by the person's integer `id` or its `uuid`. Events sent under any of the person's distinct ids count, including ids merged into it by `$identify`. */
+                person_id?: string;
+                /** @description Only events with a timestamp after this ISO 8601 time (exclusive; UTC when no offset is given). */
+                after?: string;
+                /** @description Only events with a timestamp before this ISO 8601 time (exclusive; UTC when no offset is given). */
+                before?: string;
+                /** @description Opaque tiebreaker that `next` links carry. Together with `before` (newest first) or `after` (oldest first) it also admits the events at exactly that timestamp which come after the previous page's last event. Take it from `next`; do not build it. */
+                cursor?: string;
+                /** @description JSON array of property filters, all of which must match, e.g. `[{"key": "$browser", "value": "Chrome", "operator": "exact", "type": "event"}]`. A filter is `{key, value, operator, type}`: `type` is `event` (default) or `person` (the event's person's properties); `operator` is `exact` (default; `value` may be a list, any of which matches), `is_not`, `icontains`, `not_icontains`, `regex`, `not_regex`, `gt`, `gte`, `lt`, `lte` (numeric), `is_set`, `is_not_set` (no `value`), `is_date_before`, `is_date_after`, `is_date_exact` (ISO dates). Negative operators also match events that lack the property. In place of a filter, a group `{"type": "AND"|"OR", "values": [...]}` combines filters and groups. */
+                properties?: string;
+                /** @description JSON array with one of `"-timestamp"` (default, newest first) or `"timestamp"`. */
+                orderBy?: string;
+                /** @description Experimental: JSON array of expressions to return instead of the event fields, e.g. `["event", "properties.$browser", "timestamp"]`; each result is then an array of their values in that order. Supported: the fields `uuid`, `event`, `distinct_id`, `timestamp`, `person_id`, `elements_chain`, `properties`, a property as `properties.<key>` (also `properties.$key` and `properties['key']`), and constants. */
+                select?: string;
+                /** @description Experimental: JSON array of conditions that must all hold, e.g. `["properties.$browser = 'Chrome'", "event != 'signup'"]`. Supported: comparisons (`=`, `!=`, `<`, `<=`, `>`, `>=`, `LIKE`, `ILIKE`, `NOT LIKE`, `NOT ILIKE`), `IN (...)`, `IS [NOT] NULL`, `AND`, `OR`, `NOT` and parentheses over the same fields and properties as `select`. */
+                where?: string;
+                /** @description Fill each event's `person` (otherwise null). */
+                include_person?: boolean;
+                /** @description `csv` answers `text/csv` (a header row, then one row per event, quoted as RFC 4180 says); `json` is the default. An `Accept: text/csv` header also selects CSV. */
+                format?: "csv" | "json";
+                /** @description Number of events per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_events_values_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The property whose values to list. Required (400 "You must provide a key" without it). */
+                key?: string;
+                /** @description Only values containing this text (case-insensitive). */
+                value?: string;
+                /** @description Only events with one of these names (repeatable). */
+                event_name?: string[];
+                /** @description `key` names an event column (`event`, `distinct_id`) instead of a property. */
+                is_column?: boolean;
+                /** @description `csv` answers `text/csv` (a header row, then one row per event, quoted as RFC 4180 says); `json` is the default. An `Accept: text/csv` header also selects CSV. */
+                format?: "csv" | "json";
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The values. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PropertyValue"][];
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_events_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Fill each event's `person` (otherwise null). */
+                include_person?: boolean;
+                /** @description `csv` answers `text/csv` (a header row, then one row per event, quoted as RFC 4180 says); `json` is the default. An `Accept: text/csv` header also selects CSV. */
+                format?: "csv" | "json";
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The event's uuid. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of batch exports. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBatchExportList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchExportRequest"];
+            };
+        };
+        responses: {
+            /** @description The new batch export. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch export with its 10 newest runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExport"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchExportRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated batch export. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedBatchExportRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated batch export. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_backfill_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchExportBackfillRequest"];
+            };
+        };
+        responses: {
+            /** @description The backfill was created. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportBackfillCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_logs_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Entries per page, 1 to 500 (default 50). */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Only these levels (`DEBUG`, `LOG`, `INFO`, `WARNING`, `ERROR`), comma-separated or repeated; case-insensitive. */
+                level?: string[];
+                /** @description Only entries whose message contains this text (case-insensitive). */
+                search?: string;
+                /** @description Only entries after this time. */
+                after?: string;
+                /** @description Only entries before this time. */
+                before?: string;
+                /** @description Only entries of this run (its id). */
+                instance_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of log entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBatchExportLogEntryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_pause_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export is paused. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportPausedState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_unpause_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchExportUnpauseRequest"];
+            };
+        };
+        responses: {
+            /** @description The export is running. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportPausedState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_runs_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value, as given in `next` or `previous`. */
+                cursor?: components["parameters"]["BatchExportCursor"];
+                /** @description Results per page (runs 100, backfills 50 by default; at most 1000). */
+                limit?: components["parameters"]["BatchExportCursorLimit"];
+                ordering?: "created_at" | "-created_at" | "data_interval_start" | "-data_interval_start";
+                after?: string;
+                before?: string;
+                start?: string;
+                end?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBatchExportRunList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_runs_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportRun"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_runs_retry_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backfill that retries the run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportBackfillCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_runs_cancel_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run is cancelled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportCancelledState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_test_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The destination type (`S3`, `Postgres`, `HTTP`). */
+                destination?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test's steps, not run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportDestinationTest"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_run_test_step_new_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchExportTestStepNewRequest"];
+            };
+        };
+        responses: {
+            /** @description The step with its result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportDestinationTestStep"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_run_test_step_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                id: components["parameters"]["BatchExportPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchExportTestStepRequest"];
+            };
+        };
+        responses: {
+            /** @description The step with its result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportDestinationTestStep"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_runs_logs_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Entries per page, 1 to 500 (default 50). */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Only these levels (`DEBUG`, `LOG`, `INFO`, `WARNING`, `ERROR`), comma-separated or repeated; case-insensitive. */
+                level?: string[];
+                /** @description Only entries whose message contains this text (case-insensitive). */
+                search?: string;
+                /** @description Only entries after this time. */
+                after?: string;
+                /** @description Only entries before this time. */
+                before?: string;
+                /** @description Only entries of this run (its id). */
+                instance_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The run's UUID. */
+                id: components["parameters"]["BatchExportRunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of log entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBatchExportLogEntryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_backfills_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value, as given in `next` or `previous`. */
+                cursor?: components["parameters"]["BatchExportCursor"];
+                /** @description Results per page (runs 100, backfills 50 by default; at most 1000). */
+                limit?: components["parameters"]["BatchExportCursorLimit"];
+                ordering?: "created_at" | "-created_at" | "start_at" | "-start_at";
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of backfills. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBatchExportBackfillList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_backfills_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchExportBackfillRequest"];
+            };
+        };
+        responses: {
+            /** @description The new backfill. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportBackfillWithId"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_backfills_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The batch export's UUID. */
+                batch_export_id: components["parameters"]["BatchExportId"];
+                /** @description The backfill's UUID. */
+                id: components["parameters"]["BatchExportBackfillId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backfill. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchExportBackfill"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_batch_exports_backfills_cancel_create: {
         parameters: {
             query?: never;
             header?: never;

@@ -6,7 +6,8 @@ import type { Config } from './config.js';
 import type { Database, Db } from './db/client.js';
 import { AuthCache } from './http/auth-cache.js';
 import { registerCapture } from './http/capture.js';
-import { ApiError, clientErrorHandler, errorHandler } from './http/errors.js';
+import { clientErrorHandler, errorHandler } from './http/errors.js';
+import { ApiError } from './core/errors.js';
 import { trackInFlight } from './http/in-flight.js';
 import { RequestLogController } from './http/logging.js';
 import { installNotFound } from './http/not-found.js';
@@ -64,7 +65,10 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
   app.decorate('db', database.db);
   app.decorate('authCache', authCache);
   if (config.rateLimits) {
-    app.decorate('rateLimiter', new RateLimiter([parseRate(config.rateLimitBurst), parseRate(config.rateLimitSustained)]));
+    app.decorate(
+      'rateLimiter',
+      new RateLimiter([parseRate(config.rateLimitBurst), parseRate(config.rateLimitSustained)]),
+    );
   }
   const engine = jobs ?? createJobEngine(database, config, false, (msg, err) => app.log.error({ err }, msg));
   app.decorate('jobs', engine);

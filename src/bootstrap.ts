@@ -12,9 +12,12 @@ export interface BootstrapResult {
 
 /**
  * First start on an empty database: one user, "Default organization" with "Default project", and a
- * key with every scope (DECISIONS §2). Several processes may start together; the lock makes one win.
+ * key with every scope. Several processes may start together; the lock makes one win.
  */
-export async function bootstrap(db: Db, opts: { email: string; apiKey?: string | undefined }): Promise<BootstrapResult> {
+export async function bootstrap(
+  db: Db,
+  opts: { email: string; apiKey?: string | undefined },
+): Promise<BootstrapResult> {
   return db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(727275)`);
     if ((await countUsers(tx)) > 0) return { created: false };

@@ -1,6 +1,6 @@
 import { parseAllowList } from './net/policy.js';
 
-// Configuration is environment variables only (DECISIONS §3), each with a default that works on a laptop.
+// Configuration is environment variables only, each with a default that works on a laptop.
 export interface Config {
   host: string;
   port: number;
@@ -50,6 +50,11 @@ export interface Config {
   queryTimeoutSeconds: number;
   /** Query API statements one process runs at once; more wait their turn, so queries cannot take every connection. */
   queryConcurrency: number;
+  /**
+   * Longest an API operation may take before it is answered 503: a last resort against a database
+   * call that never settles (longer than the Query API's own timeout, which answers first).
+   */
+  requestDeadlineSeconds: number;
   /** Seconds without a heartbeat after which a run's worker is presumed gone and the run is retried. */
   exportHeartbeatTimeout: number;
 }
@@ -103,6 +108,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exportRetries: env.BATCH_EXPORT_RETRIES === '0' ? 0 : positiveInt(env.BATCH_EXPORT_RETRIES, 5),
     queryTimeoutSeconds: positiveNumber(env.QUERY_TIMEOUT_SECONDS, 30),
     queryConcurrency: positiveInt(env.QUERY_CONCURRENCY, 4),
+    requestDeadlineSeconds: positiveNumber(env.REQUEST_DEADLINE_SECONDS, 60),
     exportHeartbeatTimeout: Math.max(6, positiveInt(env.BATCH_EXPORT_HEARTBEAT_TIMEOUT, 60)),
   };
 }

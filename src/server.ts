@@ -14,7 +14,11 @@ import { GUARDED_EVENTS, guardProcess } from './process-guard.js';
 const config = loadConfig();
 
 async function main(): Promise<void> {
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
+  const database = await openDatabase({
+    url: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.databasePoolSize,
+  });
   try {
     await serve(database);
   } catch (err) {
@@ -36,9 +40,12 @@ async function serve(database: Database): Promise<void> {
   const secrets = prepareSecretBox(config, (msg) => void process.stderr.write(`\nWARNING: ${msg}\n\n`));
   const sealed = await sealStoredSecrets(database.db, secrets);
   if (sealed.exports || sealed.pluginConfigs) {
-    process.stdout.write(`Encrypted the stored secrets of ${sealed.exports} batch exports and ${sealed.pluginConfigs} plugin configs.\n`);
+    process.stdout.write(
+      `Encrypted the stored secrets of ${sealed.exports} batch exports and ${sealed.pluginConfigs} plugin configs.\n`,
+    );
   }
-  let log = (msg: string, err?: unknown): void => void process.stderr.write(`${msg}: ${JSON.stringify(serializeError(err))}\n`);
+  let log = (msg: string, err?: unknown): void =>
+    void process.stderr.write(`${msg}: ${JSON.stringify(serializeError(err))}\n`);
   guardProcess((msg, err) => log(msg, err));
   // With WORKER on (the default) this process also exports: its job engine supervises and a worker runs.
   const jobs = createJobEngine(database, config, config.worker, (msg, err) => log(msg, err));

@@ -19,7 +19,9 @@ type Tools = Awaited<ReturnType<PostHogAgentToolkit['getTools']>>;
 async function run(tools: Tools, name: string, args: Record<string, unknown> = {}): Promise<any> {
   const tool = tools[name];
   if (!tool?.execute) throw new Error(`no tool ${name}`);
-  const result = (await tool.execute(args, { toolCallId: name, messages: [] })) as { content: { type: string; text: string }[] };
+  const result = (await tool.execute(args, { toolCallId: name, messages: [] })) as {
+    content: { type: string; text: string }[];
+  };
   const text = result.content[0]!.text;
   try {
     return JSON.parse(text);
@@ -41,23 +43,47 @@ t.test('its tools work against this server', async (t) => {
 
   const toolkit = new PostHogAgentToolkit({ posthogPersonalApiKey: created.body.value, posthogApiBaseUrl: base });
   const tools = await toolkit.getTools();
-  for (const name of ['organizations-get', 'projects-get', 'dashboards-get-all', 'dashboard-create', 'event-definitions-list', 'properties-list']) {
+  for (const name of [
+    'organizations-get',
+    'projects-get',
+    'dashboards-get-all',
+    'dashboard-create',
+    'event-definitions-list',
+    'properties-list',
+  ]) {
     t.ok(tools[name], `getTools offers ${name}`);
   }
 
   const orgs = await run(tools, 'organizations-get');
-  t.same(orgs.map((o: { id: string }) => o.id), [a.organization.id], 'only the caller’s organization');
+  t.same(
+    orgs.map((o: { id: string }) => o.id),
+    [a.organization.id],
+    'only the caller’s organization',
+  );
   const details = await run(tools, 'organization-details-get');
   t.match(details, { id: a.organization.id, name: a.organization.name });
   const projects = await run(tools, 'projects-get');
-  t.same(projects.map((p: { id: number }) => p.id), [a.project.id], "the organization's projects");
+  t.same(
+    projects.map((p: { id: number }) => p.id),
+    [a.project.id],
+    "the organization's projects",
+  );
 
-  const dashboard = await run(tools, 'dashboard-create', { data: { name: 'Revenue', description: 'Money', tags: ['Sales'] } });
+  const dashboard = await run(tools, 'dashboard-create', {
+    data: { name: 'Revenue', description: 'Money', tags: ['Sales'] },
+  });
   t.match(dashboard, { name: 'Revenue' });
   const listed = await ctx.call('dashboards_list', { key: a.key, params: { project_id: a.project.id } });
-  t.same(listed.body.results.map((d: { name: string }) => d.name), ['Revenue'], 'the dashboard was stored in the project');
+  t.same(
+    listed.body.results.map((d: { name: string }) => d.name),
+    ['Revenue'],
+    'the dashboard was stored in the project',
+  );
   const all = await run(tools, 'dashboards-get-all');
-  t.same(all.map((d: { name: string }) => d.name), ['Revenue']);
+  t.same(
+    all.map((d: { name: string }) => d.name),
+    ['Revenue'],
+  );
 
   const events = await run(tools, 'event-definitions-list');
   t.same(events.map((e: { name: string }) => e.name).sort(), ['$pageview', 'purchase']);
@@ -66,7 +92,14 @@ t.test('its tools work against this server', async (t) => {
     { name: 'amount', property_type: 'Numeric' },
     { name: 'plan', property_type: 'String' },
   ]);
-  const core = await run(tools, 'properties-list', { type: 'event', eventName: '$pageview', includePredefinedProperties: true });
-  t.ok(core.some((p: { name: string }) => p.name === '$current_url'), 'predefined properties on request');
+  const core = await run(tools, 'properties-list', {
+    type: 'event',
+    eventName: '$pageview',
+    includePredefinedProperties: true,
+  });
+  t.ok(
+    core.some((p: { name: string }) => p.name === '$current_url'),
+    'predefined properties on request',
+  );
   t.notOk(JSON.stringify([events, props, core]).includes('their_'), "another organization's taxonomy never shows");
 });

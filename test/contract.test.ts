@@ -3,7 +3,7 @@ import t from 'tap';
 import { spec } from '../src/http/spec.js';
 import { handlers } from '../src/operations/index.js';
 
-const scopes = new Set((spec.components.schemas?.Scope as { enum: string[] }).enum);
+const scopes = new Set((spec.components.schemas!.Scope as { enum: string[] }).enum);
 const tags = new Set(((spec as { tags?: { name: string }[] }).tags ?? []).map((tag) => tag.name));
 const operations = Object.entries(spec.paths).flatMap(([path, item]) =>
   Object.entries(item)
@@ -37,7 +37,9 @@ t.test('request bodies hold no read-only fields', async (t) => {
   for (const { op } of operations) {
     const ref = op.requestBody?.content?.['application/json']?.schema?.$ref as string | undefined;
     if (!ref) continue;
-    const schema = spec.components.schemas?.[ref.split('/').pop()!] as { properties?: Record<string, { readOnly?: boolean }> };
+    const schema = spec.components.schemas?.[ref.split('/').pop()!] as {
+      properties?: Record<string, { readOnly?: boolean }>;
+    };
     for (const [name, prop] of Object.entries(schema.properties ?? {})) {
       t.notOk(prop.readOnly, `${op.operationId}: ${name} is writable in its request schema`);
     }

@@ -34,7 +34,11 @@ async function projects(url: string): Promise<number> {
   return (await fetch(`${url}/api/projects/`, { headers: { authorization: `Bearer ${key}` } })).status;
 }
 
-const oneLine = (s: string) => s.trim().split('\n').filter((l) => !/npm warn/.test(l));
+const oneLine = (s: string) =>
+  s
+    .trim()
+    .split('\n')
+    .filter((l) => !/npm warn/.test(l));
 
 t.test('first start creates the cluster; a second server refuses; the CLI works beside it', async (t) => {
   const first = await start({ BOOTSTRAP_API_KEY: key });
@@ -58,7 +62,11 @@ t.test('first start creates the cluster; a second server refuses; the CLI works 
   t.equal(await first.server.exited, 0, 'SIGTERM stops the server cleanly');
   t.notOk(runningPostmaster(dataDir), 'and its cluster with it');
   t.notOk(existsSync(join(dataDir, 'owner.pid')), 'the folder is free again');
-  t.match(readFileSync(join(dataDir, 'postgresql.log'), 'utf8'), /database system is shut down\s*$/, 'a clean shutdown');
+  t.match(
+    readFileSync(join(dataDir, 'postgresql.log'), 'utf8'),
+    /database system is shut down\s*$/,
+    'a clean shutdown',
+  );
 });
 
 t.test('the CLI alone starts the cluster and stops it again', async (t) => {
@@ -116,7 +124,7 @@ t.test('after SIGKILL the next start recovers by itself', async (t) => {
   t.notOk(runningPostmaster(dataDir));
 });
 
-t.test("a data folder of the earlier embedded engine (PGlite) is refused in one line", async (t) => {
+t.test('a data folder of the earlier embedded engine (PGlite) is refused in one line', async (t) => {
   const old = mkdtempSync(join(tmpdir(), 'api-pglite-'));
   t.teardown(() => rmSync(old, { recursive: true, force: true }));
   writeFileSync(join(old, 'PG_VERSION'), '17\n');

@@ -72,7 +72,9 @@ t.test('the database going away: 503 in the error shape within a bound, then rec
   // The embedded cluster listens on a Unix socket only (its folder is `?host=`): the proxy reaches it there.
   const socketFolder = target.searchParams.get('host');
   const port = Number(target.port || 5432);
-  const proxy = new TcpProxy(socketFolder ? { path: `${socketFolder}/.s.PGSQL.${port}` } : { host: target.hostname, port });
+  const proxy = new TcpProxy(
+    socketFolder ? { path: `${socketFolder}/.s.PGSQL.${port}` } : { host: target.hostname, port },
+  );
   const proxied = new URL(direct.url);
   proxied.searchParams.delete('host');
   proxied.host = `127.0.0.1:${await proxy.listen()}`;
@@ -99,10 +101,15 @@ t.test('the database going away: 503 in the error shape within a bound, then rec
     return { status: res.statusCode, body: res.body ? JSON.parse(res.body) : undefined, ms: Date.now() - started, tag };
   }
   const mixed = (tag: string, n: number) =>
-    Array.from({ length: n }, (_, i) => (i % 3 === 0 ? request('POST', base, { name: `${tag}-${i}` }) : request('GET', base)));
+    Array.from({ length: n }, (_, i) =>
+      i % 3 === 0 ? request('POST', base, { name: `${tag}-${i}` }) : request('GET', base),
+    );
 
   const warm = await Promise.all(mixed('before', 12));
-  t.ok(warm.every((r) => r.status < 300), 'requests succeed through the proxy');
+  t.ok(
+    warm.every((r) => r.status < 300),
+    'requests succeed through the proxy',
+  );
 
   // Cut while requests are in flight: each either finished before the cut or gets a 503.
   const inFlight = mixed('cut', 24);
@@ -110,17 +117,37 @@ t.test('the database going away: 503 in the error shape within a bound, then rec
   proxy.cut('refuse');
   const during = await Promise.all([...inFlight, ...mixed('refused', 12), request('GET', '/_readyz')]);
   const unavailable = during.filter((r) => r.status === 503);
-  t.equal((await app.inject({ method: 'GET', url: '/_health' })).statusCode, 200, 'liveness does not depend on the database');
+  t.equal(
+    (await app.inject({ method: 'GET', url: '/_health' })).statusCode,
+    200,
+    'liveness does not depend on the database',
+  );
   t.ok(unavailable.length >= 12, `${unavailable.length} of ${during.length} requests got 503`);
-  t.ok(during.every((r) => r.status < 300 || r.status === 503), `only successes and 503s: ${[...new Set(during.map((r) => r.status))]}`);
-  t.ok(unavailable.every((r) => r.ms < BOUND_MS), `each within ${BOUND_MS} ms (slowest ${Math.max(...during.map((r) => r.ms))} ms)`);
-  t.same(new Set(unavailable.map((r) => JSON.stringify(r.body))), new Set([JSON.stringify(UNAVAILABLE)]), 'every 503 in the error shape');
+  t.ok(
+    during.every((r) => r.status < 300 || r.status === 503),
+    `only successes and 503s: ${[...new Set(during.map((r) => r.status))]}`,
+  );
+  t.ok(
+    unavailable.every((r) => r.ms < BOUND_MS),
+    `each within ${BOUND_MS} ms (slowest ${Math.max(...during.map((r) => r.ms))} ms)`,
+  );
+  t.same(
+    new Set(unavailable.map((r) => JSON.stringify(r.body))),
+    new Set([JSON.stringify(UNAVAILABLE)]),
+    'every 503 in the error shape',
+  );
 
   // A database that accepts connections and never answers: the connect timeout bounds the wait.
   proxy.cut('blackhole');
   const hanging = await Promise.all(mixed('blackhole', 6));
-  t.ok(hanging.every((r) => r.status === 503), `a hanging database gives 503 (${hanging.map((r) => r.status)})`);
-  t.ok(hanging.every((r) => r.ms < BOUND_MS), `within ${BOUND_MS} ms (slowest ${Math.max(...hanging.map((r) => r.ms))} ms)`);
+  t.ok(
+    hanging.every((r) => r.status === 503),
+    `a hanging database gives 503 (${hanging.map((r) => r.status)})`,
+  );
+  t.ok(
+    hanging.every((r) => r.ms < BOUND_MS),
+    `within ${BOUND_MS} ms (slowest ${Math.max(...hanging.map((r) => r.ms))} ms)`,
+  );
 
   proxy.restore();
   const deadline = Date.now() + 20_000;
@@ -131,13 +158,21 @@ t.test('the database going away: 503 in the error shape within a bound, then rec
   }
   t.ok(recovered, 'the server recovers by itself once the database is back');
   const after = await Promise.all(mixed('after', 12));
-  t.ok(after.every((r) => r.status < 300), `and keeps serving (${after.map((r) => r.status)})`);
+  t.ok(
+    after.every((r) => r.status < 300),
+    `and keeps serving (${after.map((r) => r.status)})`,
+  );
   t.equal((await request('GET', '/_readyz')).status, 200, 'ready again');
 
   // Every acknowledged write of the whole run is stored, and no refused one is.
   const acknowledged = [...warm, ...during, ...after].filter((r) => r.status === 201).map((r) => r.body.name as string);
-  const stored = (await rows<{ name: string }>(direct.database.db, sql`select name from dashboards`)).map((r) => r.name);
-  t.same(stored.filter((n) => !/^(before|after)-/.test(n)).sort(), acknowledged.filter((n) => !/^(before|after)-/.test(n)).sort(),
-    'writes during the outage are stored exactly when acknowledged');
+  const stored = (await rows<{ name: string }>(direct.database.db, sql`select name from dashboards`)).map(
+    (r) => r.name,
+  );
+  t.same(
+    stored.filter((n) => !/^(before|after)-/.test(n)).sort(),
+    acknowledged.filter((n) => !/^(before|after)-/.test(n)).sort(),
+    'writes during the outage are stored exactly when acknowledged',
+  );
   t.equal(stored.filter((n) => /^(before|after)-/.test(n)).length, 8, 'writes before and after are all stored');
 });

@@ -36,7 +36,10 @@ const TIME_LIMIT_MS = Number(process.env.FUZZ_TIME_LIMIT_MS ?? Math.max(20_000, 
  * nothing" property does not hold for an endpoint whose job is to store what it is sent.
  */
 const SKIP_PATHS: [RegExp, string][] = [
-  [/^\/(batch|capture|e|track|engage|s|i\/v0\/e)\//, 'capture endpoint: stores whatever it is sent, fuzzed for shape by its own tests'],
+  [
+    /^\/(batch|capture|e|track|engage|s|i\/v0\/e)\//,
+    'capture endpoint: stores whatever it is sent, fuzzed for shape by its own tests',
+  ],
 ];
 const SKIP_OPERATIONS: Record<string, string> = {};
 
@@ -74,40 +77,68 @@ function pathChoiceArb(op: Op, name: string): fc.Arbitrary<PathChoice> {
   const isTenant = op.tenant?.param === name;
   return fc.oneof(
     { weight: 8, arbitrary: fc.constant({ kind: 'valid' as const }) },
-    // `@current` on a delete of the tenant itself would remove the fuzzing tenant (and with it every later request's ids).
-    { weight: isTenant && !(op.tenant?.self && op.method === 'DELETE') ? 1 : 0, arbitrary: fc.constant({ kind: 'current' as const }) },
+    // `@current` on a delete of the tenant itself would remove the fuzzing tenant (and with it every later
+    // request's ids).
+    {
+      weight: isTenant && !(op.tenant?.self && op.method === 'DELETE') ? 1 : 0,
+      arbitrary: fc.constant({ kind: 'current' as const }),
+    },
     { weight: 1, arbitrary: fc.constant({ kind: 'foreign' as const }) },
     { weight: 2, arbitrary: badPathValue.map((value) => ({ kind: 'literal' as const, value })) },
     // Sent as they are, not percent-encoded: broken escapes and invalid UTF-8.
-    { weight: 1, arbitrary: fc.constantFrom('%', '%zz', '%E0%A4%A', '%C0%AF', '%ED%A0%80', '%00', '%FF%FE').map((value) => ({ kind: 'raw' as const, value })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom('%', '%zz', '%E0%A4%A', '%C0%AF', '%ED%A0%80', '%00', '%FF%FE')
+        .map((value) => ({ kind: 'raw' as const, value })),
+    },
   );
 }
 
 const rawBodies = fc.oneof(
-  fc.constantFrom('{"name": ', '{', 'nul', '[1,]', '{"a":1}{"b":2}', '\u0000', '"just a string"', '').map((payload) => ({
+  fc
+    .constantFrom('{"name": ', '{', 'nul', '[1,]', '{"a":1}{"b":2}', '\u0000', '"just a string"', '')
+    .map((payload) => ({
+      kind: 'raw' as const,
+      payload,
+      contentType: 'application/json',
+    })),
+  fc
+    .constantFrom(
+      'text/plain',
+      'application/xml',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+    )
+    .map((contentType) => ({ kind: 'raw' as const, payload: 'name=x', contentType })),
+  fc.constant({
     kind: 'raw' as const,
-    payload,
+    payload: JSON.stringify({ name: 'x', pad: 'y'.repeat(1024 * 1024) }),
     contentType: 'application/json',
-  })),
-  fc.constantFrom('text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x').map(
-    (contentType) => ({ kind: 'raw' as const, payload: 'name=x', contentType }),
-  ),
-  fc.constant({ kind: 'raw' as const, payload: JSON.stringify({ name: 'x', pad: 'y'.repeat(1024 * 1024) }), contentType: 'application/json' }),
+  }),
 );
 
 function requestArb(op: Op): fc.Arbitrary<FuzzRequest> {
   const queryParams = op.params.filter((p) => p.in === 'query');
   const query = fc
     .tuple(
-      fc.record(Object.fromEntries(queryParams.map((p) => [p.name, queryValueArb(p.schema, p.json)])), { requiredKeys: [] }),
-      fc.option(fc.tuple(fc.string({ minLength: 1, maxLength: 10 }), fc.oneof(fc.string({ maxLength: 10 }), oddStrings)), { freq: 4 }),
+      fc.record(Object.fromEntries(queryParams.map((p) => [p.name, queryValueArb(p.schema, p.json)])), {
+        requiredKeys: [],
+      }),
+      fc.option(
+        fc.tuple(fc.string({ minLength: 1, maxLength: 10 }), fc.oneof(fc.string({ maxLength: 10 }), oddStrings)),
+        { freq: 4 },
+      ),
     )
     .map(([known, extra]) => (extra && extra[0] !== 'personal_api_key' ? { ...known, [extra[0]]: extra[1] } : known));
   const body: fc.Arbitrary<BodyChoice> = op.body
     ? fc.oneof(
         { weight: 3, arbitrary: validArb(op.body).map((value) => ({ kind: 'json' as const, value })) },
         { weight: 6, arbitrary: invalidArb(op.body).map((value) => ({ kind: 'json' as const, value })) },
-        { weight: 1, arbitrary: hugeString.map((value) => ({ kind: 'json' as const, value: { name: value, description: value } })) },
+        {
+          weight: 1,
+          arbitrary: hugeString.map((value) => ({ kind: 'json' as const, value: { name: value, description: value } })),
+        },
         { weight: 1, arbitrary: rawBodies },
         { weight: 1, arbitrary: fc.constant({ kind: 'none' as const }) },
       )
@@ -164,7 +195,11 @@ async function send(op: Op, req: FuzzRequest): Promise<void> {
   if (req.auth === 'garbage') headers.authorization = 'Bearer phx_notakeyatall0000000000000000000000000';
   if (req.auth === 'query') params.append('personal_api_key', owner.key);
   const qs = params.toString();
-  const raw = new Set(Object.entries(req.path).filter(([, c]) => c.kind === 'raw').map(([name]) => name));
+  const raw = new Set(
+    Object.entries(req.path)
+      .filter(([, c]) => c.kind === 'raw')
+      .map(([name]) => name),
+  );
   const url = fillPath(op.path, values, raw) + (qs ? `?${qs}` : '');
   const inject: InjectOptions = { method: op.method as InjectOptions['method'], url, headers };
   if (req.body.kind === 'json') {
@@ -184,7 +219,9 @@ async function send(op: Op, req: FuzzRequest): Promise<void> {
   // Public operations (capture, flags, remote config) take a project token, not the key, as their credential.
   const keyed = !(Array.isArray(op.raw.security) && op.raw.security.length === 0);
   const real =
-    keyed && req.auth === 'key' && Object.entries(req.path).every(([name, c]) => c.kind === 'valid' && fixtures.isReal(values[name]!));
+    keyed &&
+    req.auth === 'key' &&
+    Object.entries(req.path).every(([name, c]) => c.kind === 'valid' && fixtures.isReal(values[name]!));
   if (real) {
     const r = reached.get(op.operationId) ?? { total: 0, refused: 0 };
     r.total++;
@@ -193,9 +230,16 @@ async function send(op: Op, req: FuzzRequest): Promise<void> {
   }
 
   if (res.statusCode >= 500) {
-    throw new Error(`server error: ${describe(inject, res)}\n${(lastError as Error | undefined)?.stack?.slice(0, 1500) ?? ''}`);
+    throw new Error(
+      `server error: ${describe(inject, res)}\n${(lastError as Error | undefined)?.stack?.slice(0, 1500) ?? ''}`,
+    );
   }
-  const problems = validateResponse(op.operationId, res.statusCode, res.headers['content-type'] as string | undefined, res.body);
+  const problems = validateResponse(
+    op.operationId,
+    res.statusCode,
+    res.headers['content-type'] as string | undefined,
+    res.body,
+  );
   if (problems.length) throw new Error(`contract violation: ${problems.join('; ')}\n${describe(inject, res)}`);
   if (res.statusCode >= 400) {
     known = undefined;
@@ -216,7 +260,11 @@ function preview(v: unknown, depth = 0): unknown {
   if (!v || typeof v !== 'object') return v;
   if (depth > 8) return `…(nested deeper)`;
   if (Array.isArray(v)) return v.slice(0, 10).map((x) => preview(x, depth + 1));
-  return Object.fromEntries(Object.entries(v).slice(0, 20).map(([k, x]) => [k, preview(x, depth + 1)]));
+  return Object.fromEntries(
+    Object.entries(v)
+      .slice(0, 20)
+      .map(([k, x]) => [k, preview(x, depth + 1)]),
+  );
 }
 
 function seedFor(operationId: string): number {
@@ -232,11 +280,17 @@ function seedFor(operationId: string): number {
  * refused parameter, so the operations that take them get a property of their own.
  */
 function oddQueryArb(op: Op): fc.Arbitrary<FuzzRequest> | undefined {
-  const targets = op.params.filter((p) => p.in === 'query' && (p.json || (p.schema.type === 'string' && !p.schema.enum && !p.schema.format)));
+  const targets = op.params.filter(
+    (p) => p.in === 'query' && (p.json || (p.schema.type === 'string' && !p.schema.enum && !p.schema.format)),
+  );
   if (!targets.length || op.method !== 'GET') return undefined;
   return fc
     .subarray(targets, { minLength: 1, maxLength: Math.min(2, targets.length) })
-    .chain((chosen) => fc.record(Object.fromEntries(chosen.map((p) => [p.name, p.json ? jsonQueryValue : fc.oneof(extremeDate, oddStrings)]))))
+    .chain((chosen) =>
+      fc.record(
+        Object.fromEntries(chosen.map((p) => [p.name, p.json ? jsonQueryValue : fc.oneof(extremeDate, oddStrings)])),
+      ),
+    )
     .map((query) => ({
       auth: 'key' as const,
       path: Object.fromEntries(pathParams(op).map((name) => [name, { kind: 'valid' as const }])),
@@ -261,7 +315,8 @@ for (const op of operations) {
     );
     if (details.failed) {
       const example = JSON.stringify(preview(details.counterexample?.[0]));
-      const error = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+      const error =
+        details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
       t.fail(`${op.operationId}: ${error.slice(0, 3000)}`, {
         seed,
         path: details.counterexamplePath,
@@ -278,7 +333,10 @@ for (const op of operations) {
         { seed, numRuns: RUNS * 4, interruptAfterTimeLimit: TIME_LIMIT_MS, markInterruptAsFailure: false },
       );
       if (oddDetails.failed) {
-        const error = oddDetails.errorInstance instanceof Error ? oddDetails.errorInstance.message : String(oddDetails.errorInstance);
+        const error =
+          oddDetails.errorInstance instanceof Error
+            ? oddDetails.errorInstance.message
+            : String(oddDetails.errorInstance);
         t.fail(`${op.operationId} (odd query values): ${error.slice(0, 3000)}`, {
           seed,
           counterexample: JSON.stringify(preview(oddDetails.counterexample?.[0]))?.slice(0, 2000),
@@ -293,7 +351,10 @@ for (const op of operations) {
     const seen = JSON.stringify(Object.fromEntries(statuses.get(op.operationId) ?? new Map()));
     const r = reached.get(op.operationId) ?? { total: 0, refused: 0 };
     if (r.total >= 3) {
-      t.ok(r.refused < r.total, `${op.operationId}: requests with real ids got past authentication and lookup (${seen})`);
+      t.ok(
+        r.refused < r.total,
+        `${op.operationId}: requests with real ids got past authentication and lookup (${seen})`,
+      );
     } else {
       t.comment(`${op.operationId}: ${r.total} requests with real ids (no object to derive?) ${seen}`);
     }

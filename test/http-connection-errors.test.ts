@@ -32,7 +32,11 @@ function parseAnswer(text: string): RawAnswer | undefined {
   const body = Buffer.from(text.slice(end + 4));
   if (body.length < length) return undefined;
   const raw = body.subarray(0, length).toString();
-  return { status: Number(statusLine!.split(' ')[1]), headers, body: /json/.test(headers['content-type'] ?? '') ? JSON.parse(raw) : raw };
+  return {
+    status: Number(statusLine!.split(' ')[1]),
+    headers,
+    body: /json/.test(headers['content-type'] ?? '') ? JSON.parse(raw) : raw,
+  };
 }
 
 /**
@@ -69,7 +73,9 @@ function rawExchange(head: string, { bodyBytes = 0, halfClose = false } = {}): P
         const answer = parseAnswer(received);
         if (answer) done(answer);
       });
-      socket.on('end', () => done(parseAnswer(received) ?? { error: `connection closed; received ${JSON.stringify(received)}` }));
+      socket.on('end', () =>
+        done(parseAnswer(received) ?? { error: `connection closed; received ${JSON.stringify(received)}` }),
+      );
       socket.resume();
     });
   });
@@ -82,7 +88,9 @@ const errorShape = (status: number, code: string) => ({
 });
 
 t.test('oversized headers: 431 in the error shape', async (t) => {
-  const answer = await rawExchange(`GET /api/projects/ HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(32 * 1024)}\r\n\r\n`);
+  const answer = await rawExchange(
+    `GET /api/projects/ HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(32 * 1024)}\r\n\r\n`,
+  );
   t.match(answer, errorShape(431, 'request_header_fields_too_large'));
   t.same(Object.keys((answer as RawAnswer).body ?? {}).sort(), ['attr', 'code', 'detail', 'type']);
 });
@@ -121,7 +129,7 @@ t.test('a 413 reaches a client that reads only after sending its whole body', as
 async function rawChunked(head: string, size: number): Promise<RawAnswer | { error: string }> {
   const chunk = 64 * 1024;
   const piece = `${chunk.toString(16)}\r\n${'a'.repeat(chunk)}\r\n`;
-  return rawExchange(head + piece.repeat(Math.ceil(size / chunk)) + '0\r\n\r\n');
+  return rawExchange(`${head + piece.repeat(Math.ceil(size / chunk))}0\r\n\r\n`);
 }
 
 t.test('a 413 reaches node:http writing a 2 MiB body, and the server keeps serving', async (t) => {
@@ -134,7 +142,11 @@ t.test('a 413 reaches node:http writing a 2 MiB body, and the server keeps servi
         port,
         method: 'POST',
         path: '/api/personal_api_keys/',
-        headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json', 'content-length': body.length },
+        headers: {
+          authorization: `Bearer ${tenant.key}`,
+          'content-type': 'application/json',
+          'content-length': body.length,
+        },
       },
       (res) => {
         let text = '';

@@ -67,5 +67,9 @@ t.test('redactUrl', async (t) => {
   t.equal(redactUrl('/api/personal_api_keys/phx_abc123/roll/'), '/api/personal_api_keys/phx_[redacted]/roll/');
   t.equal(redactUrl('/api/x/phx%5Fabc123/'), '/api/x/phx_[redacted]/');
   t.equal(redactUrl('/api/projects/phc_tok3n/?a=phx_zz&b=2'), '/api/projects/phc_[redacted]/?a=phx_[redacted]&b=2');
-  t.equal(redactUrl('/api/projects/2/dashboards/?limit=5'), '/api/projects/2/dashboards/?limit=5', 'nothing else changes');
+  t.equal(
+    redactUrl('/api/projects/2/dashboards/?limit=5'),
+    '/api/projects/2/dashboards/?limit=5',
+    'nothing else changes',
+  );
 });

@@ -32,7 +32,10 @@ interface Recorder {
 }
 
 /** A real HTTP server on `host` that records each request and answers with `answer`. */
-async function server(host: string, answer: (req: IncomingMessage) => { status: number; headers?: Record<string, string>; body?: Buffer | string }): Promise<Recorder> {
+async function server(
+  host: string,
+  answer: (req: IncomingMessage) => { status: number; headers?: Record<string, string>; body?: Buffer | string },
+): Promise<Recorder> {
   const hits: string[] = [];
   const s = createServer((req, res) => {
     hits.push(`${req.method} ${req.url}`);
@@ -71,7 +74,11 @@ t.test('plugin urls: private addresses in any written form are refused before an
     t.match(res.body.detail, /Refused by network policy/, url);
   }
   // `0.0.0.0` and `::` connect to this machine's own listeners.
-  for (const url of [`http://0.0.0.0:${open.port}/a.zip`, `http://[::]:${open.port}/a.zip`, `http://[::1]:${open.port}/a.zip`]) {
+  for (const url of [
+    `http://0.0.0.0:${open.port}/a.zip`,
+    `http://[::]:${open.port}/a.zip`,
+    `http://[::1]:${open.port}/a.zip`,
+  ]) {
     t.match(await install(url), { status: 400, body: { attr: 'url', detail: /Refused by network policy/ } }, url);
   }
   t.same(open.hits, [], 'the server behind them was never asked');
@@ -79,7 +86,10 @@ t.test('plugin urls: private addresses in any written form are refused before an
 
 t.test('plugin urls: a redirect to a private address is refused at that hop', async (t) => {
   const inside = await server('127.0.0.2', () => ({ status: 200, body: archive }));
-  const outside = await server('127.0.0.1', () => ({ status: 302, headers: { location: `http://127.0.0.2:${inside.port}/a.zip` } }));
+  const outside = await server('127.0.0.1', () => ({
+    status: 302,
+    headers: { location: `http://127.0.0.2:${inside.port}/a.zip` },
+  }));
   const res = await install(`http://127.0.0.1:${outside.port}/a.zip`);
   t.match(res, { status: 400, body: { attr: 'url', detail: /Refused by network policy: 127\.0\.0\.2/ } });
   t.same(outside.hits, ['GET /a.zip'], 'the allowed server was asked');
@@ -117,7 +127,10 @@ t.test('plugin urls: an open port and a closed one give the same answer', async 
   // Where the network is allowed, a failure to connect names no cause a scan could read.
   const { deadPort } = await deadPortOn('127.0.0.1');
   const res = await install(`http://127.0.0.1:${deadPort}/a.zip`);
-  t.equal(res.body.detail, `Could not download the plugin archive from http://127.0.0.1:${deadPort}/a.zip: Could not connect to http://127.0.0.1:${deadPort}.`);
+  t.equal(
+    res.body.detail,
+    `Could not download the plugin archive from http://127.0.0.1:${deadPort}/a.zip: Could not connect to http://127.0.0.1:${deadPort}.`,
+  );
   t.notMatch(res.body.detail, /ECONN|EHOST|ETIMEDOUT|timeout/i);
 });
 
@@ -130,27 +143,57 @@ async function deadPortOn(host: string): Promise<{ deadPort: number }> {
 }
 
 t.test('the operator’s own PLUGIN_REPOSITORY_URL is trusted', async (t) => {
-  const repo = await server('127.0.0.2', () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '[]' }));
+  const repo = await server('127.0.0.2', () => ({
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body: '[]',
+  }));
   strict.ctx.app.config.pluginRepositoryUrl = `http://127.0.0.2:${repo.port}/plugins.json`;
   const { tenant } = strict;
-  const res = await strict.ctx.call('pipeline_destinations_repository_retrieve', { key: tenant.key, params: { organization_id: tenant.organization.id } });
+  const res = await strict.ctx.call('pipeline_destinations_repository_retrieve', {
+    key: tenant.key,
+    params: { organization_id: tenant.organization.id },
+  });
   t.same(res.body, []);
   t.same(repo.hits, ['GET /plugins.json']);
 });
 
 const P = { project_id: a.project.id };
 const createExport = (destination: object) =>
-  call('projects_batch_exports_create', { key: a.key, params: P, body: { name: 'x', destination, interval: 'hour', paused: true } });
+  call('projects_batch_exports_create', {
+    key: a.key,
+    params: P,
+    body: { name: 'x', destination, interval: 'hour', paused: true },
+  });
 
 t.test('batch export destinations: private literal addresses are refused on save, on the field', async (t) => {
   const cases: [object, string][] = [
     [{ type: 'HTTP', config: { url: 'http://0x7f000002:9/batch/', token: 't' } }, 'destination__config__url'],
     [{ type: 'HTTP', config: { url: 'http://[::1]:9/batch/', token: 't' } }, 'destination__config__url'],
-    [{ type: 'S3', config: { bucket_name: 'exports', region: 'us-east-1', endpoint_url: 'http://127.2:9' } }, 'destination__config__endpoint_url'],
-    [{ type: 'S3', config: { bucket_name: 'exports', region: 'us-east-1', endpoint_url: 'http://0.0.0.0:9' } }, 'destination__config__endpoint_url'],
+    [
+      { type: 'S3', config: { bucket_name: 'exports', region: 'us-east-1', endpoint_url: 'http://127.2:9' } },
+      'destination__config__endpoint_url',
+    ],
+    [
+      { type: 'S3', config: { bucket_name: 'exports', region: 'us-east-1', endpoint_url: 'http://0.0.0.0:9' } },
+      'destination__config__endpoint_url',
+    ],
   ];
-  for (const host of ['127.0.0.2', '0177.0.0.2', '2130706434', '0x7f000002', '127.2', '::ffff:127.0.0.2', '[::1]', '0.0.0.0', '::']) {
-    cases.push([{ type: 'Postgres', config: { host, database: 'd', user: 'u', password: 'p' } }, 'destination__config__host']);
+  for (const host of [
+    '127.0.0.2',
+    '0177.0.0.2',
+    '2130706434',
+    '0x7f000002',
+    '127.2',
+    '::ffff:127.0.0.2',
+    '[::1]',
+    '0.0.0.0',
+    '::',
+  ]) {
+    cases.push([
+      { type: 'Postgres', config: { host, database: 'd', user: 'u', password: 'p' } },
+      'destination__config__host',
+    ]);
   }
   for (const [destination, attr] of cases) {
     const res = await createExport(destination);
@@ -161,7 +204,11 @@ t.test('batch export destinations: private literal addresses are refused on save
   // A Unix socket folder (which the PostgreSQL client would connect to) or a list of hosts is no host.
   for (const host of ['/var/run/postgresql', '127.0.0.1,10.0.0.1', 'db:5432', 'a b']) {
     const res = await createExport({ type: 'Postgres', config: { host, database: 'd', user: 'u', password: 'p' } });
-    t.match(res, { status: 400, body: { attr: 'destination__config__host', detail: /is not a valid host name or IP address/ } }, host);
+    t.match(
+      res,
+      { status: 400, body: { attr: 'destination__config__host', detail: /is not a valid host name or IP address/ } },
+      host,
+    );
   }
 
   // A PATCH that points an export at one is refused too, and changes nothing.
@@ -180,7 +227,8 @@ t.test('batch export destinations: private literal addresses are refused on save
 const HOUR = 3_600_000;
 const start = new Date(Math.floor(Date.now() / HOUR) * HOUR - 2 * HOUR);
 const end = new Date(start.getTime() + HOUR);
-for (const { ctx: c, tenant } of [{ ctx, tenant: a }, strict]) await insertEvents(c.db, tenant.project.id, spread(5, start, end));
+for (const { ctx: c, tenant } of [{ ctx, tenant: a }, strict])
+  await insertEvents(c.db, tenant.project.id, spread(5, start, end));
 
 /** Creates the export (a save the policy lets through) and backfills the hour of events; answers its run. */
 async function runExport(destination: object, { ctx: c, tenant } = { ctx, tenant: a }) {
@@ -198,27 +246,47 @@ async function runExport(destination: object, { ctx: c, tenant } = { ctx, tenant
     body: { start_at: start.toISOString(), end_at: end.toISOString() },
   });
   await waitFor('the backfill to finish', async () => {
-    const b = await c.call('projects_batch_exports_backfills_retrieve', { key: tenant.key, params: { ...ids, id: backfill.body.backfill_id } });
+    const b = await c.call('projects_batch_exports_backfills_retrieve', {
+      key: tenant.key,
+      params: { ...ids, id: backfill.body.backfill_id },
+    });
     return b.body.status !== 'Running' && b.body;
   });
-  return (await c.call('projects_batch_exports_runs_list', { key: tenant.key, params: ids, query: { start: '-1d' } })).body.results[0];
+  return (await c.call('projects_batch_exports_runs_list', { key: tenant.key, params: ids, query: { start: '-1d' } }))
+    .body.results[0];
 }
 
 t.test('HTTP destination: a name that resolves to a private address is refused when the run connects', async (t) => {
   const target = await captureServer(t);
-  const run = await runExport({ type: 'HTTP', config: { url: target.url.replace('127.0.0.1', 'localhost'), token: 'phc_x' } }, strict);
+  const run = await runExport(
+    { type: 'HTTP', config: { url: target.url.replace('127.0.0.1', 'localhost'), token: 'phc_x' } },
+    strict,
+  );
   t.match(run, { status: 'Failed', latest_error: POLICY }, 'failed, by the policy');
   t.same(target.requests, [], 'no event left the server');
   // Where loopback is allowed the same export delivers: the refusal above is the policy's.
-  const allowed = await runExport({ type: 'HTTP', config: { url: target.url.replace('127.0.0.1', 'localhost'), token: 'phc_x' } });
+  const allowed = await runExport({
+    type: 'HTTP',
+    config: { url: target.url.replace('127.0.0.1', 'localhost'), token: 'phc_x' },
+  });
   t.equal(allowed.status, 'Completed');
   t.equal(target.requests.length, 1);
 });
 
 t.test('HTTP destination: a redirect to a private address is not followed', async (t) => {
-  const hidden = await server('127.0.0.2', () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{"status":1}' }));
-  const outside = await server('127.0.0.1', () => ({ status: 307, headers: { location: `http://127.0.0.2:${hidden.port}/batch/` } }));
-  const run = await runExport({ type: 'HTTP', config: { url: `http://127.0.0.1:${outside.port}/batch/`, token: 'phc_x' } });
+  const hidden = await server('127.0.0.2', () => ({
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body: '{"status":1}',
+  }));
+  const outside = await server('127.0.0.1', () => ({
+    status: 307,
+    headers: { location: `http://127.0.0.2:${hidden.port}/batch/` },
+  }));
+  const run = await runExport({
+    type: 'HTTP',
+    config: { url: `http://127.0.0.1:${outside.port}/batch/`, token: 'phc_x' },
+  });
   t.match(run, { status: 'Failed', latest_error: POLICY });
   t.same(outside.hits, ['POST /batch/']);
   t.same(hidden.hits, [], 'the redirect target got nothing');
@@ -226,7 +294,13 @@ t.test('HTTP destination: a redirect to a private address is not followed', asyn
 
 t.test('S3 destination: an endpoint whose name resolves to a private address is refused when connecting', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 's3rver-'));
-  const s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [{ name: 'exports' }] });
+  const s3 = new S3rver({
+    port: 0,
+    address: '127.0.0.1',
+    silent: true,
+    directory: dir,
+    configureBuckets: [{ name: 'exports' }],
+  });
   const { port } = await s3.run();
   const client = new S3Client({
     region: 'us-east-1',
@@ -239,8 +313,14 @@ t.test('S3 destination: an endpoint whose name resolves to a private address is 
     await s3.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  const objects = async () => ((await client.send(new ListObjectsV2Command({ Bucket: 'exports' }))).Contents ?? []).length;
-  const config = { bucket_name: 'exports', region: 'us-east-1', aws_access_key_id: 'S3RVER', aws_secret_access_key: 'S3RVER' };
+  const objects = async () =>
+    ((await client.send(new ListObjectsV2Command({ Bucket: 'exports' }))).Contents ?? []).length;
+  const config = {
+    bucket_name: 'exports',
+    region: 'us-east-1',
+    aws_access_key_id: 'S3RVER',
+    aws_secret_access_key: 'S3RVER',
+  };
   const run = await runExport({ type: 'S3', config: { ...config, endpoint_url: `http://localhost:${port}` } }, strict);
   t.match(run, { status: 'Failed', latest_error: POLICY });
   t.equal(await objects(), 0, 'no object was written');
@@ -276,8 +356,20 @@ t.test('destinations: where the network is allowed, a closed port fails with no 
   const { deadPort } = await deadPortOn('127.0.0.1');
   const runs = await Promise.all([
     runExport({ type: 'HTTP', config: { url: `http://127.0.0.1:${deadPort}/batch/`, token: 'phc_x' } }),
-    runExport({ type: 'S3', config: { bucket_name: 'exports', region: 'us-east-1', endpoint_url: `http://127.0.0.1:${deadPort}`, aws_access_key_id: 'a', aws_secret_access_key: 'b' } }),
-    runExport({ type: 'Postgres', config: { host: '127.0.0.1', port: deadPort, database: 'd', user: 'u', password: 'p' } }),
+    runExport({
+      type: 'S3',
+      config: {
+        bucket_name: 'exports',
+        region: 'us-east-1',
+        endpoint_url: `http://127.0.0.1:${deadPort}`,
+        aws_access_key_id: 'a',
+        aws_secret_access_key: 'b',
+      },
+    }),
+    runExport({
+      type: 'Postgres',
+      config: { host: '127.0.0.1', port: deadPort, database: 'd', user: 'u', password: 'p' },
+    }),
   ]);
   t.same(
     runs.map((r) => [r.status, r.latest_error]),

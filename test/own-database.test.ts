@@ -60,10 +60,19 @@ t.test('refused on save, by address or by a name that resolves to it', async (t)
   for (const host of [own.hostname, 'localhost', '0177.0.0.1', '::ffff:127.0.0.1']) {
     const res = await create(destination(host));
     t.equal(res.status, 400, host);
-    t.same(res.body, { type: 'validation_error', code: 'invalid_input', detail: OWN, attr: 'destination__config__host' });
+    t.same(res.body, {
+      type: 'validation_error',
+      code: 'invalid_input',
+      detail: OWN,
+      attr: 'destination__config__host',
+    });
   }
   // The same server's other databases are other tenants' business, not the server's.
-  t.equal((await create(destination(own.hostname, 'postgres'))).status, 201, 'another database on the same server is allowed');
+  t.equal(
+    (await create(destination(own.hostname, 'postgres'))).status,
+    201,
+    'another database on the same server is allowed',
+  );
 });
 
 t.test('refused when the run connects, for an export saved another way', async (t) => {
@@ -71,19 +80,27 @@ t.test('refused when the run connects, for an export saved another way', async (
   // name that resolved elsewhere when it was saved).
   const exp = await create(destination(own.hostname, 'postgres'));
   t.equal(exp.status, 201);
-  await db.update(batch_exports).set({ destination_config: destination(own.hostname).config }).where(eq(batch_exports.id, exp.body.id));
+  await db
+    .update(batch_exports)
+    .set({ destination_config: destination(own.hostname).config })
+    .where(eq(batch_exports.id, exp.body.id));
   const ids = { ...P, batch_export_id: exp.body.id };
   const backfill = await call('projects_batch_exports_backfills_create', {
     key: attacker.key,
     params: ids,
     body: { start_at: start.toISOString(), end_at: end.toISOString() },
   });
-  t.equal(backfill.status, 200);
+  t.equal(backfill.status, 201);
   await waitFor('the backfill to finish', async () => {
-    const b = await call('projects_batch_exports_backfills_retrieve', { key: attacker.key, params: { ...ids, id: backfill.body.backfill_id } });
+    const b = await call('projects_batch_exports_backfills_retrieve', {
+      key: attacker.key,
+      params: { ...ids, id: backfill.body.backfill_id },
+    });
     return b.body.status !== 'Running' && b.body;
   });
-  const [run] = (await call('projects_batch_exports_runs_list', { key: attacker.key, params: ids, query: { start: '-1d' } })).body.results;
+  const [run] = (
+    await call('projects_batch_exports_runs_list', { key: attacker.key, params: ids, query: { start: '-1d' } })
+  ).body.results;
   t.match(run, { status: 'Failed', latest_error: OWN });
   t.notOk(await forgedWorks(), 'no key was written into the server’s database');
 });

@@ -26,8 +26,14 @@ async function setup(t: Test) {
     return [
       await call('plugin_configs_retrieve', { key: a.key, params: { ...params, id: made.body.id } }),
       await call('plugin_configs_list', { key: a.key, params }),
-      await call('pipeline_destinations_exports_unsubscribe_configs_retrieve', { key: a.key, params: { organization_id: a.organization.id } }),
-      await call('pipeline_destinations_activity_retrieve', { key: a.key, params: { organization_id: a.organization.id } }),
+      await call('pipeline_destinations_exports_unsubscribe_configs_retrieve', {
+        key: a.key,
+        params: { organization_id: a.organization.id },
+      }),
+      await call('pipeline_destinations_activity_retrieve', {
+        key: a.key,
+        params: { organization_id: a.organization.id },
+      }),
     ];
   };
   return { a, plugin, made, reads };
@@ -77,7 +83,10 @@ t.test('a secret stays masked after plugin.json is updated without the flag', as
     body: { 'plugin.json': json, 'index.ts': SOURCES.pipeline_destinations },
   });
   t.equal(updated.status, 200);
-  const schema = await call('pipeline_destinations_retrieve', { key: a.key, params: { organization_id: a.organization.id, id: plugin.id } });
+  const schema = await call('pipeline_destinations_retrieve', {
+    key: a.key,
+    params: { organization_id: a.organization.id, id: plugin.id },
+  });
   t.same(schema.body.config_schema, UNFLAGGED, 'the new schema has no secret');
   for (const res of await reads()) {
     t.equal(res.status, 200);

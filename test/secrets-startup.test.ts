@@ -34,14 +34,23 @@ async function plainExport(token: string): Promise<string> {
     const [project] = await db.select().from(projects).limit(1);
     const [row] = await db
       .insert(batch_exports)
-      .values({ project_id: project!.id, name: 'old', destination_type: 'HTTP', destination_config: { url: 'http://127.0.0.1:9/', token }, paused: true })
+      .values({
+        project_id: project!.id,
+        name: 'old',
+        destination_type: 'HTTP',
+        destination_config: { url: 'http://127.0.0.1:9/', token },
+        paused: true,
+      })
       .returning();
     return row!.id;
   });
 }
 
 const storedToken = (id: string) =>
-  withDb(async ({ db }) => (await db.select().from(batch_exports).where(eq(batch_exports.id, id)))[0]!.destination_config.token as string);
+  withDb(
+    async ({ db }) =>
+      (await db.select().from(batch_exports).where(eq(batch_exports.id, id)))[0]!.destination_config.token as string,
+  );
 
 async function runServer(env: NodeJS.ProcessEnv) {
   const server = startServer({ ...backend, ...env });

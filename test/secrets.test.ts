@@ -29,7 +29,10 @@ async function api(method: string, url: string, key: string | null, body?: unkno
   const res = await app.inject({
     method: method as 'GET',
     url,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
     ...(body ? { payload: JSON.stringify(body) } : {}),
   });
   return { status: res.statusCode, body: res.body ? JSON.parse(res.body) : undefined };
@@ -46,19 +49,32 @@ t.test('no key value, sharing token or query-string key is logged', async (t) =>
   t.not(first, second);
 
   t.equal((await api('GET', `/api/projects/@current/?personal_api_key=${second}`, null)).status, 200);
-  t.equal((await api('GET', `/api/users/@me/?limit=1&personal_api_key=${encodeURIComponent(BOOT)}&x=1`, null)).status, 200);
-  t.equal((await api('GET', `/api/organizations/?personal_api_key=${first}`, null)).status, 401, 'the rolled-away value is refused');
+  t.equal(
+    (await api('GET', `/api/users/@me/?limit=1&personal_api_key=${encodeURIComponent(BOOT)}&x=1`, null)).status,
+    200,
+  );
+  t.equal(
+    (await api('GET', `/api/organizations/?personal_api_key=${first}`, null)).status,
+    401,
+    'the rolled-away value is refused',
+  );
   t.equal((await api('GET', '/api/organizations/', first)).status, 401);
 
   const dashboard = await api('POST', '/api/projects/@current/dashboards/', second, { name: 'Shared' });
-  const sharing = await api('PATCH', `/api/projects/@current/dashboards/${dashboard.body.id}/sharing/`, second, { enabled: true });
+  const sharing = await api('PATCH', `/api/projects/@current/dashboards/${dashboard.body.id}/sharing/`, second, {
+    enabled: true,
+  });
   const token: string = sharing.body.access_token;
   t.match(token, /^[\w-]{20,}$/);
   t.equal((await api('GET', `/shared/${token}`, null)).status, 200);
 
   const log = lines.join('');
   t.ok(lines.length >= 20, `the log is not empty (${lines.length} lines)`);
-  t.match(log, /"url":"\/api\/projects\/@current\/\?personal_api_key=\[redacted\]"/, 'the query-string key is replaced');
+  t.match(
+    log,
+    /"url":"\/api\/projects\/@current\/\?personal_api_key=\[redacted\]"/,
+    'the query-string key is replaced',
+  );
   t.match(log, /"url":"\/api\/users\/@me\/\?limit=1&personal_api_key=\[redacted\]&x=1"/, 'other parameters stay');
   t.match(log, /"url":"\/shared\/\[redacted\]"/, 'the sharing token in the path is replaced');
   for (const [name, secret] of Object.entries({ bootstrap: BOOT, created: first, rolled: second, sharing: token })) {

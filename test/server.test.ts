@@ -33,15 +33,27 @@ t.test('the CLI works on the same database', async (t) => {
   t.equal(user.code, 0, user.stderr);
   const created = JSON.parse(user.stdout);
   t.match(created, { email: 'ops@example.com', first_name: 'Ops' });
-  const org = JSON.parse((await runCli(['create-organization', '--email', 'ops@example.com', '--name', 'Ops Org'], backend)).stdout);
+  const org = JSON.parse(
+    (await runCli(['create-organization', '--email', 'ops@example.com', '--name', 'Ops Org'], backend)).stdout,
+  );
   t.match(org, { name: 'Ops Org', membership_level: 15 });
-  const project = JSON.parse((await runCli(['create-project', '--organization', org.id, '--name', 'Second'], backend)).stdout);
+  const project = JSON.parse(
+    (await runCli(['create-project', '--organization', org.id, '--name', 'Second'], backend)).stdout,
+  );
   t.match(project, { name: 'Second', organization: org.id });
   await runCli(['create-user', '--email', 'dev@example.com'], backend);
-  const member = await runCli(['add-member', '--organization', org.id, '--email', 'dev@example.com', '--level', '8'], backend);
+  const member = await runCli(
+    ['add-member', '--organization', org.id, '--email', 'dev@example.com', '--level', '8'],
+    backend,
+  );
   t.match(JSON.parse(member.stdout), { organization_id: org.id, level: 8 });
   const key = JSON.parse(
-    (await runCli(['create-key', '--email', 'dev@example.com', '--scopes', 'project:read', '--scoped-teams', String(project.id)], backend)).stdout,
+    (
+      await runCli(
+        ['create-key', '--email', 'dev@example.com', '--scopes', 'project:read', '--scoped-teams', String(project.id)],
+        backend,
+      )
+    ).stdout,
   );
   t.match(key, { value: /^phx_/, scopes: ['project:read'], scoped_teams: [project.id] });
 

@@ -19,7 +19,7 @@ function slowWrite(base: string, key: string, name: string) {
   // Settles with status 0 on a network error, so an early failure is reported by the assertion.
   const response = new Promise<{ status: number; body: string }>((resolve) => {
     req.on('socket', (socket) => socket.on('error', () => {}));
-  req.on('response', (res) => {
+    req.on('response', (res) => {
       let text = '';
       res.on('data', (d) => (text += d));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
@@ -74,7 +74,10 @@ t.test('SIGTERM drains in-flight requests and loses no acknowledged write', asyn
   const signalSent = new Promise<void>((resolve) => (signal = resolve));
   let next = 0;
 
-  /** Abandoning writers hang up soon after sending: the server must finish their handlers before its database closes. */
+  /**
+   * Abandoning writers hang up soon after sending: the server must finish their handlers before its database
+   * closes.
+   */
   let abandoned = 0;
   let slowStarted = false;
   async function abandoning(): Promise<void> {
@@ -83,7 +86,11 @@ t.test('SIGTERM drains in-flight requests and loses no acknowledged write', asyn
       const req = http.request(`${url}/api/projects/@current/dashboards/`, {
         method: 'POST',
         agent: false,
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
       });
       req.on('error', () => {});
       req.end(body);
@@ -131,25 +138,46 @@ t.test('SIGTERM drains in-flight requests and loses no acknowledged write', asyn
   stop = true;
   await Promise.all(writers);
 
-  t.equal(code, 0, 'the server exits cleanly', { output: server.output().stdout.slice(-3000) + server.output().stderr.slice(-2000) });
+  t.equal(code, 0, 'the server exits cleanly', {
+    output: server.output().stdout.slice(-3000) + server.output().stderr.slice(-2000),
+  });
   const answered = outcomes.filter((o) => o.status !== undefined);
-  t.same([...new Set(answered.map((o) => o.status))], [201], `every answer is a 201 ${JSON.stringify(answered.find((o) => o.status !== 201) ?? "")}`);
+  t.same(
+    [...new Set(answered.map((o) => o.status))],
+    [201],
+    `every answer is a 201 ${JSON.stringify(answered.find((o) => o.status !== 201) ?? '')}`,
+  );
   t.equal(slowAnswer.status, 201, 'a request whose body was still arriving at SIGTERM is answered', {
     answer: slowAnswer.body,
-    log: server.output().stdout.split('\n').filter((l) => /slow|"level":[456]0|listening|closing/i.test(l)).join('\n').slice(-3000),
+    log: server
+      .output()
+      .stdout.split('\n')
+      .filter((l) => /slow|"level":[456]0|listening|closing/i.test(l))
+      .join('\n')
+      .slice(-3000),
   });
   const drained = outcomes.filter((o) => o.before && o.answeredAfter && o.status === 201);
   t.comment(`${drained.length} more requests in flight at SIGTERM were answered after it`);
 
   const log = server.output().stdout;
-  t.notMatch(log, /"level":(40|50|60)/, 'no warning or error was logged while draining (no query after the database closed)');
+  t.notMatch(
+    log,
+    /"level":(40|50|60)/,
+    'no warning or error was logged while draining (no query after the database closed)',
+  );
   const stored = new Set([...(await dashboardNames(pg.database.db))].filter((n) => !n.startsWith('abandoned-')));
   t.ok(stored.has('slow-write'), 'and its write is stored');
   stored.delete('slow-write');
   const acked = answered.map((o) => o.name);
-  t.ok(acked.every((n) => stored.has(n)), `all ${acked.length} acknowledged writes are stored`);
+  t.ok(
+    acked.every((n) => stored.has(n)),
+    `all ${acked.length} acknowledged writes are stored`,
+  );
   const cut = outcomes.filter((o) => o.error);
-  t.ok(cut.every((o) => !stored.has(o.name)), `none of the ${cut.length} unanswered requests was half-done behind the client's back`);
+  t.ok(
+    cut.every((o) => !stored.has(o.name)),
+    `none of the ${cut.length} unanswered requests was half-done behind the client's back`,
+  );
   t.equal(stored.size, acked.length, 'and nothing unacknowledged was stored');
 });
 
@@ -158,13 +186,19 @@ t.test('SIGTERM right after clients hang up: their handlers finish before the da
   const { server, url } = await serverOnItsOwnDatabase(t, key);
   const warm = await fetch(`${url}/api/users/@me/`, { headers: { authorization: `Bearer ${key}` } });
   t.equal(warm.status, 200);
-  const received = () => (server.output().stdout.match(/"url":"\/api\/projects\/@current\/dashboards\/"[^\n]*"incoming request"/g) ?? []).length;
+  const received = () =>
+    (server.output().stdout.match(/"url":"\/api\/projects\/@current\/dashboards\/"[^\n]*"incoming request"/g) ?? [])
+      .length;
   const requests = Array.from({ length: 12 }, (_, i) => {
     const body = JSON.stringify({ name: `hangup-${i}`, use_template: 'DEFAULT_APP' });
     const req = http.request(`${url}/api/projects/@current/dashboards/`, {
       method: 'POST',
       agent: false,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+      },
     });
     req.on('error', () => {});
     req.end(body);

@@ -51,12 +51,20 @@ export function inlineParams(query: { sql: string; params: unknown[] }): string 
  * connection that failed is not rolled back on (the server ended its transaction with it) and one
  * that stopped answering is ended from the server side, so leaving never hangs either.
  */
-export async function* copyBatches(client: postgres.Sql, query: string, size: number, deadlineMs: number): AsyncGenerator<CopyBatch> {
+export async function* copyBatches(
+  client: postgres.Sql,
+  query: string,
+  size: number,
+  deadlineMs: number,
+): AsyncGenerator<CopyBatch> {
   const step = <T>(work: Promise<T>, what: string) => withDeadline(work, deadlineMs, `The export's source (${what})`);
   const reserving = client.reserve();
   // A connection that comes after the deadline goes straight back.
   const conn = await step(reserving, 'a connection').catch((err) => {
-    void reserving.then((late) => late.release(), () => {});
+    void reserving.then(
+      (late) => late.release(),
+      () => {},
+    );
     throw err;
   });
   let pid: number | undefined;
@@ -133,36 +141,43 @@ export async function* copyBatches(client: postgres.Sql, query: string, size: nu
     failure ??= err;
     throw err;
   } finally {
-    if (failure !== undefined) {
-      await discard(client, conn, pid, failure, deadlineMs);
-      return;
-    }
-    if (stream && !ended) {
-      // Left early: stop the statement, and read what is still in flight so the connection comes back usable.
-      const s = stream;
-      const settled = new Promise<void>((resolve) => {
-        s.once('end', resolve);
-        s.once('error', () => resolve());
-        s.once('close', resolve);
-      });
-      s.removeAllListeners('data');
-      s.on('data', () => {});
-      s.resume();
-      const left = Promise.all([statement?.cancel(), settled]);
-      const ok = await withDeadline(left, Math.min(deadlineMs, CLEANUP_MS), 'cancel').then(() => true, () => false);
-      if (!ok) {
-        await discard(client, conn, pid, new DeadlineError('cancel'), deadlineMs);
+    // The clean-up returns early from its own function: a `return` in this block would swallow the
+    // error being thrown, and a failed export would end as if it had read every row.
+    await (async () => {
+      if (failure !== undefined) {
+        await discard(client, conn, pid, failure, deadlineMs);
         return;
       }
-    }
-    if (!committed) {
-      const ok = await withDeadline(conn.unsafe('rollback'), Math.min(deadlineMs, CLEANUP_MS), 'rollback').then(
-        () => true,
-        (err) => !connectionGone(err),
-      );
-      if (!ok) return void (await discard(client, conn, pid, new DeadlineError('rollback'), deadlineMs));
-    }
-    conn.release();
+      if (stream && !ended) {
+        // Left early: stop the statement, and read what is still in flight so the connection comes back usable.
+        const s = stream;
+        const settled = new Promise<void>((resolve) => {
+          s.once('end', resolve);
+          s.once('error', () => resolve());
+          s.once('close', resolve);
+        });
+        s.removeAllListeners('data');
+        s.on('data', () => {});
+        s.resume();
+        const left = Promise.all([statement?.cancel(), settled]);
+        const ok = await withDeadline(left, Math.min(deadlineMs, CLEANUP_MS), 'cancel').then(
+          () => true,
+          () => false,
+        );
+        if (!ok) {
+          await discard(client, conn, pid, new DeadlineError('cancel'), deadlineMs);
+          return;
+        }
+      }
+      if (!committed) {
+        const ok = await withDeadline(conn.unsafe('rollback'), Math.min(deadlineMs, CLEANUP_MS), 'rollback').then(
+          () => true,
+          (err) => !connectionGone(err),
+        );
+        if (!ok) return void (await discard(client, conn, pid, new DeadlineError('rollback'), deadlineMs));
+      }
+      conn.release();
+    })();
   }
 }
 
@@ -172,7 +187,13 @@ export async function* copyBatches(client: postgres.Sql, query: string, size: nu
  * does not come back its backend is ended from another connection, so that it is neither kept
  * reserved nor handed back to the pool mid-transaction.
  */
-async function discard(client: postgres.Sql, conn: postgres.ReservedSql, pid: number | undefined, failure: unknown, deadlineMs: number): Promise<void> {
+async function discard(
+  client: postgres.Sql,
+  conn: postgres.ReservedSql,
+  pid: number | undefined,
+  failure: unknown,
+  deadlineMs: number,
+): Promise<void> {
   if (connectionGone(failure) && !(failure instanceof DeadlineError)) return;
   const rolledBack = await withDeadline(conn.unsafe('rollback'), Math.min(deadlineMs, CLEANUP_MS), 'rollback').then(
     () => true,
@@ -180,6 +201,10 @@ async function discard(client: postgres.Sql, conn: postgres.ReservedSql, pid: nu
   );
   if (rolledBack) return conn.release();
   if (pid !== undefined) {
-    await withDeadline(client`select pg_terminate_backend(${pid})`, Math.min(deadlineMs, CLEANUP_MS), 'terminate').catch(() => {});
+    await withDeadline(
+      client`select pg_terminate_backend(${pid})`,
+      Math.min(deadlineMs, CLEANUP_MS),
+      'terminate',
+    ).catch(() => {});
   }
 }

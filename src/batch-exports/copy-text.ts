@@ -20,7 +20,10 @@ const UNESCAPE: Record<number, number> = {
 /** Escapes one value for a single-column COPY row (without the newline that ends it). */
 export function escapeCopyText(value: string): string {
   return /[\\\n\r\t\b\f\v]/.test(value)
-    ? value.replace(/[\\\n\r\t\b\f\v]/g, (c) => ({ '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f', '\v': '\\v' })[c]!)
+    ? value.replace(
+        /[\\\n\r\t\b\f\v]/g,
+        (c) => ({ '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f', '\v': '\\v' })[c]!,
+      )
     : value;
 }
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
 
 export const DESTINATION_TYPES = ['S3', 'Postgres', 'HTTP', 'NoOp'] as const;
 export type DestinationType = (typeof DESTINATION_TYPES)[number];
@@ -11,7 +11,7 @@ interface Field {
 
 const COMMON: Record<string, Field> = { include_events: {}, exclude_events: {} };
 
-/** Each destination's fields, after PostHog's *BatchExportInputs (reference §2). */
+/** Each destination's fields, after PostHog's *BatchExportInputs. */
 const FIELDS: Record<DestinationType, Record<string, Field>> = {
   S3: {
     bucket_name: { required: true },
@@ -73,9 +73,14 @@ function isHttpUrl(value: unknown): boolean {
 export function validateDestinationConfig(type: DestinationType, config: Record<string, unknown>): void {
   const fields = FIELDS[type];
   const attr = (f: string) => `destination__config__${f}`;
-  const unknown = Object.keys(config).filter((k) => !(k in fields)).sort();
+  const unknown = Object.keys(config)
+    .filter((k) => !(k in fields))
+    .sort();
   if (unknown.length) {
-    throw ApiError.validation('destination__config', `Configuration has unknown field/s: ${unknown.map((k) => `'${k}'`).join(', ')}`);
+    throw ApiError.validation(
+      'destination__config',
+      `Configuration has unknown field/s: ${unknown.map((k) => `'${k}'`).join(', ')}`,
+    );
   }
   for (const [name, field] of Object.entries(fields)) {
     const value = config[name];

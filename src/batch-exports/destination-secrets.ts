@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
 import { isSealed, SecretDecryptionError, type SecretBox } from '../secrets/index.js';
 import { secretFields, type DestinationType } from './destination-config.js';
 import { NonRetryableError } from './destinations/types.js';
@@ -60,7 +60,11 @@ export function sealDestinationSecrets(
 }
 
 /** The config with its secrets decrypted, for the run that sends to the destination. */
-export function openDestinationSecrets(box: SecretBox, type: string, config: Record<string, unknown>): Record<string, unknown> {
+export function openDestinationSecrets(
+  box: SecretBox,
+  type: string,
+  config: Record<string, unknown>,
+): Record<string, unknown> {
   const out = { ...config };
   try {
     for (const f of secretFields(type)) if (typeof out[f] === 'string') out[f] = box.open(out[f]);

@@ -48,8 +48,18 @@ export class JobEngine {
     const heartbeatSeconds = Math.max(10, Math.round(this.options.heartbeatSeconds ?? 30));
     // Jobs whose worker went silent are failed (and retried) at the next supervision pass, so passes
     // come as often as the heartbeat timeout.
-    const common = { supervise, schedule: supervise, migrate: true, superviseIntervalSeconds: Math.min(60, heartbeatSeconds) };
-    const boss = new PgBoss({ ...common, connectionString: this.database.url, max: 4, application_name: 'batch-exports' });
+    const common = {
+      supervise,
+      schedule: supervise,
+      migrate: true,
+      superviseIntervalSeconds: Math.min(60, heartbeatSeconds),
+    };
+    const boss = new PgBoss({
+      ...common,
+      connectionString: this.database.url,
+      max: 4,
+      application_name: 'batch-exports',
+    });
     boss.on('error', (err) => this.options.log?.('job engine error', err));
     await boss.start();
     await boss.createQueue(RUN_QUEUE, {

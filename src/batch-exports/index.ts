@@ -8,7 +8,12 @@ export { JobEngine } from './engine.js';
 export { ExportWorker } from './worker.js';
 
 /** The job engine of a process; only a process that runs a worker supervises (maintenance, cron). */
-export function createJobEngine(database: Database, config: Config, supervise: boolean, log?: (msg: string, err?: unknown) => void): JobEngine {
+export function createJobEngine(
+  database: Database,
+  config: Config,
+  supervise: boolean,
+  log?: (msg: string, err?: unknown) => void,
+): JobEngine {
   return new JobEngine(database, {
     supervise,
     retryLimit: config.exportRetries,
@@ -20,7 +25,12 @@ export function createJobEngine(database: Database, config: Config, supervise: b
   });
 }
 
-export function createWorker(database: Database, engine: JobEngine, config: Config, log?: (msg: string, err?: unknown) => void): ExportWorker {
+export function createWorker(
+  database: Database,
+  engine: JobEngine,
+  config: Config,
+  log?: (msg: string, err?: unknown) => void,
+): ExportWorker {
   return new ExportWorker(database, engine, {
     concurrency: config.exportConcurrency,
     batchSize: config.exportBatchSize,

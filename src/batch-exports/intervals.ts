@@ -58,6 +58,7 @@ export function dueIntervals(
   if (opts.start_at) firstEnd = Math.max(firstEnd, ceilToGrid(opts.start_at, opts.interval).getTime() + ms);
   const lastEnd = Math.min(opts.now.getTime(), opts.end_at ? opts.end_at.getTime() : Infinity);
   const out: DataInterval[] = [];
-  for (let e = firstEnd; e <= lastEnd && out.length < limit; e += ms) out.push({ start: new Date(e - ms), end: new Date(e) });
+  for (let e = firstEnd; e <= lastEnd && out.length < limit; e += ms)
+    out.push({ start: new Date(e - ms), end: new Date(e) });
   return out;
 }

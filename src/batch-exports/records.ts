@@ -2,9 +2,19 @@ import { and, asc, eq, inArray, notInArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import type { BatchExportRow } from '../db/queries/batch-exports.js';
 import { events, person_distinct_ids, persons } from '../db/schema/index.js';
-import { compileCondition, compileJsonValue, eventsScope, parseSelect, valueType, type ColumnType } from '../hogql/index.js';
+import { filterSql } from '../db/queries/events.js';
+import { parseFilterList } from '../events/filters.js';
+import {
+  compileCondition,
+  compileJsonValue,
+  eventsScope,
+  parseSelect,
+  valueType,
+  type ColumnType,
+} from '../hogql/index.js';
 import { copyBatches, inlineParams, postgresClient } from './copy-source.js';
 import { decodeCopyRows } from './copy-text.js';
+import { earliestSession, sessionsSource } from './sessions.js';
 
 /** A column of the exported records, with the type a receiving table gives it. */
 export interface ExportColumn {
@@ -59,7 +69,8 @@ const columnsOf = (fields: Field[]): ExportColumn[] => fields.map(({ name, type 
 /** Each field as a column value, for the `columns` format (COPY writes timestamps as the session's ISO, UTC). */
 const valuesOf = (fields: Field[]): SQL[] => fields.map((f) => f.value);
 /** Each field as a JSON pair: timestamps as ISO strings to the microsecond, in UTC. */
-const pairsOf = (fields: Field[]): [string, SQL][] => fields.map((f) => [f.name, f.type === 'timestamptz' ? isoOf(f.value) : f.value]);
+const pairsOf = (fields: Field[]): [string, SQL][] =>
+  fields.map((f) => [f.name, f.type === 'timestamptz' ? isoOf(f.value) : f.value]);
 
 function jsonObject(pairs: [string, SQL][]): SQL {
   return sql`json_build_object(${sql.join(
@@ -82,6 +93,9 @@ function eventFilters(exp: BatchExportRow): SQL[] {
   const exclude = exp.destination_config.exclude_events as string[] | null | undefined;
   if (include?.length) out.push(inArray(events.event, include));
   if (exclude?.length) out.push(notInArray(events.event, exclude));
+  // Checked when saved; person filters read the persons row every events query joins.
+  const filters = parseFilterList(exp.filters, 'filters');
+  if (filters) out.push(filterSql(filters));
   return out;
 }
 
@@ -102,7 +116,10 @@ function eventsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date
   let pairs: [string, SQL][];
   let columns: ExportColumn[];
   let key: string[] | null = ['uuid'];
-  const where: SQL[] = [eq(events.project_id, exp.project_id), sql`${events.timestamp} < ${end.toISOString()}::timestamptz`];
+  const where: SQL[] = [
+    eq(events.project_id, exp.project_id),
+    sql`${events.timestamp} < ${end.toISOString()}::timestamptz`,
+  ];
   if (start) where.push(sql`${events.timestamp} >= ${start.toISOString()}::timestamptz`);
   where.push(...eventFilters(exp));
   if (exp.hogql_query) {
@@ -126,7 +143,11 @@ function eventsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date
     key,
     columnar: !!raw,
     async count() {
-      const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(events).where(condition);
+      const [row] = await db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(events)
+        .leftJoin(persons, eq(persons.id, events.person_id))
+        .where(condition);
       return Number(row?.n ?? 0);
     },
     batches(size, format = 'json') {
@@ -185,7 +206,11 @@ function personsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Dat
     batches(size, format = 'json') {
       const query =
         format === 'columns'
-          ? db.select({ row: sql`${sql.join(raw, sql`, `)}` }).from(p).innerJoin(d, eq(d.person_id, p.id)).where(condition)
+          ? db
+              .select({ row: sql`${sql.join(raw, sql`, `)}` })
+              .from(p)
+              .innerJoin(d, eq(d.person_id, p.id))
+              .where(condition)
           : db
               .select({ line: sql`${line}` })
               .from(p)
@@ -198,12 +223,22 @@ function personsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Dat
 }
 
 /** `deadlineMs` bounds each step of reading (see copyBatches). */
-export function recordSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date, deadlineMs = 300_000): RecordSource {
-  return exp.model === 'persons' ? personsSource(db, exp, start, end, deadlineMs) : eventsSource(db, exp, start, end, deadlineMs);
+export function recordSource(
+  db: Db,
+  exp: BatchExportRow,
+  start: Date | null,
+  end: Date,
+  deadlineMs = 300_000,
+): RecordSource {
+  if (exp.model === 'sessions') return sessionsSource(db, exp, start, end, deadlineMs);
+  return exp.model === 'persons'
+    ? personsSource(db, exp, start, end, deadlineMs)
+    : eventsSource(db, exp, start, end, deadlineMs);
 }
 
 /** The earliest time the export has data for, used to clamp backfills (null: no data at all). */
 export async function earliestData(db: Db, exp: BatchExportRow): Promise<Date | null> {
+  if (exp.model === 'sessions') return earliestSession(db, exp);
   if (exp.model === 'persons') {
     const [row] = await db
       .select({ t: sql<string | null>`${isoOf(sql`min(${persons.updated_at})`)}` })
@@ -214,6 +249,7 @@ export async function earliestData(db: Db, exp: BatchExportRow): Promise<Date | 
   const [row] = await db
     .select({ t: sql<string | null>`${isoOf(sql`min(${events.timestamp})`)}` })
     .from(events)
+    .leftJoin(persons, eq(persons.id, events.person_id))
     .where(and(eq(events.project_id, exp.project_id), ...eventFilters(exp)));
   return row?.t ? new Date(row.t) : null;
 }

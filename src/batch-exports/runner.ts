@@ -1,6 +1,11 @@
 import type { Db } from '../db/client.js';
 import { getBatchExportById } from '../db/queries/batch-exports.js';
-import { claimRun, finishRun, heartbeatRun, settleBackfill } from '../db/queries/batch-export-runs.js';
+import {
+  settleBackfill,
+  unscopedClaimRun,
+  unscopedFinishRun,
+  unscopedHeartbeatRun,
+} from '../db/queries/batch-export-runs.js';
 import { insertLog } from '../db/queries/batch-export-lists.js';
 import { HogQLError } from '../hogql/index.js';
 import type { TenantNetwork } from '../net/index.js';
@@ -62,25 +67,26 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
   });
   stopping.catch(() => {});
   const step = <T>(work: Promise<T>, what: string) => Promise.race([withDeadline(work, stepMs, what), stopping]);
-  const run = await call(claimRun(db, a.runId, a.token, a.staleSeconds), 'claiming the run');
+  const run = await call(unscopedClaimRun(db, a.runId, a.token, a.staleSeconds), 'claiming the run');
   if (!run) return 'skipped';
   const exp = await call(getBatchExportById(db, run.batch_export_id), 'reading the export');
   const log = (level: string, message: string) =>
     exp
-      ? call(insertLog(db, { project_id: exp.project_id, batch_export_id: exp.id, instance_id: run.id, level, message }), 'logging').catch(
-          () => {},
-        )
+      ? call(
+          insertLog(db, { project_id: exp.project_id, batch_export_id: exp.id, instance_id: run.id, level, message }),
+          'logging',
+        ).catch(() => {})
       : Promise.resolve();
   /**
    * The outcome of a failed attempt, tried again for a while: it usually fails because the database
    * is restarting. If it cannot be written the run keeps its stale heartbeat and is retried all the same.
    */
-  const settle = async (values: Parameters<typeof finishRun>[3]) => {
+  const settle = async (values: Parameters<typeof unscopedFinishRun>[3]) => {
     const until = Date.now() + a.staleSeconds * 500;
     for (;;) {
       try {
-        return await call(finishRun(db, run.id, a.token, values), 'recording the outcome');
-      } catch (err) {
+        return await call(unscopedFinishRun(db, run.id, a.token, values), 'recording the outcome');
+      } catch {
         if (Date.now() > until) return undefined;
         await pause(250);
       }
@@ -92,7 +98,11 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
   let lost = false;
   const beat = async (extra: { records_total_count?: number } = {}) => {
     const ok = await call(
-      heartbeatRun(db, run.id, a.token, { ...extra, records_completed: completed, bytes_exported: writer?.bytes ?? 0 }),
+      unscopedHeartbeatRun(db, run.id, a.token, {
+        ...extra,
+        records_completed: completed,
+        bytes_exported: writer?.bytes ?? 0,
+      }),
       'heartbeat',
     );
     if (!ok) lost = true;
@@ -101,11 +111,17 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
   const timer = setInterval(() => void beat().catch(() => {}), callMs);
   try {
     if (!exp || exp.deleted) {
-      await call(finishRun(db, run.id, a.token, { status: 'Cancelled', latest_error: 'The batch export was deleted.' }), 'recording the outcome');
+      await call(
+        unscopedFinishRun(db, run.id, a.token, { status: 'Cancelled', latest_error: 'The batch export was deleted.' }),
+        'recording the outcome',
+      );
       return 'cancelled';
     }
     const attempt = run.attempts > 1 ? ` (attempt ${run.attempts})` : '';
-    await log('INFO', `Batch export run started: ${exp.model} from ${describe(run.data_interval_start)} to ${describe(run.data_interval_end)}${attempt}`);
+    await log(
+      'INFO',
+      `Batch export run started: ${exp.model} from ${describe(run.data_interval_start)} to ${describe(run.data_interval_end)}${attempt}`,
+    );
     const source = recordSource(db, exp, run.data_interval_start, run.data_interval_end, stepMs);
     const total = await step(source.count(), 'Counting the records');
     await beat({ records_total_count: total });
@@ -126,7 +142,7 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
     if (a.signal.aborted) throw new Stopped();
     await step(writer.finish(), 'The destination');
     const done = await call(
-      finishRun(db, run.id, a.token, {
+      unscopedFinishRun(db, run.id, a.token, {
         status: 'Completed',
         latest_error: null,
         records_completed: completed,
@@ -142,7 +158,9 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
     clearInterval(timer);
     await Promise.all([
       withDeadline(writer?.abort() ?? Promise.resolve(), callMs, 'abort').catch(() => {}),
-      withDeadline<unknown>(batches?.return(undefined) ?? Promise.resolve(), callMs, 'closing the source').catch(() => {}),
+      withDeadline<unknown>(batches?.return(undefined) ?? Promise.resolve(), callMs, 'closing the source').catch(
+        () => {},
+      ),
     ]);
     if (err instanceof Cancelled || lost) {
       await log('WARNING', 'Batch export run cancelled');
@@ -166,6 +184,10 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
     return 'failed';
   } finally {
     clearInterval(timer);
-    if (run.backfill_id) await call(settleBackfill(db, run.backfill_id), 'settling the backfill').catch(() => {});
+    if (run.backfill_id && exp) {
+      await call(settleBackfill(db, { project_id: exp.project_id }, run.backfill_id), 'settling the backfill').catch(
+        () => {},
+      );
+    }
   }
 }

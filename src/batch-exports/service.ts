@@ -1,22 +1,36 @@
-import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { schedulableExports, updateBatchExport, type BatchExportRow, type RunRow } from '../db/queries/batch-exports.js';
-import { cancelRuns, insertBackfill, insertRuns, orphanedRuns, setBackfillStatus } from '../db/queries/batch-export-runs.js';
-import { batch_export_backfills, batch_export_runs, batch_exports } from '../db/schema/index.js';
-import { ApiError } from '../http/errors.js';
+import {
+  schedulableExports,
+  unscopedAdvanceSchedule,
+  updateBatchExport,
+  type BatchExportRow,
+  type ExportScope,
+  type RunRow,
+} from '../db/queries/batch-exports.js';
+import {
+  cancelBackfills,
+  cancelRuns,
+  insertBackfill,
+  insertRuns,
+  orphanedRuns,
+  setBackfillStatus,
+  unscopedInsertScheduledRuns,
+} from '../db/queries/batch-export-runs.js';
 import { HogQLError, parseSelect, printSelect } from '../hogql/index.js';
 import type { JobEngine } from './engine.js';
 import { ceilToGrid, dueIntervals, floorToGrid, intervalMs, intervalsBetween } from './intervals.js';
 import { earliestData } from './records.js';
+import { ApiError } from '../core/errors.js';
 
 const MAX_FIELDS = 50;
 const MAX_BACKFILL_RUNS = 100_000;
 
-/** The read-only `schema` an export's `hogql_query` compiles to (reference §4), or a 400 on `hogql_query`. */
+/** The read-only `schema` an export's `hogql_query` compiles to, or a 400 on `hogql_query`. */
 export function compileHogQL(query: string): Record<string, unknown> {
   try {
     const parsed = parseSelect(query);
-    if (parsed.fields.length > MAX_FIELDS) throw new HogQLError(`Unsupported HogQL query: at most ${MAX_FIELDS} fields`);
+    if (parsed.fields.length > MAX_FIELDS)
+      throw new HogQLError(`Unsupported HogQL query: at most ${MAX_FIELDS} fields`);
     return {
       fields: parsed.fields.map((f) => ({ expression: f.expression, alias: f.alias })),
       values: {},
@@ -29,14 +43,16 @@ export function compileHogQL(query: string): Record<string, unknown> {
 }
 
 // Python's datetime.fromisoformat, which PostHog uses: a date, or a date and time with an optional offset.
-const ISO = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}(?::\d{2}(?::\d{2}(?:[.,]\d{1,6})?)?)?(Z|[+-]\d{2}(?::?\d{2}(?::\d{2})?)?)?)?$/;
+const ISO =
+  /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}(?::\d{2}(?::\d{2}(?:[.,]\d{1,6})?)?)?(Z|[+-]\d{2}(?::?\d{2}(?::\d{2})?)?)?)?$/;
 
 function parseBound(input: unknown): Date | null {
   if (input === undefined || input === null) return null;
   const text = String(input);
   const m = typeof input === 'string' ? ISO.exec(text) : null;
   const at = m ? new Date(text.length === 10 ? `${text}T00:00:00` : text.replace(' ', 'T')) : null;
-  if (!m || !at || Number.isNaN(at.getTime())) throw ApiError.validation(null, `Input ${text} is not a valid ISO formatted datetime.`);
+  if (!m || !at || Number.isNaN(at.getTime()))
+    throw ApiError.validation(null, `Input ${text} is not a valid ISO formatted datetime.`);
   if (!m[1]) throw ApiError.validation(null, `Input ${text} is naive.`);
   return at;
 }
@@ -46,18 +62,19 @@ function formatUtc(d: Date): string {
 }
 
 /**
- * Creates a backfill with one run per grid interval of [start, end) and queues them (reference §4:
- * validation order and messages as PostHog's `create_backfill`). Returns its id.
+ * Creates a backfill with one run per grid interval of [start, end) and queues them (validation
+ * order and messages as PostHog's `create_backfill`). Returns its id.
  */
 export async function createBackfill(
   db: Db,
+  scope: ExportScope,
   engine: JobEngine,
   exp: BatchExportRow,
   startInput: unknown,
   endInput: unknown,
   now = new Date(),
 ): Promise<string> {
-  let start = parseBound(startInput);
+  const start = parseBound(startInput);
   const end = parseBound(endInput);
   let adjusted: Date | null = null;
   if (start || end) {
@@ -72,7 +89,8 @@ export async function createBackfill(
     }
     if (start && start < earliestStart) adjusted = earliestStart;
   }
-  if (start && end && start >= end) throw ApiError.validation(null, "The initial backfill datetime 'start_at' happens after 'end_at'");
+  if (start && end && start >= end)
+    throw ApiError.validation(null, "The initial backfill datetime 'start_at' happens after 'end_at'");
   if (end && end.getTime() > now.getTime() + intervalMs(exp.interval)) {
     throw ApiError.validation(null, `The provided 'end_at' (${end.toISOString()}) is in the future`);
   }
@@ -82,33 +100,49 @@ export async function createBackfill(
   if (intervals.length > MAX_BACKFILL_RUNS) {
     throw ApiError.validation(null, `A backfill may have at most ${MAX_BACKFILL_RUNS} runs; choose a shorter range.`);
   }
-  return startBackfill(db, engine, exp, { start_at: start, end_at: end, adjusted_start_at: adjusted }, intervals);
+  return startBackfill(
+    db,
+    scope,
+    engine,
+    exp,
+    { start_at: start, end_at: end, adjusted_start_at: adjusted },
+    intervals,
+  );
 }
 
 async function startBackfill(
   db: Db,
+  scope: ExportScope,
   engine: JobEngine,
   exp: BatchExportRow,
   bounds: { start_at: Date | null; end_at: Date | null; adjusted_start_at: Date | null },
   intervals: { start: Date | null; end: Date }[],
 ): Promise<string> {
   const { backfill, runs } = await db.transaction(async (tx) => {
-    const backfill = await insertBackfill(tx as Db, { project_id: exp.project_id, batch_export_id: exp.id, ...bounds });
+    const backfill = await insertBackfill(tx as Db, scope, { batch_export_id: exp.id, ...bounds });
+    if (!backfill) throw ApiError.notFound();
     const runs: RunRow[] = [];
     for (let i = 0; i < intervals.length; i += 1000) {
-      runs.push(...(await insertRuns(tx as Db, exp.id, intervals.slice(i, i + 1000), backfill.id)));
+      runs.push(...(await insertRuns(tx as Db, scope, exp.id, intervals.slice(i, i + 1000), backfill.id)));
     }
     return { backfill, runs };
   });
-  if (!runs.length) await setBackfillStatus(db, backfill.id, 'Completed');
+  if (!runs.length) await setBackfillStatus(db, scope, backfill.id, 'Completed');
   await engine.enqueueRuns(runs);
   return backfill.id;
 }
 
 /** A one-interval backfill that exports a run's interval again (PostHog's `runs/{id}/retry`). */
-export async function retryRun(db: Db, engine: JobEngine, exp: BatchExportRow, run: RunRow): Promise<string> {
+export async function retryRun(
+  db: Db,
+  scope: ExportScope,
+  engine: JobEngine,
+  exp: BatchExportRow,
+  run: RunRow,
+): Promise<string> {
   return startBackfill(
     db,
+    scope,
     engine,
     exp,
     { start_at: run.data_interval_start, end_at: run.data_interval_end, adjusted_start_at: null },
@@ -117,33 +151,45 @@ export async function retryRun(db: Db, engine: JobEngine, exp: BatchExportRow, r
 }
 
 /** Idempotent: pausing a paused export changes nothing, not even `last_updated_at`. */
-export async function pauseExport(db: Db, exp: BatchExportRow): Promise<void> {
-  await updateBatchExport(db, exp.id, { paused: true, last_paused_at: new Date() }, { ifPaused: false });
+export async function pauseExport(db: Db, scope: ExportScope, exp: BatchExportRow): Promise<void> {
+  await updateBatchExport(db, scope, exp.id, { paused: true, last_paused_at: new Date() }, { ifPaused: false });
 }
 
 /**
  * Resumes the schedule from now on (the paused gap is skipped, as PostHog's schedule skips missed
  * actions) and, with `backfill`, backfills from `last_paused_at` up to the current interval.
  */
-export async function unpauseExport(db: Db, engine: JobEngine, exp: BatchExportRow, backfill: boolean, now = new Date()): Promise<void> {
-  const row = await updateBatchExport(db, exp.id, { paused: false, schedule_from: now }, { ifPaused: true });
+export async function unpauseExport(
+  db: Db,
+  scope: ExportScope,
+  engine: JobEngine,
+  exp: BatchExportRow,
+  backfill: boolean,
+  now = new Date(),
+): Promise<void> {
+  const row = await updateBatchExport(db, scope, exp.id, { paused: false, schedule_from: now }, { ifPaused: true });
   if (!row || !backfill || !exp.last_paused_at) return;
   const to = floorToGrid(now, exp.interval);
   const intervals = intervalsBetween(exp.last_paused_at, to, exp.interval, MAX_BACKFILL_RUNS);
   if (intervals.length) {
-    await startBackfill(db, engine, exp, { start_at: exp.last_paused_at, end_at: to, adjusted_start_at: null }, intervals);
+    await startBackfill(
+      db,
+      scope,
+      engine,
+      exp,
+      { start_at: exp.last_paused_at, end_at: to, adjusted_start_at: null },
+      intervals,
+    );
   }
 }
 
 /** Marks the export deleted and cancels whatever of it has not finished. */
-export async function deleteExport(db: Db, exp: BatchExportRow): Promise<void> {
-  await db.transaction(async (tx) => {
-    await tx.update(batch_exports).set({ deleted: true, last_updated_at: sql`now()` }).where(eq(batch_exports.id, exp.id));
-    await cancelRuns(tx as Db, eq(batch_export_runs.batch_export_id, exp.id));
-    await tx
-      .update(batch_export_backfills)
-      .set({ status: 'Cancelled', finished_at: sql`now()`, last_updated_at: sql`now()` })
-      .where(and(eq(batch_export_backfills.batch_export_id, exp.id), inArray(batch_export_backfills.status, ['Starting', 'Running'])));
+export async function deleteExport(db: Db, scope: ExportScope, exp: BatchExportRow): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    if (!(await updateBatchExport(tx as Db, scope, exp.id, { deleted: true }))) return false;
+    await cancelRuns(tx as Db, scope, { exportId: exp.id });
+    await cancelBackfills(tx as Db, scope, exp.id);
+    return true;
   });
 }
 
@@ -154,14 +200,16 @@ export async function deleteExport(db: Db, exp: BatchExportRow): Promise<void> {
 export async function scheduleDueRuns(db: Db, engine: JobEngine, now = new Date()): Promise<RunRow[]> {
   const created: RunRow[] = [];
   for (const exp of await schedulableExports(db, now)) {
-    const due = dueIntervals({ from: exp.schedule_from, now, interval: exp.interval, start_at: exp.start_at, end_at: exp.end_at });
+    const due = dueIntervals({
+      from: exp.schedule_from,
+      now,
+      interval: exp.interval,
+      start_at: exp.start_at,
+      end_at: exp.end_at,
+    });
     if (!due.length) continue;
-    created.push(...(await insertRuns(db, exp.id, due)));
-    const last = due[due.length - 1]!.end.toISOString();
-    await db
-      .update(batch_exports)
-      .set({ schedule_from: sql`greatest(${batch_exports.schedule_from}, ${last}::timestamptz)` })
-      .where(and(eq(batch_exports.id, exp.id), eq(batch_exports.paused, false)));
+    created.push(...(await unscopedInsertScheduledRuns(db, exp.id, due)));
+    await unscopedAdvanceSchedule(db, exp.id, due[due.length - 1]!.end);
   }
   await engine.enqueueRuns(created);
   return created;

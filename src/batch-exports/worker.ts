@@ -58,7 +58,11 @@ export class ExportWorker {
     this.started = true;
     await boss.work(
       RUN_QUEUE,
-      { includeMetadata: true, localConcurrency: this.options.concurrency, pollingIntervalSeconds: this.options.pollSeconds },
+      {
+        includeMetadata: true,
+        localConcurrency: this.options.concurrency,
+        pollingIntervalSeconds: this.options.pollSeconds,
+      },
       async ([job]: JobWithMetadata<RunJob>[]) => {
         if (job) await this.track(this.handle(job));
       },

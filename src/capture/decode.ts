@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
 
 /** Bodies and what they decompress to are both capped, so a small gzip cannot inflate without bound. */
 export const CAPTURE_BODY_LIMIT = 20 * 1024 * 1024;
@@ -31,6 +31,15 @@ function tooLarge(): ApiError {
 
 const isGzip = (b: Buffer) => b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
 
+/**
+ * About how many bytes a body decodes to, without decoding it: a gzip body's last four bytes hold
+ * its inflated size (modulo 4 GiB), anything else is taken at its own length.
+ */
+export function decodedSizeHint(body: Buffer): number {
+  if (isGzip(body) && body.length >= 18) return Math.max(body.length, body.readUInt32LE(body.length - 4));
+  return body.length;
+}
+
 function gunzip(data: Buffer): Buffer {
   try {
     return gunzipSync(data, { maxOutputLength: CAPTURE_BODY_LIMIT });
@@ -40,8 +49,14 @@ function gunzip(data: Buffer): Buffer {
   }
 }
 
-function parseJson(data: Buffer): unknown {
-  return JSON.parse(data.toString('utf8'));
+interface Decoded {
+  doc: unknown;
+  /** The length of the JSON text it was parsed from. */
+  bytes: number;
+}
+
+function parseJson(data: Buffer): Decoded {
+  return { doc: JSON.parse(data.toString('utf8')), bytes: data.length };
 }
 
 /** Standard or URL-safe base64, with the `+` that form decoding turned into a space put back. */
@@ -77,10 +92,17 @@ function withinDepth(doc: unknown): unknown {
  * gzip), or a bare base64 body.
  */
 export function decodeCapture(raw: RawCapture): unknown {
-  return withinDepth(decodeBody(raw));
+  return decodeCaptureSized(raw).doc;
 }
 
-function decodeBody(raw: RawCapture): unknown {
+/** `decodeCapture`, with the size of the JSON text the document came from. */
+export function decodeCaptureSized(raw: RawCapture): Decoded {
+  const decoded = decodeBody(raw);
+  withinDepth(decoded.doc);
+  return decoded;
+}
+
+function decodeBody(raw: RawCapture): Decoded {
   let data = raw.body;
   if (!data || data.length === 0) throw noData();
   let compression = (raw.compression ?? '').toLowerCase();

@@ -42,7 +42,8 @@ export function elementsToChain(elements: unknown[]): string {
       const id = str(el.attr__id ?? el.attr_id);
       if (id) attributes.attr_id = id;
       for (const [k, v] of Object.entries(el)) {
-        if (k.startsWith('attr__') && v !== null && v !== undefined) attributes[k] = typeof v === 'string' ? v : JSON.stringify(v);
+        if (k.startsWith('attr__') && v !== null && v !== undefined)
+          attributes[k] = typeof v === 'string' ? v : JSON.stringify(v);
       }
       const pairs = Object.entries(attributes)
         .map(([k, v]) => [escapeQuotes(k), escapeQuotes(v)] as const)

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
 import { elementsToChain } from './elements.js';
 import { malformed, noData } from './decode.js';
+import { isUuid } from '../core/ids.js';
+import { mapInTurns } from './turns.js';
 
 /** An event as it will be stored. */
 export interface CapturedEvent {
@@ -15,7 +17,6 @@ export interface CapturedEvent {
 
 type Json = Record<string, unknown>;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const FUTURE_TOLERANCE_MS = 23 * 3_600_000;
 const MAX_EVENT_NAME = 400;
 const MAX_DISTINCT_ID = 200;
@@ -124,7 +125,8 @@ export function eventTimestamp(raw: Json, batchSentAt: unknown, now: Date): Date
   let result = now;
   if (timestamp) {
     const sentAt = parseTime(raw.sent_at) ?? parseTime(batchSentAt);
-    result = sentAt && !props.$ignore_sent_at ? new Date(now.getTime() - (sentAt.getTime() - timestamp.getTime())) : timestamp;
+    result =
+      sentAt && !props.$ignore_sent_at ? new Date(now.getTime() - (sentAt.getTime() - timestamp.getTime())) : timestamp;
   } else if (typeof raw.offset === 'number' && Number.isFinite(raw.offset)) {
     result = new Date(now.getTime() - raw.offset);
   }
@@ -159,7 +161,7 @@ export function normalizeEvent(raw: unknown, batchSentAt: unknown, now: Date): C
   const distinct_id = distinctIdOf(raw, properties);
   let uuid: string;
   if (raw.uuid === undefined || raw.uuid === null || raw.uuid === '') uuid = randomUUID();
-  else if (typeof raw.uuid === 'string' && UUID.test(raw.uuid)) uuid = raw.uuid.toLowerCase();
+  else if (typeof raw.uuid === 'string' && isUuid(raw.uuid)) uuid = raw.uuid.toLowerCase();
   else throw invalid('Event field "uuid" is not a valid UUID.', 'uuid');
 
   // Some SDKs send person updates beside the properties rather than inside them.
@@ -180,4 +182,12 @@ export function normalizeEvent(raw: unknown, batchSentAt: unknown, now: Date): C
     timestamp: eventTimestamp(raw, batchSentAt, now),
     elements_chain: sanitize(elements_chain),
   };
+}
+
+/**
+ * Every event of a request, in order, through `normalizeEvent`; a large batch is done in turns so
+ * that other requests are served meanwhile. The first invalid event rejects the request.
+ */
+export function normalizeEvents(events: unknown[], batchSentAt: unknown, now: Date): Promise<CapturedEvent[]> {
+  return mapInTurns(events, (raw) => normalizeEvent(raw, batchSentAt, now));
 }

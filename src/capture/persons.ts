@@ -28,7 +28,11 @@ const isObject = (v: unknown): v is Properties => typeof v === 'object' && v !==
 export function linkedIdOf(e: CapturedEvent): string | undefined {
   const p = e.properties;
   const other =
-    e.event === '$identify' ? p.$anon_distinct_id : e.event === '$create_alias' || e.event === '$merge_dangerously' ? p.alias : undefined;
+    e.event === '$identify'
+      ? p.$anon_distinct_id
+      : e.event === '$create_alias' || e.event === '$merge_dangerously'
+        ? p.alias
+        : undefined;
   if (other === undefined || other === null || other === '') return undefined;
   const id = String(other).slice(0, 200);
   return id === e.distinct_id ? undefined : id;

@@ -1,4 +1,5 @@
 import type { CapturedEvent } from './normalize.js';
+import { eachInTurns } from './turns.js';
 
 export type PropertyType = 'DateTime' | 'String' | 'Numeric' | 'Boolean';
 
@@ -17,7 +18,17 @@ export interface LinkInput {
 }
 
 /** Keys with a meaning of their own in an event's properties, which PostHog does not define as event properties. */
-const SKIPPED = new Set(['$set', '$set_once', '$unset', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4', '$groups']);
+const SKIPPED = new Set([
+  '$set',
+  '$set_once',
+  '$unset',
+  '$group_0',
+  '$group_1',
+  '$group_2',
+  '$group_3',
+  '$group_4',
+  '$groups',
+]);
 /** Events whose properties PostHog leaves out of its taxonomy (groups are not supported here). */
 const SKIPPED_EVENTS = new Set(['$$plugin_metrics', '$groupidentify']);
 /** PostHog drops property names longer than this rather than store them. */
@@ -27,9 +38,11 @@ const MAX_PROPERTIES_PER_EVENT = 1000;
 const DATETIME_NAME_KEYWORDS = ['time', 'timestamp', 'date', '_at', '-at', 'createdat', 'updatedat'];
 const SIX_MONTHS_S = 15_768_000;
 // A date, day first or year first, optionally followed by a time: a strong hint of a timestamp.
-const DATETIME_PREFIX = /^(([0-9]{4}[/-][0-2][0-9][/-][0-3][0-9])|([0-2][0-9][/-][0-3][0-9][/-][0-9]{4}))([ T][0-2][0-9]:[0-6][0-9]:[0-6][0-9].*)?$/;
+const DATETIME_PREFIX =
+  /^(([0-9]{4}[/-][0-2][0-9][/-][0-3][0-9])|([0-2][0-9][/-][0-3][0-9][/-][0-9]{4}))([ T][0-2][0-9]:[0-6][0-9]:[0-6][0-9].*)?$/;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-const RFC2822 = /^(?:(Mon|Tue|Wed|Thu|Fri|Sat|Sun), )?\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}(:\d{2})? ([+-]\d{4}|GMT|UT|[A-Z]{3})$/;
+const RFC2822 =
+  /^(?:(Mon|Tue|Wed|Thu|Fri|Sat|Sun), )?\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}(:\d{2})? ([+-]\d{4}|GMT|UT|[A-Z]{3})$/;
 
 function isLikelyDateString(s: string): boolean {
   return RFC3339.test(s) || RFC2822.test(s) || DATETIME_PREFIX.test(s);
@@ -43,12 +56,22 @@ function isLikelyDateString(s: string): boolean {
  */
 export function detectPropertyType(rawName: string, value: unknown, nowMs = Date.now()): PropertyType | null {
   const name = rawName.toLowerCase();
-  if (name.startsWith('utm_') || name.startsWith('$feature/') || name === '$feature_flag_response' || name.startsWith('$survey_response')) {
+  if (
+    name.startsWith('utm_') ||
+    name.startsWith('$feature/') ||
+    name === '$feature_flag_response' ||
+    name.startsWith('$survey_response')
+  ) {
     return 'String';
   }
   if (DATETIME_NAME_KEYWORDS.some((kw) => name.includes(kw))) {
     if (typeof value === 'string' && isLikelyDateString(value)) return 'DateTime';
-    if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value >= Math.floor(nowMs / 1000) - SIX_MONTHS_S) {
+    if (
+      typeof value === 'number' &&
+      Number.isInteger(value) &&
+      value >= 0 &&
+      value >= Math.floor(nowMs / 1000) - SIX_MONTHS_S
+    ) {
       return 'DateTime';
     }
   }
@@ -67,8 +90,11 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /**
  * The definitions and event-property links a batch implies, each once: event properties, and the
  * person properties its `$set`/`$set_once` name. A name's first typed value in the batch decides.
+ * A large batch is read in turns, so that other requests are served meanwhile.
  */
-export function definitionsOf(batch: CapturedEvent[]): { definitions: DefinitionInput[]; links: LinkInput[] } {
+export async function definitionsOf(
+  batch: CapturedEvent[],
+): Promise<{ definitions: DefinitionInput[]; links: LinkInput[] }> {
   const definitions = new Map<string, DefinitionInput>();
   const links = new Map<string, LinkInput>();
   const define = (name: string, type: number, value: unknown) => {
@@ -79,13 +105,14 @@ export function definitionsOf(batch: CapturedEvent[]): { definitions: Definition
     else if (known.property_type === null) known.property_type = detectPropertyType(name, value);
     return true;
   };
-  for (const e of batch) {
-    if (SKIPPED_EVENTS.has(e.event)) continue;
+  await eachInTurns(batch, (e) => {
+    if (SKIPPED_EVENTS.has(e.event)) return;
     let n = 0;
     for (const [name, value] of Object.entries(e.properties)) {
       if (SKIPPED.has(name)) continue;
       if (++n > MAX_PROPERTIES_PER_EVENT) break;
-      if (define(name, PropertyKind.event, value)) links.set(`${e.event}\u0000${name}`, { event: e.event, property: name });
+      if (define(name, PropertyKind.event, value))
+        links.set(`${e.event}\u0000${name}`, { event: e.event, property: name });
     }
     for (const set of [e.properties.$set, e.properties.$set_once]) {
       if (!isObject(set)) continue;
@@ -95,6 +122,6 @@ export function definitionsOf(batch: CapturedEvent[]): { definitions: Definition
         define(name, PropertyKind.person, value);
       }
     }
-  }
+  });
   return { definitions: [...definitions.values()], links: [...links.values()] };
 }

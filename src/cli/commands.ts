@@ -3,12 +3,13 @@ import { addMembership, createOrganization, getOrganization, organizationExtras 
 import { createKey } from '../db/queries/personal-api-keys.js';
 import { insertProject } from '../db/queries/projects.js';
 import { createUser, findUserByEmail, type UserRow } from '../db/queries/users.js';
-import { sqlState } from '../db/queries/util.js';
+import { sqlState } from '../core/sql-state.js';
 import { serializeKey } from '../serializers/personal-api-keys.js';
 import { serializeOrganization } from '../serializers/organizations.js';
 import { serializeProject } from '../serializers/projects.js';
 import { serializeUserBasic } from '../serializers/users.js';
 import { spec } from '../http/spec.js';
+import { isUuid } from '../core/ids.js';
 
 export class CliError extends Error {}
 
@@ -18,8 +19,7 @@ interface Command {
   run(db: Db, flags: Flags): Promise<unknown>;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const SCOPES = new Set((spec.components.schemas?.Scope as { enum: string[] }).enum);
+const SCOPES = new Set((spec.components.schemas!.Scope as { enum: string[] }).enum);
 
 function need(flags: Flags, name: string): string {
   const value = flags[name]?.trim();
@@ -34,12 +34,16 @@ async function userByEmail(db: Db, email: string): Promise<UserRow> {
 }
 
 async function organization(db: Db, id: string) {
-  const org = UUID.test(id) ? await getOrganization(db, id) : undefined;
+  const org = isUuid(id) ? await getOrganization(db, id) : undefined;
   if (!org) throw new CliError(`no organization with id ${id}`);
   return org;
 }
 
-const list = (value: string | undefined) => value?.split(',').map((s) => s.trim()).filter(Boolean);
+const list = (value: string | undefined) =>
+  value
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 export const commands: Record<string, Command> = {
   'create-user': {
@@ -107,7 +111,7 @@ export const commands: Record<string, Command> = {
         return Number(s);
       });
       const orgs = list(flags['scoped-organizations']);
-      const badOrg = orgs?.find((o) => !UUID.test(o));
+      const badOrg = orgs?.find((o) => !isUuid(o));
       if (badOrg) throw new CliError(`--scoped-organizations takes organization ids, not ${badOrg}`);
       const { row, value } = await createKey(db, user.id, {
         label,

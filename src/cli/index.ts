@@ -42,7 +42,10 @@ async function main(): Promise<number> {
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (err) {
-    const message = err instanceof CliError || err instanceof DataDirError ? (err as Error).message : String((err as Error).message ?? err);
+    const message =
+      err instanceof CliError || err instanceof DataDirError
+        ? (err as Error).message
+        : String((err as Error).message ?? err);
     process.stderr.write(`${message.split('\n')[0]}\n`);
     return 1;
   } finally {

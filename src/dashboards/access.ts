@@ -1,8 +1,8 @@
 import type { DashboardRow } from '../db/queries/dashboards.js';
-import { Level } from '../http/access.js';
-import { ApiError } from '../http/errors.js';
+import { Level } from '../core/levels.js';
+import { ApiError } from '../core/errors.js';
 
-/** Dashboard.RestrictionLevel and Dashboard.PrivilegeLevel (reference §2). */
+/** Dashboard.RestrictionLevel and Dashboard.PrivilegeLevel. */
 export const Restriction = { EVERYONE_IN_PROJECT_CAN_EDIT: 21, ONLY_COLLABORATORS_CAN_EDIT: 37 } as const;
 export const Privilege = { CAN_VIEW: 21, CAN_EDIT: 37 } as const;
 type Level21or37 = 21 | 37;
@@ -18,10 +18,12 @@ export interface DashboardPermissions {
   effective_privilege_level: Level21or37;
   can_edit: boolean;
   can_restrict: boolean;
+  /** PostHog's access-control level (`user_access_level`); null for an anonymous reader. */
+  user_access_level: 'viewer' | 'editor' | 'manager' | null;
 }
 
 /**
- * PostHog's UserDashboardPermissions with every licence on (DECISIONS §1): the effective restriction
+ * PostHog's UserDashboardPermissions with every licence on: the effective restriction
  * is the stored one; the creator and project administrators can restrict and always edit; on a
  * restricted dashboard everyone else edits only as a collaborator.
  */
@@ -36,11 +38,16 @@ export function dashboardPermissions(
     restriction === Restriction.EVERYONE_IN_PROJECT_CAN_EDIT || canRestrict
       ? Privilege.CAN_EDIT
       : ((explicitPrivilege ?? Privilege.CAN_VIEW) as Level21or37);
+  const canEdit = restriction < Restriction.ONLY_COLLABORATORS_CAN_EDIT || privilege >= Privilege.CAN_EDIT;
   return {
     effective_restriction_level: restriction,
     effective_privilege_level: privilege,
-    can_edit: restriction < Restriction.ONLY_COLLABORATORS_CAN_EDIT || privilege >= Privilege.CAN_EDIT,
+    can_edit: canEdit,
     can_restrict: canRestrict,
+    // PostHog's access control gives creators and organization admins its highest level, `manager`,
+    // and everyone else the dashboard default, `editor`; a v1-restricted dashboard the caller cannot
+    // edit is reported as `viewer` so the two fields never contradict each other.
+    user_access_level: canRestrict ? 'manager' : canEdit ? 'editor' : 'viewer',
   };
 }
 
@@ -50,9 +57,13 @@ export const SHARED_VIEW: DashboardPermissions = {
   effective_privilege_level: Privilege.CAN_VIEW,
   can_edit: false,
   can_restrict: false,
+  user_access_level: null,
 };
 
-export function requireEdit(permissions: DashboardPermissions, detail = "You don't have edit permissions for this dashboard."): void {
+export function requireEdit(
+  permissions: DashboardPermissions,
+  detail = "You don't have edit permissions for this dashboard.",
+): void {
   if (!permissions.can_edit) throw ApiError.permissionDenied(detail);
 }
 

@@ -17,11 +17,18 @@ export async function permissionsOn(db: Db, dashboard: DashboardRow, viewer: Vie
   return dashboardPermissions(dashboard, viewer, extras.get(dashboard.id)!.privilege);
 }
 
-export async function presentDashboards(db: Db, rows: DashboardRow[], audience: Audience): Promise<Schemas['DashboardBasic'][]> {
+export async function presentDashboards(
+  db: Db,
+  rows: DashboardRow[],
+  audience: Audience,
+): Promise<Schemas['DashboardBasic'][]> {
   const ids = rows.map((d) => d.id);
   const [extras, users] = await Promise.all([
     dashboardExtras(db, ids, audience === 'shared' ? null : audience.id),
-    getUsers(db, rows.flatMap((d) => (d.created_by_id === null ? [] : [d.created_by_id]))),
+    getUsers(
+      db,
+      rows.flatMap((d) => (d.created_by_id === null ? [] : [d.created_by_id])),
+    ),
   ]);
   return rows.map((d) => {
     const { is_shared, privilege } = extras.get(d.id)!;
@@ -38,7 +45,10 @@ export async function presentDashboard(db: Db, d: DashboardRow, audience: Audien
   ]);
   const dashboardTiles = tiles.get(d.id)!;
   const userIds = [d.created_by_id, ...dashboardTiles.flatMap((t) => [t.created_by_id, t.last_modified_by_id])];
-  const users = await getUsers(db, userIds.filter((id): id is number => id !== null));
+  const users = await getUsers(
+    db,
+    userIds.filter((id): id is number => id !== null),
+  );
   const { is_shared, privilege } = extras.get(d.id)!;
   const permissions = audience === 'shared' ? SHARED_VIEW : dashboardPermissions(d, audience, privilege);
   return serializeDashboard(d, { is_shared, permissions, users }, dashboardTiles);

@@ -87,6 +87,13 @@ export function socketOptions(url: string): { url: string; host?: string } {
   return { url: u.toString(), host };
 }
 
+/**
+ * The application_name of each process's LISTEN connection. pg_stat_activity shows it for every
+ * session whatever role reads it (a session's query text is hidden from other roles), so processes
+ * connecting as different roles still count each other as listeners.
+ */
+export const LISTENER_APPLICATION_NAME = 'posthog-api:listen';
+
 type PostgresClient = import('postgres').Sql;
 
 /** A postgres.js client whose `unsafe` prepares, as do the clients it hands to transactions. */
@@ -115,7 +122,7 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const { migrate } = await import('drizzle-orm/postgres-js/migrator');
   const socket = socketOptions(url);
-  const sql = postgres(socket.url, {
+  const options = {
     ...(socket.host ? { host: socket.host } : {}),
     max,
     onnotice: () => {},
@@ -124,6 +131,14 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
     // Queries queued during an outage are retried soon, each failing fast, rather than after back-offs of up to 20 s.
     backoff: () => 0.05,
     ...tcpSocketOptions(url, reach),
+  };
+  const sql = postgres(socket.url, options);
+  // postgres.js listens on a connection of its own, named after the client that opened it: this
+  // client only ever listens, so its name marks the connection (see LISTENER_APPLICATION_NAME).
+  const listener = postgres(socket.url, {
+    ...options,
+    max: 1,
+    connection: { application_name: LISTENER_APPLICATION_NAME },
   });
   // drizzle sends unnamed queries with `prepare: false`, so PostgreSQL would parse and plan each one
   // anew; postgres.js's own default is to prepare every statement once per connection, so restore it,
@@ -136,7 +151,12 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
     async migrate() {
       // Several processes may start at once; the advisory lock, held on a connection of its own, lets
       // one of them migrate at a time.
-      const lock = postgres(socket.url, { ...(socket.host ? { host: socket.host } : {}), max: 1, onnotice: () => {}, connect_timeout: 5 });
+      const lock = postgres(socket.url, {
+        ...(socket.host ? { host: socket.host } : {}),
+        max: 1,
+        onnotice: () => {},
+        connect_timeout: 5,
+      });
       try {
         await lock`select pg_advisory_lock(727274)`;
         await migrate(db as never, { migrationsFolder });
@@ -145,7 +165,7 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
       }
     },
     async listen(channel, fn, onListen) {
-      await sql.listen(channel, (payload) => fn(payload), onListen);
+      await listener.listen(channel, (payload) => fn(payload), onListen);
     },
     async notify(channel, payload) {
       await sql.notify(channel, payload);
@@ -155,8 +175,7 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
     },
     available: () => reach.admit(),
     async close() {
-      await sql.end({ timeout: 5 });
+      await Promise.all([sql.end({ timeout: 5 }), listener.end({ timeout: 5 })]);
     },
   };
 }
-

@@ -104,12 +104,18 @@ function runAs(): RunAs {
   } catch {
     try {
       execFileSync('groupadd', ['--system', 'postgres'], { stdio: 'ignore' });
-      execFileSync('useradd', ['--system', '-g', 'postgres', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres'], {
-        stdio: 'ignore',
-      });
+      execFileSync(
+        'useradd',
+        ['--system', '-g', 'postgres', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres'],
+        {
+          stdio: 'ignore',
+        },
+      );
       return ids();
     } catch {
-      throw new DataDirError('PostgreSQL cannot run as root and no `postgres` system user could be created: run as another user, or set DATABASE_URL.');
+      throw new DataDirError(
+        'PostgreSQL cannot run as root and no `postgres` system user could be created: run as another user, or set DATABASE_URL.',
+      );
     }
   }
 }
@@ -158,7 +164,9 @@ export function runningPostmaster(dataDir: string): number | undefined {
 }
 
 function inUse(dataDir: string, pid: number): DataDirError {
-  return new DataDirError(`The data folder ${dataDir} is in use by another process (pid ${pid}); stop it first, or set DATA_DIR or DATABASE_URL.`);
+  return new DataDirError(
+    `The data folder ${dataDir} is in use by another process (pid ${pid}); stop it first, or set DATA_DIR or DATABASE_URL.`,
+  );
 }
 
 /** Records this process as the owner; refuses when a live one is recorded. */
@@ -194,7 +202,12 @@ function run(file: string, args: string[], as: RunAs): Promise<void> {
     child.on('error', reject);
     child.on('close', (code) => {
       if (code === 0) resolvePromise();
-      else reject(new Error(`${file.split(/[\\/]/).pop()} ${args[0]} failed (exit ${code}): ${output.trim().split('\n').pop()}`));
+      else
+        reject(
+          new Error(
+            `${file.split(/[\\/]/).pop()} ${args[0]} failed (exit ${code}): ${output.trim().split('\n').pop()}`,
+          ),
+        );
     });
   });
 }
@@ -237,7 +250,19 @@ async function initCluster(dataDir: string, as: RunAs, fsync: boolean): Promise<
   own(scratch, as);
   await run(
     initdb,
-    ['-D', scratch, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--lc-messages=C', ...(fsync ? [] : ['--no-sync'])],
+    [
+      '-D',
+      scratch,
+      '-U',
+      'postgres',
+      '-A',
+      'trust',
+      '-E',
+      'UTF8',
+      '--locale=C',
+      '--lc-messages=C',
+      ...(fsync ? [] : ['--no-sync']),
+    ],
     as,
   );
   writeFileSync(join(scratch, 'postgresql.conf'), "\ninclude 'embedded.conf'\n", { flag: 'a' });
@@ -271,7 +296,9 @@ export async function startCluster(dataDir: string, settings: ClusterSettings): 
   }
   const socketPath = join(socketDir(dataDir), `.s.PGSQL.${SOCKET_PORT}`);
   if (Buffer.byteLength(socketPath) > 103) {
-    throw new DataDirError(`The data folder path ${resolve(dataDir)} is too long for PostgreSQL's socket (${socketPath}): set DATA_DIR to a shorter path.`);
+    throw new DataDirError(
+      `The data folder path ${resolve(dataDir)} is too long for PostgreSQL's socket (${socketPath}): set DATA_DIR to a shorter path.`,
+    );
   }
   if (as.uid !== undefined) {
     // As root the cluster runs as `postgres`, which must be able to reach it.
@@ -305,7 +332,9 @@ export async function startCluster(dataDir: string, settings: ClusterSettings): 
     await run(pg_ctl, ['start', '-D', pg, '-l', logFile(dataDir), '-w', '-t', '60', '-s'], as);
   } catch (err) {
     const tail = readFileSync(logFile(dataDir), 'utf8').trim().split('\n').slice(-3).join(' | ');
-    throw new DataDirError(`The embedded PostgreSQL did not start (${(err as Error).message}); its log ${logFile(dataDir)} ends: ${tail}`);
+    throw new DataDirError(
+      `The embedded PostgreSQL did not start (${(err as Error).message}); its log ${logFile(dataDir)} ends: ${tail}`,
+    );
   }
 }
 
@@ -314,7 +343,10 @@ export async function startCluster(dataDir: string, settings: ClusterSettings): 
  * it until `stop`; another live owner is refused. Otherwise (the CLI): beside a live owner it only
  * connects, and alone it starts the cluster and stops it again at `stop`.
  */
-export async function openEmbedded(dataDir: string, opts: { exclusive: boolean; settings: ClusterSettings }): Promise<EmbeddedCluster> {
+export async function openEmbedded(
+  dataDir: string,
+  opts: { exclusive: boolean; settings: ClusterSettings },
+): Promise<EmbeddedCluster> {
   mkdirSync(dataDir, { recursive: true });
   const owner = liveOwner(dataDir);
   if (owner !== undefined) {

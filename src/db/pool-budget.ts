@@ -10,12 +10,16 @@ export const EXTRA_CONNECTIONS = 4 + 1;
  * those already open, or undefined. Every process of a deployment takes up to DATABASE_POOL_SIZE + 5,
  * so N processes need N × (DATABASE_POOL_SIZE + 5) ≤ max_connections − reserved connections.
  */
+// Another role's sessions show no backend_type (PostgreSQL hides it without pg_read_all_stats), so a
+// hidden session attached to a database counts as a client: processes connecting as different roles
+// then still see each other's connections (at worst a passing autovacuum worker is counted too).
 export async function connectionBudgetWarning(database: Database, poolSize: number): Promise<string | undefined> {
   const result = await database.db.execute(sql`
     select current_setting('max_connections')::int as max,
            current_setting('superuser_reserved_connections')::int
              + coalesce(nullif(current_setting('reserved_connections', true), ''), '0')::int as reserved,
-           (select count(*) from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid())::int as used`);
+           (select count(*) from pg_stat_activity where pid <> pg_backend_pid()
+              and (backend_type = 'client backend' or (backend_type is null and datid is not null)))::int as used`);
   const [row] = rowsOf<{ max: number; reserved: number; used: number }>(result);
   if (!row) return undefined;
   const mine = poolSize + EXTRA_CONNECTIONS;

@@ -1,7 +1,14 @@
 import type { SQL } from 'drizzle-orm';
-import { compileCondition, compileJsonValue, eventsScope, HogQLError, parseCondition, parseExpr } from '../hogql/index.js';
-import { ApiError } from '../http/errors.js';
-import { rejectNulInJson } from '../http/input-guard.js';
+import {
+  compileCondition,
+  compileJsonValue,
+  eventsScope,
+  HogQLError,
+  parseCondition,
+  parseExpr,
+} from '../hogql/index.js';
+import { ApiError } from '../core/errors.js';
+import { rejectNulInJson } from '../core/null-characters.js';
 
 /** A query parameter holding a JSON array of expression strings (`select`, `where`). */
 function expressionList(attr: string, raw: string | undefined): string[] {
@@ -39,6 +46,8 @@ export function whereConditions(raw: string | undefined): SQL[] {
 /** The listing's `select` expressions as JSON-valued SQL, in order; empty when absent. */
 export function selectedValues(raw: string | undefined): { expressions: string[]; values: SQL[] } {
   const expressions = expressionList('select', raw);
-  const values = expressions.map((text) => compile('select', text, () => compileJsonValue(parseExpr(text), eventsScope)));
+  const values = expressions.map((text) =>
+    compile('select', text, () => compileJsonValue(parseExpr(text), eventsScope)),
+  );
   return { expressions, values };
 }

@@ -1,5 +1,5 @@
-import { ApiError } from '../http/errors.js';
-import { rejectNulInJson } from '../http/input-guard.js';
+import { ApiError } from '../core/errors.js';
+import { rejectNulInJson } from '../core/null-characters.js';
 
 export const OPERATORS = [
   'exact',
@@ -22,7 +22,13 @@ export type Operator = (typeof OPERATORS)[number];
 export type Scalar = string | number | boolean;
 
 export type FilterNode =
-  | { kind: 'property'; key: string; type: 'event' | 'person'; operator: Operator; value: Scalar | Scalar[] | undefined }
+  | {
+      kind: 'property';
+      key: string;
+      type: 'event' | 'person';
+      operator: Operator;
+      value: Scalar | Scalar[] | undefined;
+    }
   | { kind: 'group'; op: 'AND' | 'OR'; values: FilterNode[] };
 
 const NUMERIC = new Set<Operator>(['gt', 'gte', 'lt', 'lte']);
@@ -40,7 +46,11 @@ export function dateValue(value: unknown, now = new Date()): string | undefined 
   if (typeof value !== 'string') return undefined;
   const rel = RELATIVE.exec(value.trim());
   if (rel) return inRange(new Date(now.getTime() - Number(rel[1]) * HOURS[rel[2]!]! * 3_600_000));
-  const text = /^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : /[zZ]|[+-]\d{2}:?\d{2}$/.test(value) ? value : `${value}Z`;
+  const text = /^\d{4}-\d{2}-\d{2}$/.test(value)
+    ? `${value}T00:00:00Z`
+    : /[zZ]|[+-]\d{2}:?\d{2}$/.test(value)
+      ? value
+      : `${value}Z`;
   if (!/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}/.test(text)) return undefined;
   return inRange(new Date(text));
 }
@@ -67,12 +77,20 @@ function parseNode(raw: unknown, depth: number): FilterNode {
   if (!OPERATORS.includes(operator)) {
     throw bad(`Operator "${String(raw.operator)}" is not supported; supported operators: ${OPERATORS.join(', ')}.`);
   }
-  const node: Extract<FilterNode, { kind: 'property' }> = { kind: 'property', key: raw.key, type, operator, value: undefined };
+  const node: Extract<FilterNode, { kind: 'property' }> = {
+    kind: 'property',
+    key: raw.key,
+    type,
+    operator,
+    value: undefined,
+  };
   if (operator === 'is_set' || operator === 'is_not_set') return node;
   const value = raw.value;
   const list = Array.isArray(value) ? value : [value];
   if (value === undefined || value === null || !list.length || !list.every(isScalar)) {
-    throw bad(`Property filter "${raw.key}" needs a value (a string, number or boolean${operator === 'exact' || operator === 'is_not' ? ', or a list of them' : ''}).`);
+    throw bad(
+      `Property filter "${raw.key}" needs a value (a string, number or boolean${operator === 'exact' || operator === 'is_not' ? ', or a list of them' : ''}).`,
+    );
   }
   if (Array.isArray(value) && operator !== 'exact' && operator !== 'is_not') {
     if (value.length !== 1) throw bad(`Operator "${operator}" takes a single value.`);
@@ -84,7 +102,8 @@ function parseNode(raw: unknown, depth: number): FilterNode {
   if (DATES.has(operator) && !dateValue(single)) {
     throw bad(`Operator "${operator}" needs an ISO 8601 date; got ${JSON.stringify(single)}.`);
   }
-  node.value = operator === 'exact' || operator === 'is_not' ? (Array.isArray(value) ? (value as Scalar[]) : single) : single;
+  node.value =
+    operator === 'exact' || operator === 'is_not' ? (Array.isArray(value) ? (value as Scalar[]) : single) : single;
   return node;
 }
 
@@ -101,7 +120,8 @@ export function parsePropertyFilters(text: string | undefined): FilterNode | und
     throw bad('Properties are unparsable!');
   }
   rejectNulInJson('properties', raw);
-  if (Array.isArray(raw)) return raw.length ? { kind: 'group', op: 'AND', values: raw.map((v) => parseNode(v, 1)) } : undefined;
+  if (Array.isArray(raw))
+    return raw.length ? { kind: 'group', op: 'AND', values: raw.map((v) => parseNode(v, 1)) } : undefined;
   if (isObject(raw)) return parseNode(raw, 0);
   throw bad('Properties are unparsable!');
 }
@@ -110,4 +130,19 @@ export function parsePropertyFilters(text: string | undefined): FilterNode | und
 export function needsPersons(node: FilterNode | undefined): boolean {
   if (!node) return false;
   return node.kind === 'group' ? node.values.some(needsPersons) : node.type === 'person';
+}
+
+/**
+ * A list of filters that arrived as JSON in a body (a batch export's `filters`): all must hold.
+ * Problems are reported on `attr` with the same wording as the `properties` parameter's.
+ */
+export function parseFilterList(raw: unknown, attr: string): FilterNode | undefined {
+  if (raw === null || raw === undefined) return undefined;
+  try {
+    if (!Array.isArray(raw)) throw bad('Filters must be a list of property filters.');
+    return raw.length ? { kind: 'group', op: 'AND', values: raw.map((v) => parseNode(v, 1)) } : undefined;
+  } catch (err) {
+    if (err instanceof ApiError) throw ApiError.validation(attr, err.detail);
+    throw err;
+  }
 }

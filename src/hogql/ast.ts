@@ -41,7 +41,7 @@ export function printExpr(e: Expr): string {
     case 'field':
       return e.name;
     case 'property':
-      return 'properties' + e.path.map((p) => (IDENT.test(p) ? `.${p}` : `[${quote(p)}]`)).join('');
+      return `properties${e.path.map((p) => (IDENT.test(p) ? `.${p}` : `[${quote(p)}]`)).join('')}`;
     case 'constant':
       if (e.value === null) return 'NULL';
       if (typeof e.value === 'string') return quote(e.value);
@@ -54,14 +54,18 @@ export function printExpr(e: Expr): string {
       return `${printExpr(e.expr)} IS ${e.negated ? 'NOT NULL' : 'NULL'}`;
     case 'and':
     case 'or':
-      return e.exprs.map((x) => (x.kind === 'and' || x.kind === 'or' ? `(${printExpr(x)})` : printExpr(x))).join(` ${e.kind.toUpperCase()} `);
+      return e.exprs
+        .map((x) => (x.kind === 'and' || x.kind === 'or' ? `(${printExpr(x)})` : printExpr(x)))
+        .join(` ${e.kind.toUpperCase()} `);
     case 'not':
       return `NOT (${printExpr(e.expr)})`;
   }
 }
 
 export function printSelect(q: SelectQuery): string {
-  const fields = q.fields.map((f) => (f.alias === defaultAlias(f.expr) ? f.expression : `${f.expression} AS ${f.alias}`));
+  const fields = q.fields.map((f) =>
+    f.alias === defaultAlias(f.expr) ? f.expression : `${f.expression} AS ${f.alias}`,
+  );
   return `SELECT ${fields.join(', ')} FROM events${q.where ? ` WHERE ${printExpr(q.where)}` : ''}`;
 }
 

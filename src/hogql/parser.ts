@@ -1,6 +1,14 @@
 // The PostgreSQL-only build: the default one holds every dialect's grammar, about 100 MB once loaded.
 import nodeSqlParser from 'node-sql-parser/build/postgresql.js';
-import { defaultAlias, HogQLError, printExpr, type CompareOp, type Constant, type Expr, type SelectQuery } from './ast.js';
+import {
+  defaultAlias,
+  HogQLError,
+  printExpr,
+  type CompareOp,
+  type Constant,
+  type Expr,
+  type SelectQuery,
+} from './ast.js';
 
 const parser = new nodeSqlParser.Parser();
 const DIALECT = { database: 'postgresql' };
@@ -30,7 +38,10 @@ export interface ParseOptions {
  * `.$ident` outside string literals (`properties."$browser"`) makes it parse with the same meaning.
  */
 function quoteDollarIdents(text: string): string {
-  return text.replace(/('(?:[^'\\]|''|\\.)*')|\.(\$[A-Za-z_][\w$]*)/g, (_m, str: string | undefined, id: string) => str ?? `."${id}"`);
+  return text.replace(
+    /('(?:[^'\\]|''|\\.)*')|\.(\$[A-Za-z_][\w$]*)/g,
+    (_m, str: string | undefined, id: string) => str ?? `."${id}"`,
+  );
 }
 
 function astify(text: string): any {
@@ -42,8 +53,10 @@ function astify(text: string): any {
 }
 
 /** The parser keeps string literals as written; HogQL escapes quotes as `''` or `\'`. */
-function unescape(s: string): string {
-  return s.replace(/''|\\(.)/g, (m, c: string | undefined) => (m === "''" ? "'" : c === 'n' ? '\n' : c === 't' ? '\t' : c!));
+function unescapeLiteral(s: string): string {
+  return s.replace(/''|\\(.)/g, (m, c: string | undefined) =>
+    m === "''" ? "'" : c === 'n' ? '\n' : c === 't' ? '\t' : c!,
+  );
 }
 
 function identValue(part: unknown): string {
@@ -64,7 +77,7 @@ class Converter {
       case 'single_quote_string':
       case 'string':
       case 'natural_string':
-        return { kind: 'constant', value: unescape(String(node.value)) };
+        return { kind: 'constant', value: unescapeLiteral(String(node.value)) };
       case 'number':
         return { kind: 'constant', value: Number(node.value) };
       case 'bool':
@@ -78,7 +91,8 @@ class Converter {
       case 'function':
       case 'aggr_func': {
         const fn = node.name?.name?.map((n: { value: string }) => n.value).join('.');
-        if (String(fn).toUpperCase() === 'NOT' && node.args?.value?.length === 1) return { kind: 'not', expr: this.condition(node.args.value[0]) };
+        if (String(fn).toUpperCase() === 'NOT' && node.args?.value?.length === 1)
+          return { kind: 'not', expr: this.condition(node.args.value[0]) };
         const name = node.name?.name?.map((n: { value: string }) => n.value).join('.') ?? node.name;
         throw new HogQLError(`Unsupported HogQL query: function ${String(name)}() is not supported`);
       }
@@ -112,7 +126,8 @@ class Converter {
     if (op === 'NOT') return { kind: 'not', expr: this.condition(node.expr) };
     if (op === '-') {
       const inner = this.expr(node.expr);
-      if (inner.kind === 'constant' && typeof inner.value === 'number') return { kind: 'constant', value: -inner.value };
+      if (inner.kind === 'constant' && typeof inner.value === 'number')
+        return { kind: 'constant', value: -inner.value };
     }
     throw new HogQLError('Unsupported HogQL query');
   }
@@ -123,7 +138,12 @@ class Converter {
     if (op === 'IN' || op === 'NOT IN') {
       const list = node.right?.type === 'expr_list' ? node.right.value : null;
       if (!Array.isArray(list) || !list.length) throw new HogQLError('Unsupported HogQL query');
-      return { kind: 'in', negated: op === 'NOT IN', left: this.value(node.left), values: list.map((v: any) => this.value(v)) };
+      return {
+        kind: 'in',
+        negated: op === 'NOT IN',
+        left: this.value(node.left),
+        values: list.map((v: any) => this.value(v)),
+      };
     }
     if (op === 'IS' || op === 'IS NOT') {
       if (node.right?.type !== 'null') throw new HogQLError('Unsupported HogQL query');
@@ -171,7 +191,10 @@ class Converter {
     };
     walk(node, true);
     const groups: any[][] = [[operands[0]]];
-    ops.forEach((op, i) => (op === 'AND' ? groups[groups.length - 1]!.push(operands[i + 1]) : groups.push([operands[i + 1]])));
+    for (const [i, op] of ops.entries()) {
+      if (op === 'AND') groups[groups.length - 1]!.push(operands[i + 1]);
+      else groups.push([operands[i + 1]]);
+    }
     const ands = groups.map((g): Expr => {
       const exprs = g.map((n) => this.condition(n)).flatMap((e) => (e.kind === 'and' ? e.exprs : [e]));
       return exprs.length === 1 ? exprs[0]! : { kind: 'and', exprs };
@@ -216,7 +239,8 @@ export function parseSelect(text: string, options: ParseOptions = {}): SelectQue
   if (stmt.with) throw new HogQLError('Subqueries or CTEs are not supported');
   const from = stmt.from as any[] | null;
   if (!from?.length) throw new HogQLError('Query must SELECT FROM events');
-  if (from[0].expr?.ast || from[0].expr?.type === 'select') throw new HogQLError('Subqueries or CTEs are not supported');
+  if (from[0].expr?.ast || from[0].expr?.type === 'select')
+    throw new HogQLError('Subqueries or CTEs are not supported');
   if (from[0].table !== 'events' || (from[0].db && from[0].db !== 'public')) {
     throw new HogQLError('Query must only SELECT FROM events');
   }
@@ -231,8 +255,11 @@ export function parseSelect(text: string, options: ParseOptions = {}): SelectQue
     if (expr.kind !== 'field' && expr.kind !== 'property' && expr.kind !== 'constant') {
       throw new HogQLError(`Unsupported HogQL query: ${printExpr(expr)} cannot be exported as a field`);
     }
-    const alias = column.as ? identValue(typeof column.as === 'string' ? column.as : { expr: column.as }) : defaultAlias(expr);
-    if (seen.has(alias)) throw new HogQLError(`Invalid HogQL query: the field name "${alias}" is used twice; give one an alias`);
+    const alias = column.as
+      ? identValue(typeof column.as === 'string' ? column.as : { expr: column.as })
+      : defaultAlias(expr);
+    if (seen.has(alias))
+      throw new HogQLError(`Invalid HogQL query: the field name "${alias}" is used twice; give one an alias`);
     seen.add(alias);
     return { expr, alias, expression: printExpr(expr) };
   });

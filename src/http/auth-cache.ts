@@ -55,7 +55,7 @@ export class AuthCache {
 
   /** Sessions listening for invalidations on this database: one per running process (this one included). */
   private async listeners(): Promise<number> {
-    return countListeners(this.database.db, [CHANNEL, ACK_CHANNEL]);
+    return countListeners(this.database.db);
   }
 
   private clear(): void {
@@ -74,7 +74,8 @@ export class AuthCache {
       this.pending.set(secureValue, load);
     }
     const principal = await load;
-    if (principal && generation === this.generation) this.entries.set(secureValue, { principal, expires: Date.now() + TTL_MS });
+    if (principal && generation === this.generation)
+      this.entries.set(secureValue, { principal, expires: Date.now() + TTL_MS });
     else this.entries.delete(secureValue);
     return principal;
   }
@@ -98,7 +99,7 @@ export class AuthCache {
     });
     try {
       if (this.listening) {
-        expected = await this.listeners().catch(() => Infinity);
+        expected = await countListeners(this.database.db).catch(() => Infinity);
         if (answered.size >= expected) done();
       }
       const until = Date.now() + NOTIFY_RETRY_MS;

@@ -2,16 +2,10 @@ import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../db/queries/auth.js';
 import { touchKey, unscopedOrganizationExists, unscopedProjectOrganization } from '../db/queries/auth.js';
 import { hashKeyValue } from '../tokens.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../core/errors.js';
+import { isUuid, MAX_INT4 } from '../core/ids.js';
+import type { Tenant } from '../core/tenant.js';
 import type { RouteMeta } from './route-meta.js';
-
-export interface Tenant {
-  organization_id: string;
-  /** The caller's membership level in that organization. */
-  level: number;
-  /** Set on project routes. */
-  project_id?: number;
-}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -21,7 +15,6 @@ declare module 'fastify' {
 }
 
 const BEARER = /^Bearer\s+(\S.+)$/i;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const HOUR_MS = 3_600_000;
 
 export function presentedKey(req: FastifyRequest): string | undefined {
@@ -35,7 +28,7 @@ export function presentedKey(req: FastifyRequest): string | undefined {
   return typeof query === 'string' && query ? query : undefined;
 }
 
-/** `write` implies `read`, and `*` allows everything (reference §1.4). */
+/** `write` implies `read`, and `*` allows everything. */
 export function hasScope(keyScopes: readonly string[], required: string): boolean {
   if (keyScopes.includes('*') || keyScopes.includes(required)) return true;
   const [object, action] = required.split(':');
@@ -73,7 +66,9 @@ export function authenticate(meta: RouteMeta) {
     req.server.rateLimiter?.hit(principal.key.id);
     if (!principal.key.last_used_at || Date.now() - principal.key.last_used_at.getTime() > HOUR_MS) {
       principal.key.last_used_at = new Date();
-      touchKey(req.server.db, principal.key.id).catch((err) => req.log.warn({ err }, 'could not record key use'));
+      touchKey(req.server.db, principal.user.id, principal.key.id).catch((err) =>
+        req.log.warn({ err }, 'could not record key use'),
+      );
     }
     const { key } = principal;
     const scopedTeams = key.scoped_teams?.length ? key.scoped_teams : undefined;
@@ -85,9 +80,10 @@ export function authenticate(meta: RouteMeta) {
       const projectId = raw === '@current' ? currentProjectId(principal) : /^\d+$/.test(raw) ? Number(raw) : undefined;
       const self = meta.tenant.self;
       const notFound = () => (self ? ApiError.notFound() : ApiError.notFound('Project not found.'));
-      if (projectId === undefined || projectId > 2147483647) throw notFound();
+      if (projectId === undefined || projectId > MAX_INT4) throw notFound();
       const orgId = principal.projects.get(projectId) ?? (await unscopedProjectOrganization(req.server.db, projectId));
       if (!orgId) throw notFound();
+      refuseKeyIfBarred(principal, orgId);
       if (scopedTeams && !scopedTeams.includes(projectId)) {
         throw ApiError.permissionDenied(`API key does not have access to the requested project: ID ${projectId}.`);
       }
@@ -108,10 +104,11 @@ export function authenticate(meta: RouteMeta) {
         throw ApiError.permissionDenied('API keys with scoped projects are only supported on project-based endpoints.');
       }
       const raw = params[meta.tenant.param] ?? '';
-      const orgId = raw === '@current' ? currentOrganizationId(principal) : UUID.test(raw) ? raw.toLowerCase() : undefined;
+      const orgId = raw === '@current' ? currentOrganizationId(principal) : isUuid(raw) ? raw.toLowerCase() : undefined;
       const self = meta.tenant.self;
       const notFound = () => (self ? ApiError.notFound() : ApiError.notFound('Organization not found.'));
       if (!orgId) throw notFound();
+      refuseKeyIfBarred(principal, orgId);
       if (scopedOrgs && !scopedOrgs.includes(orgId)) {
         if (meta.tenant.self) throw notFound();
         throw ApiError.permissionDenied(`API key does not have access to the requested organization: ID ${orgId}.`);
@@ -131,6 +128,20 @@ export function authenticate(meta: RouteMeta) {
     }
     checkScopes(meta, key.scopes);
   };
+}
+
+/**
+ * An organization that does not let members use personal API keys refuses this key on itself and its
+ * projects while the user is below administrator there (PostHog's
+ * `_check_organization_personal_api_key_restrictions`, which runs before key scoping and scopes).
+ */
+function refuseKeyIfBarred(principal: Principal, orgId: string): void {
+  const name = principal.keyRefused.get(orgId);
+  if (name !== undefined) {
+    throw ApiError.permissionDenied(
+      `Organization '${name}' does not allow using personal API keys. Contact an admin to enable personal API keys for this organization.`,
+    );
+  }
 }
 
 function checkScopes(meta: RouteMeta, keyScopes: readonly string[]): void {

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { CAPTURE_BODY_LIMIT, decodeCapture } from '../capture/decode.js';
+import { CAPTURE_BODY_LIMIT, decodeCapture, decodedSizeHint, type RawCapture } from '../capture/decode.js';
+import { decodeOffThread, OFF_THREAD_BYTES } from '../capture/decode-thread.js';
 import { handlers } from '../operations/index.js';
 import { spec } from './spec.js';
 
@@ -40,15 +41,22 @@ export async function registerCapture(app: FastifyInstance): Promise<void> {
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: CAPTURE_BODY_LIMIT }, (req, body, done) => {
+      const query = req.query as Record<string, unknown>;
+      const raw: RawCapture & { body: Buffer } = {
+        body: body as Buffer,
+        contentType: req.headers['content-type'],
+        contentEncoding: req.headers['content-encoding'],
+        compression: typeof query.compression === 'string' ? query.compression : undefined,
+      };
+      if (decodedSizeHint(raw.body) >= OFF_THREAD_BYTES) {
+        decodeOffThread(raw).then(
+          (decoded) => done(null, decoded),
+          (err: Error) => done(err, undefined),
+        );
+        return;
+      }
       try {
-        const query = req.query as Record<string, unknown>;
-        const decoded = decodeCapture({
-          body: body as Buffer,
-          contentType: req.headers['content-type'],
-          contentEncoding: req.headers['content-encoding'],
-          compression: typeof query.compression === 'string' ? query.compression : undefined,
-        });
-        done(null, decoded);
+        done(null, decodeCapture(raw));
       } catch (err) {
         done(err as Error, undefined);
       }

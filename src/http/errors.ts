@@ -1,70 +1,9 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { components } from '../../generated/api.js';
+import { ApiError } from '../core/errors.js';
+import { databaseError } from '../core/sql-state.js';
 import { validationErrorBody } from './validation-errors.js';
-
-export type ErrorBody = components['schemas']['Error'];
-type ErrorType = ErrorBody['type'];
-
-/** The one way errors leave a handler: `throw ApiError.notFound()` and so on. Bodies are PostHog's. */
-export class ApiError extends Error {
-  constructor(
-    readonly statusCode: number,
-    readonly type: ErrorType,
-    readonly code: string,
-    readonly detail: string,
-    readonly attr: string | null = null,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(detail);
-  }
-
-  get body(): ErrorBody {
-    return { type: this.type, code: this.code, detail: this.detail, attr: this.attr };
-  }
-
-  static validation(attr: string | null, detail: string, code = 'invalid_input'): ApiError {
-    return new ApiError(400, 'validation_error', code, detail, attr);
-  }
-  static required(attr: string): ApiError {
-    return ApiError.validation(attr, 'This field is required.', 'required');
-  }
-  static invalidChoice(attr: string, value: unknown): ApiError {
-    return ApiError.validation(attr, `"${String(value)}" is not a valid choice.`, 'invalid_choice');
-  }
-  static notAuthenticated(): ApiError {
-    return new ApiError(401, 'authentication_error', 'not_authenticated', 'Authentication credentials were not provided.');
-  }
-  static authenticationFailed(detail = 'Personal API key found in request Authorization header is invalid.'): ApiError {
-    return new ApiError(401, 'authentication_error', 'authentication_failed', detail);
-  }
-  static permissionDenied(detail = 'You do not have permission to perform this action.'): ApiError {
-    return new ApiError(403, 'authentication_error', 'permission_denied', detail);
-  }
-  static notFound(detail = 'Not found.'): ApiError {
-    return new ApiError(404, 'invalid_request', 'not_found', detail);
-  }
-  static methodNotAllowed(method: string): ApiError {
-    return new ApiError(405, 'invalid_request', 'method_not_allowed', `Method "${method}" not allowed.`);
-  }
-  static throttled(retryAfterSeconds: number): ApiError {
-    return new ApiError(429, 'throttled_error', 'throttled', 'Request was throttled.', null, {
-      'retry-after': String(retryAfterSeconds),
-    });
-  }
-  static unavailable(retryAfterSeconds = 1): ApiError {
-    return new ApiError(503, 'server_error', 'service_unavailable', 'The database is unavailable. Try again shortly.', null, {
-      'retry-after': String(retryAfterSeconds),
-    });
-  }
-  /** The database answers but cannot take the request now (out of connections, a contended write): nothing was written. */
-  static busy(retryAfterSeconds = 1): ApiError {
-    return new ApiError(503, 'server_error', 'service_unavailable', 'The database is busy. Try again shortly.', null, {
-      'retry-after': String(retryAfterSeconds),
-    });
-  }
-}
 
 /** Errors that mean the database cannot be reached, as postgres.js and Node report them. */
 const UNAVAILABLE_CODES = new Set([
@@ -90,15 +29,6 @@ const UNAVAILABLE_CODES = new Set([
  * The statement did nothing, so a retry is safe.
  */
 const BUSY_CODES = new Set(['53000', '53100', '53200', '53300', '53400', '55P03', '40001', '40P01', '57014']);
-
-/** The database's own error (with its SQLSTATE) inside the driver's and Drizzle's wrappers. */
-function databaseError(err: unknown): { code: string; message: string } | undefined {
-  for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return { code, message: String((e as Error).message) };
-  }
-  return undefined;
-}
 
 function isDatabaseUnavailable(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
@@ -158,7 +88,12 @@ const CLIENT_ERROR_LINGER_MS = 2_000;
 function clientErrorAnswer(code: string | undefined): ApiError {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
-      return new ApiError(431, 'invalid_request', 'request_header_fields_too_large', 'Request header fields are too large.');
+      return new ApiError(
+        431,
+        'invalid_request',
+        'request_header_fields_too_large',
+        'Request header fields are too large.',
+      );
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return new ApiError(408, 'invalid_request', 'request_timeout', 'The request did not arrive in time.');
     case 'HPE_INVALID_CONTENT_LENGTH':

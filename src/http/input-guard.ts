@@ -1,36 +1,16 @@
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from './errors.js';
+import { ApiError } from '../core/errors.js';
+import { NUL, nullCharacters } from '../core/null-characters.js';
 
 /** Deeper JSON than this is refused: no field of the contract nests anywhere near it. */
 export const MAX_JSON_DEPTH = 100;
 
-const NUL = '\u0000';
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-function nullCharacters(attr: string | null): ApiError {
-  return ApiError.validation(attr, 'Null characters are not allowed.', 'null_characters_not_allowed');
-}
-
 /**
- * Refuses NUL in any key or string of a value parsed from JSON inside a query parameter (`\u0000`
- * passes the raw check in guardInput as six plain characters). Walked without recursion.
+ * U+FFFD for unpaired surrogates, as a UTF-8 encoder writes them in text; PostgreSQL's jsonb refuses their `\\u`
+ * escapes.
  */
-export function rejectNulInJson(attr: string, value: unknown): void {
-  const stack = [value];
-  while (stack.length) {
-    const v = stack.pop();
-    if (typeof v === 'string') {
-      if (v.includes(NUL)) throw nullCharacters(attr);
-    } else if (v && typeof v === 'object') {
-      for (const [key, child] of Object.entries(v)) {
-        if (key.includes(NUL)) throw nullCharacters(attr);
-        stack.push(child);
-      }
-    }
-  }
-}
-
-/** U+FFFD for unpaired surrogates, as a UTF-8 encoder writes them in text; PostgreSQL's jsonb refuses their `\\u` escapes. */
 function wellFormed(s: string): string {
   return LONE_SURROGATE.test(s) ? (s as string & { toWellFormed(): string }).toWellFormed() : s;
 }
@@ -78,9 +58,14 @@ function cleanBody(body: unknown): unknown {
   while (stack.length) {
     const { value, path } = stack.pop()!;
     if (path.length >= MAX_JSON_DEPTH) {
-      throw ApiError.validation(path.slice(0, 1).join('') || null, `Ensure this value is nested no more than ${MAX_JSON_DEPTH} levels deep.`);
+      throw ApiError.validation(
+        path.slice(0, 1).join('') || null,
+        `Ensure this value is nested no more than ${MAX_JSON_DEPTH} levels deep.`,
+      );
     }
-    const entries: [string, unknown][] = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value);
+    const entries: [string, unknown][] = Array.isArray(value)
+      ? value.map((v, i) => [String(i), v])
+      : Object.entries(value);
     for (const [key, child] of entries) {
       const childPath = [...path, key];
       const target = value as Record<string, unknown>;

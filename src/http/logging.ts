@@ -33,7 +33,10 @@ export function redactUrl(url: string): string {
 /** Drizzle puts a failed query's parameters in its message: they can hold tokens and secrets. */
 function redactText(text: unknown): string {
   if (typeof text !== 'string') return '';
-  return redactKeys(text.replace(/\nparams: [^\n]*/g, '\nparams: [redacted]')).replace(/(\/api\/signup\/)[^/?\s]+/gi, '$1[redacted]');
+  return redactKeys(text.replace(/\nparams: [^\n]*/g, '\nparams: [redacted]')).replace(
+    /(\/api\/signup\/)[^/?\s]+/gi,
+    '$1[redacted]',
+  );
 }
 
 interface LoggedError {

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import { handlers } from '../operations/index.js';
 import { authenticate } from './auth.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../core/errors.js';
 import { guardInput } from './input-guard.js';
 import { routeMeta } from './route-meta.js';
 import { spec } from './spec.js';
@@ -32,6 +32,20 @@ async function refuseWhileDatabaseDown(req: FastifyRequest): Promise<void> {
 }
 
 /**
+ * The handler, answered 503 if it has not settled after `seconds`: a driver call that never settles
+ * must not leave the client waiting for ever (the handler's late result is dropped).
+ */
+function withDeadline(handler: RouteOptions['handler'], seconds: number): RouteOptions['handler'] {
+  return function (this: FastifyInstance, req, reply) {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(ApiError.stalled()), seconds * 1000);
+    });
+    return Promise.race([Promise.resolve(handler.call(this, req, reply)), late]).finally(() => clearTimeout(timer));
+  };
+}
+
+/**
  * Binds every operation of the contract to its handler by operationId. JSON bodies are typed
  * strictly ("true" is not a boolean) while query and path parameters are coerced from strings.
  * Authentication, key scoping, scope and membership checks run in onRequest, before the body is
@@ -42,9 +56,17 @@ export async function registerOperations(app: FastifyInstance): Promise<void> {
   const coercing = makeAjv('array');
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
 
-  // These media types appear only in responses (the contract, CSV listings); as request bodies they are a 415.
-  app.addContentTypeParser(['application/vnd.oai.openapi', 'application/vnd.oai.openapi+json', 'text/csv'], (_req, _body, done) =>
-    done(Object.assign(new Error('Unsupported media type in request.'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }), undefined),
+  // These media types appear only in responses (contract, CSV, tile streams); as request bodies they are a 415.
+  app.addContentTypeParser(
+    ['application/vnd.oai.openapi', 'application/vnd.oai.openapi+json', 'text/csv', 'text/event-stream'],
+    (_req, _body, done) =>
+      done(
+        Object.assign(new Error('Unsupported media type in request.'), {
+          code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE',
+          statusCode: 415,
+        }),
+        undefined,
+      ),
   );
   await app.register(openapiGlue, {
     specification: spec,
@@ -53,19 +75,26 @@ export async function registerOperations(app: FastifyInstance): Promise<void> {
       if (!handler) throw new Error(`No handler for operation ${operationId}`);
       const operation = spec.paths[openapiPath]?.[method.toLowerCase()] ?? {};
       const meta = routeMeta(openapiPath, operation, spec.security);
-      const hasJsonBody = Boolean((operation.requestBody as { content?: Record<string, unknown> } | undefined)?.content?.['application/json']);
+      const hasJsonBody = Boolean(
+        (operation.requestBody as { content?: Record<string, unknown> } | undefined)?.content?.['application/json'],
+      );
       const queryNames = new Set(
-        ([...((spec.paths[openapiPath]?.parameters ?? []) as unknown[]), ...((operation.parameters ?? []) as unknown[])] as {
-          $ref?: string;
-          in?: string;
-          name?: string;
-        }[])
+        (
+          [
+            ...((spec.paths[openapiPath]?.parameters ?? []) as unknown[]),
+            ...((operation.parameters ?? []) as unknown[]),
+          ] as {
+            $ref?: string;
+            in?: string;
+            name?: string;
+          }[]
+        )
           .map((p) => (p.$ref ? (spec.components.parameters?.[p.$ref.split('/').pop()!] as typeof p) : p))
           .filter((p) => p?.in === 'query')
           .map((p) => p.name!),
       );
       return {
-        handler: handler as RouteOptions['handler'],
+        handler: withDeadline(handler as RouteOptions['handler'], app.config.requestDeadlineSeconds),
         config: { operationId } as RouteOptions['config'],
         onRequest: [
           ...(NO_DATABASE.has(operationId) ? [] : [refuseWhileDatabaseDown]),

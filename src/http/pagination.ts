@@ -1,26 +1,11 @@
 import type { FastifyRequest } from 'fastify';
-
-export const DEFAULT_LIMIT = 100;
-export const MAX_LIMIT = 1000;
-
-export interface Page {
-  limit: number;
-  offset: number;
-}
+import type { Page } from '../core/paging.js';
 
 export interface Paginated<T> {
   count: number;
   next: string | null;
   previous: string | null;
   results: T[];
-}
-
-/** DRF's LimitOffsetPagination: a non-positive limit falls back to the default; we clamp at 1000. */
-export function pageOf(query: { limit?: number; offset?: number } | undefined): Page {
-  const limit = query?.limit && query.limit > 0 ? Math.min(query.limit, MAX_LIMIT) : DEFAULT_LIMIT;
-  // Past 2^53 a JavaScript number is no longer an exact integer, and PostgreSQL's OFFSET is a bigint.
-  const offset = query?.offset && query.offset > 0 ? Math.min(query.offset, Number.MAX_SAFE_INTEGER) : 0;
-  return { limit, offset };
 }
 
 /** The absolute URL of this request, from SITE_URL when set, else from the request itself. */

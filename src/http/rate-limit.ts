@@ -1,4 +1,4 @@
-import { ApiError } from './errors.js';
+import { ApiError } from '../core/errors.js';
 
 export interface Rate {
   limit: number;

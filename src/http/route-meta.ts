@@ -22,7 +22,11 @@ export interface RouteMeta {
 
 type Security = Record<string, string[]>[];
 
-export function routeMeta(path: string, operation: { operationId?: string; security?: Security }, rootSecurity?: Security): RouteMeta {
+export function routeMeta(
+  path: string,
+  operation: { operationId?: string; security?: Security },
+  rootSecurity?: Security,
+): RouteMeta {
   const security = operation.security ?? rootSecurity;
   const requirement = security?.find((s) => 'PersonalAPIKeyAuth' in s);
   const scopes = requirement ? (requirement.PersonalAPIKeyAuth ?? []) : null;

@@ -1,5 +1,5 @@
 import type { FastifySchemaValidationError } from 'fastify';
-import { ApiError } from './errors.js';
+import { ApiError } from '../core/errors.js';
 
 type AjvError = FastifySchemaValidationError & {
   parentSchema?: Record<string, unknown>;
@@ -8,7 +8,10 @@ type AjvError = FastifySchemaValidationError & {
 
 /** The field path as PostHog names it: nested keys joined with `__`. */
 function attrOf(error: AjvError): string | null {
-  const parts = error.instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = error.instancePath
+    .split('/')
+    .filter(Boolean)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (error.keyword === 'required') parts.push(String(error.params.missingProperty));
   return parts.length ? parts.join('__') : null;
 }
@@ -49,7 +52,7 @@ function customError(error: AjvError): { code: string; detail: string } | undefi
 }
 
 /**
- * Turns the first ajv failure into DRF's wording and codes (reference §1.2). A schema may carry
+ * Turns the first ajv failure into DRF's wording and codes. A schema may carry
  * `x-error-detail` ("Invalid scope: {value}") for the messages PostHog words itself; such an error
  * names the whole field, not an index inside it.
  */

@@ -71,12 +71,13 @@ export function ipv6Bytes(address: string): Uint8Array | undefined {
   let text = ip;
   if (dotted) {
     tail = dotted[1]!.split('.').map(Number);
-    text = ip.slice(0, -dotted[1]!.length) + '0:0';
+    text = `${ip.slice(0, -dotted[1]!.length)}0:0`;
   }
   const [head, rest] = text.split('::') as [string, string | undefined];
   const left = head ? head.split(':') : [];
   const right = rest ? rest.split(':') : [];
-  const groups = rest === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  const groups =
+    rest === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
   const bytes = new Uint8Array(16);
   groups.forEach((g, i) => {
     const n = parseInt(g, 16);
@@ -105,7 +106,10 @@ export function embeddedV4(address: string): string | undefined {
   return undefined;
 }
 
-/** True when `address` (an IP address) is loopback, private, link-local, multicast, unspecified or otherwise not public. */
+/**
+ * True when `address` (an IP address) is loopback, private, link-local, multicast, unspecified or otherwise not
+ * public.
+ */
 export function isReserved(address: string): boolean {
   const ip = address.replace(/%.*$/, '');
   if (isIPv4(ip)) return RESERVED.check(ip, 'ipv4');
@@ -125,7 +129,8 @@ export function listed(list: BlockList, address: string): boolean {
   return v4 !== undefined && list.check(v4, 'ipv4');
 }
 
-const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?$/;
+const HOSTNAME =
+  /^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?$/;
 
 export type Host = { kind: 'ip'; address: string } | { kind: 'name'; name: string };
 

@@ -28,14 +28,20 @@ export interface GuardedAgents {
 /** An http and an https agent whose every connection (and so every redirect hop) obeys `policy`. */
 export function guardedAgents(policy: NetworkPolicy, options: http.AgentOptions = {}): GuardedAgents {
   class HttpAgent extends http.Agent {
-    override createConnection(opts: http.ClientRequestArgs, cb?: (err: Error | null, s: Duplex) => void): Duplex | null | undefined {
+    override createConnection(
+      opts: http.ClientRequestArgs,
+      cb?: (err: Error | null, s: Duplex) => void,
+    ): Duplex | null | undefined {
       const refusal = guard(policy, opts);
       if (refusal) return refused(refusal);
       return super.createConnection({ ...opts, lookup: policy.lookup }, cb);
     }
   }
   class HttpsAgent extends https.Agent {
-    override createConnection(opts: https.RequestOptions, cb?: (err: Error | null, s: Duplex) => void): Duplex | null | undefined {
+    override createConnection(
+      opts: https.RequestOptions,
+      cb?: (err: Error | null, s: Duplex) => void,
+    ): Duplex | null | undefined {
       const refusal = guard(policy, opts);
       if (refusal) return refused(refusal);
       return super.createConnection({ ...opts, lookup: policy.lookup }, cb);

@@ -1,4 +1,7 @@
-/** A failure to reach a tenant-supplied address, worded the same whatever the cause (refused, timed out, reset, unknown name). */
+/**
+ * A failure to reach a tenant-supplied address, worded the same whatever the cause (refused, timed out, reset,
+ * unknown name).
+ */
 export class ConnectionFailedError extends Error {
   override name = 'ConnectionFailedError';
   constructor(target: string) {

@@ -8,7 +8,6 @@ import { NetworkPolicyError, type NetworkPolicy } from './policy.js';
 /** Redirects followed before a download gives up (fetch allows 20; a real archive host needs one or two). */
 export const MAX_REDIRECTS = 5;
 
-
 export interface GuardedFetchInit {
   method?: string;
   headers?: Record<string, string>;
@@ -49,7 +48,11 @@ function once(policy: NetworkPolicy, url: URL, init: GuardedFetchInit): Promise<
  * failure to get an answer throws ConnectionFailedError, so what lies behind a refused or closed port
  * stays unknown to the tenant.
  */
-export async function guardedFetch(policy: NetworkPolicy, input: string, init: GuardedFetchInit = {}): Promise<Response> {
+export async function guardedFetch(
+  policy: NetworkPolicy,
+  input: string,
+  init: GuardedFetchInit = {},
+): Promise<Response> {
   let url = new URL(input);
   let request = { ...init };
   for (let hop = 0; ; hop++) {

@@ -31,7 +31,8 @@ export function parseAllowList(value: string | undefined): string[] {
     .map((s) => s.trim())
     .filter(Boolean);
   for (const entry of entries) {
-    if (!addCidr(new BlockList(), entry)) throw new Error(`ALLOW_PRIVATE_NETWORKS: "${entry}" is not an IP address or CIDR.`);
+    if (!addCidr(new BlockList(), entry))
+      throw new Error(`ALLOW_PRIVATE_NETWORKS: "${entry}" is not an IP address or CIDR.`);
   }
   return entries;
 }
@@ -46,7 +47,8 @@ export class NetworkPolicy {
 
   constructor(readonly allowList: readonly string[] = []) {
     for (const cidr of allowList) {
-      if (!addCidr(this.allowed, cidr)) throw new Error(`ALLOW_PRIVATE_NETWORKS: "${cidr}" is not an IP address or CIDR.`);
+      if (!addCidr(this.allowed, cidr))
+        throw new Error(`ALLOW_PRIVATE_NETWORKS: "${cidr}" is not an IP address or CIDR.`);
     }
   }
 
@@ -95,7 +97,8 @@ export class NetworkPolicy {
         const want = family === 4 || family === 'IPv4' ? 4 : family === 6 || family === 'IPv6' ? 6 : 0;
         const fit = want ? addresses.filter((a) => a.family === want) : addresses;
         const usable = fit.length ? fit : addresses;
-        if (typeof options === 'object' && options.all) (callback as (e: null, a: LookupAddress[]) => void)(null, usable);
+        if (typeof options === 'object' && options.all)
+          (callback as (e: null, a: LookupAddress[]) => void)(null, usable);
         else callback(null, usable[0]!.address, usable[0]!.family);
       },
       (err: Error) => callback(err as NodeJS.ErrnoException, '', 0),

@@ -30,9 +30,14 @@ function attempt(address: string, port: number, timeoutMs: number): Promise<Sock
  * host throws NetworkPolicyError (or `refuse`'s error); any other failure throws ConnectionFailedError
  * with the same words whatever the cause.
  */
-export async function connectSocket(policy: NetworkPolicy, host: string, port: number, opts: ConnectOptions): Promise<Socket> {
+export async function connectSocket(
+  policy: NetworkPolicy,
+  host: string,
+  port: number,
+  opts: ConnectOptions,
+): Promise<Socket> {
   const target = `${host}:${port}`;
-  let addresses;
+  let addresses: Awaited<ReturnType<NetworkPolicy['resolve']>>;
   try {
     addresses = await policy.resolve(host);
   } catch (err) {

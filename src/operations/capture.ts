@@ -1,6 +1,7 @@
 import type { SomeHandlers, RequestOf } from '../http/types.js';
-import { ApiError } from '../http/errors.js';
-import { normalizeEvent, readPayload } from '../capture/normalize.js';
+import { ApiError } from '../core/errors.js';
+import { normalizeEvents, readPayload } from '../capture/normalize.js';
+import { eachInTurns } from '../capture/turns.js';
 import { ingest, projectByToken } from '../db/queries/ingestion.js';
 
 // PostHog's capture wording; its clients show these to developers setting up an SDK.
@@ -14,12 +15,14 @@ async function capture(req: RequestOf<'capture_batch_create'>) {
   if (!token) throw new ApiError(401, 'authentication_error', 'missing_api_key', MISSING_KEY);
   const project = await projectByToken(req.server.db, token);
   if (!project) throw new ApiError(401, 'authentication_error', 'invalid_api_key', INVALID_KEY);
-  const batch = events.map((raw) => normalizeEvent(raw, sentAt, now));
+  const batch = await normalizeEvents(events, sentAt, now);
   // PostHog records the sender's address on every event, unless the project anonymises addresses.
-  for (const e of batch) {
+  // `req.ip` is worked out on every read: once per request, not per event.
+  const ip = req.ip;
+  await eachInTurns(batch, (e) => {
     if (project.anonymize_ips) delete e.properties.$ip;
-    else e.properties.$ip ??= req.ip;
-  }
+    else e.properties.$ip ??= ip;
+  });
   await ingest(req.server.db, project, batch, now);
   return { status: 1 as const };
 }

@@ -8,7 +8,7 @@ import {
   listCollaborators,
   membershipLevel,
 } from '../db/queries/dashboard-collaborators.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
 import type { SomeHandlers } from '../http/types.js';
 import { serializeCollaborator } from '../serializers/dashboards.js';
 import { loadDashboard, viewerOf } from './dashboards.js';
@@ -35,14 +35,15 @@ export const dashboardCollaboratorHandlers = {
     const user = await findActiveUserByUuid(db, req.body.user_uuid);
     if (!user) throw ApiError.validation(null, 'User does not exist.');
     const level = await membershipLevel(db, req.tenant.organization_id, user.id);
-    if (level === undefined) throw ApiError.validation(null, 'Cannot add collaborators that have no access to the project.');
+    if (level === undefined)
+      throw ApiError.validation(null, 'Cannot add collaborators that have no access to the project.');
     if (dashboardPermissions(dashboard, { id: user.id, level }, null).can_restrict) {
       throw ApiError.validation(
         null,
         'Cannot add collaborators that already have inherent access (the dashboard owner or a project admins).',
       );
     }
-    const collaborator = await insertCollaborator(db, dashboard.id, user.id, req.body.level);
+    const collaborator = await insertCollaborator(db, req.tenant.project_id, dashboard.id, user.id, req.body.level);
     if (!collaborator) throw ApiError.validation(null, 'User already is a collaborator.');
     reply.code(201);
     return serializeCollaborator({ collaborator, user });
@@ -57,7 +58,7 @@ export const dashboardCollaboratorHandlers = {
     if (dashboard.restriction_level <= Restriction.EVERYONE_IN_PROJECT_CAN_EDIT) {
       throw ApiError.validation(null, 'Cannot remove collaborators from a dashboard on the lowest restriction level.');
     }
-    await deleteCollaborator(db, found.collaborator.id);
+    await deleteCollaborator(db, req.tenant.project_id, dashboard.id, found.collaborator.id);
     reply.code(204);
   },
 } satisfies SomeHandlers;

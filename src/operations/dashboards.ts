@@ -3,24 +3,47 @@ import type { components } from '../../generated/api.js';
 import { requireEdit, requireRestrict, type Viewer } from '../dashboards/access.js';
 import { permissionsOn, presentDashboard, presentDashboards } from '../dashboards/present.js';
 import { normalizeTags } from '../dashboards/tags.js';
-import { findTemplate, type DashboardTemplate } from '../dashboards/templates.js';
+import { findTemplate, findUnlistedTemplate, type DashboardTemplate } from '../dashboards/templates.js';
+import { streamTiles } from '../dashboards/stream.js';
 import type { Db } from '../db/client.js';
 import { copyTiles, getTile, insertTiles, moveTile, updateTile, type NewTile } from '../db/queries/dashboard-tiles.js';
 import {
+  findUnlisted,
   getDashboard,
   insertDashboard,
   listDashboards,
+  lockProjectForUnlisted,
+  touchDashboard,
   updateDashboard,
   type DashboardInput,
   type DashboardRow,
 } from '../db/queries/dashboards.js';
-import { pick } from '../http/access.js';
-import { ApiError } from '../http/errors.js';
-import { pageOf, paginated } from '../http/pagination.js';
-import type { SomeHandlers } from '../http/types.js';
+import { paginated } from '../http/pagination.js';
+import type { ProjectRequest, RequestOf, SomeHandlers } from '../http/types.js';
+import { pick } from '../core/pick.js';
+import { ApiError } from '../core/errors.js';
+import { pageOf } from '../core/paging.js';
 
 type Schemas = components['schemas'];
-const WRITABLE = ['name', 'description', 'pinned', 'deleted', 'restriction_level', 'filters'] as const;
+const WRITABLE = [
+  'name',
+  'description',
+  'pinned',
+  'deleted',
+  'restriction_level',
+  'filters',
+  'breakdown_colors',
+  'data_color_theme_id',
+] as const;
+
+/** The writable fields of a create or update body, as column values. */
+function dashboardInput(body: Schemas['DashboardRequest'] | Schemas['PatchedDashboardRequest']): DashboardInput {
+  const date = (v: string | null | undefined) => (v === undefined ? undefined : v === null ? null : new Date(v));
+  const input: DashboardInput = pick(body, WRITABLE);
+  if (body.last_accessed_at !== undefined) input.last_accessed_at = date(body.last_accessed_at)!;
+  if (body.last_refresh !== undefined) input.last_refresh = date(body.last_refresh)!;
+  return input;
+}
 
 export function viewerOf(req: FastifyRequest): Viewer {
   return { id: req.principal.user.id, level: req.tenant.level };
@@ -28,11 +51,11 @@ export function viewerOf(req: FastifyRequest): Viewer {
 
 /** A dashboard of the request's project; any other id, or a deleted one unless asked for, is a 404. */
 export async function loadDashboard(
-  req: FastifyRequest,
+  req: ProjectRequest,
   id: number,
   opts: { includeDeleted?: boolean; notFound?: string } = {},
 ): Promise<DashboardRow> {
-  const row = await getDashboard(req.server.db, req.tenant.project_id!, id, opts);
+  const row = await getDashboard(req.server.db, req.tenant.project_id, id, opts);
   if (!row) throw ApiError.notFound(opts.notFound);
   return row;
 }
@@ -52,26 +75,73 @@ async function checkTiles(db: Db, dashboardId: number, tiles: Schemas['Dashboard
   }
 }
 
-async function applyTiles(db: Db, dashboardId: number, tiles: Schemas['DashboardTileRequest'][], userId: number): Promise<void> {
+async function applyTiles(
+  db: Db,
+  projectId: number,
+  dashboardId: number,
+  tiles: Schemas['DashboardTileRequest'][],
+  userId: number,
+): Promise<void> {
   for (const tile of tiles) {
     if (tile.id === undefined) {
-      await insertTiles(db, dashboardId, [
-        { body: tile.text!.body, layouts: tile.layouts, color: tile.color, deleted: tile.deleted, created_by_id: userId },
+      const added = await insertTiles(db, projectId, dashboardId, [
+        {
+          body: tile.text!.body,
+          layouts: tile.layouts,
+          color: tile.color,
+          deleted: tile.deleted,
+          created_by_id: userId,
+        },
       ]);
+      if (!added) throw ApiError.notFound();
       continue;
     }
-    await updateTile(db, dashboardId, tile.id, {
+    await updateTile(db, projectId, dashboardId, tile.id, {
       ...(tile.text ? { body: tile.text.body, last_modified_by_id: userId } : {}),
       ...pick(tile, ['layouts', 'color', 'deleted'] as const),
     });
   }
 }
 
+/** PATCH and PUT: PostHog's PUT requires no field either, so both leave omitted fields as they are. */
+async function updateHandler(req: RequestOf<'dashboards_partial_update'>): Promise<Schemas['Dashboard']> {
+  const body = req.body ?? {};
+  // Only a body setting `deleted` to false reaches a deleted dashboard, to restore it.
+  const dashboard = await loadDashboard(req, req.params.id, { includeDeleted: body.deleted === false });
+  const viewer = viewerOf(req);
+  const permissions = await permissionsOn(req.server.db, dashboard, viewer);
+  requireEdit(permissions);
+  if (body.restriction_level !== undefined) requireRestrict(permissions);
+  const tiles = body.tiles ?? [];
+  await checkTiles(req.server.db, dashboard.id, tiles);
+  const input: DashboardInput = {
+    ...dashboardInput(body),
+    ...(body.tags ? { tags: normalizeTags(body.tags) } : {}),
+    // PostHog only takes non-empty variables, so `{}` leaves the stored ones as they are.
+    ...(body.variables && Object.keys(body.variables).length ? { variables: body.variables } : {}),
+  };
+  return req.server.db.transaction(async (tx) => {
+    const row = await updateDashboard(tx, req.tenant.project_id, dashboard.id, input);
+    if (!row) throw ApiError.notFound();
+    await applyTiles(tx, req.tenant.project_id, dashboard.id, tiles, viewer.id);
+    return presentDashboard(tx as Db, row, viewer);
+  });
+}
+
+/** The dashboard a read names, with the read recorded in `last_accessed_at` as PostHog does. */
+async function readDashboard(req: ProjectRequest, id: number): Promise<DashboardRow> {
+  const loaded = await loadDashboard(req, id);
+  const touched = await touchDashboard(req.server.db, req.tenant.project_id, loaded.id);
+  if (!touched) throw ApiError.notFound();
+  return touched;
+}
+
 export const dashboardHandlers = {
   async dashboards_list(req) {
     const page = pageOf(req.query);
     const tags = normalizeTags(req.query.tags);
-    const { count, rows } = await listDashboards(req.server.db, req.tenant.project_id!, page, tags);
+    const filter = { tags, creationMode: req.query.creation_mode };
+    const { count, rows } = await listDashboards(req.server.db, req.tenant.project_id, page, filter);
     return paginated(req, page, count, await presentDashboards(req.server.db, rows, viewerOf(req)));
   },
 
@@ -84,14 +154,22 @@ export const dashboardHandlers = {
     if (body.use_template && !template) {
       throw ApiError.validation('use_template', `Invalid template provided: ${body.use_template}`);
     }
-    const projectId = req.tenant.project_id!;
+    const projectId = req.tenant.project_id;
     const source = body.use_dashboard ? await getDashboard(req.server.db, projectId, body.use_dashboard) : undefined;
     if (body.use_dashboard && !source) throw ApiError.validation('use_dashboard', 'Invalid value provided');
 
-    const input = pick(body, WRITABLE);
+    const input = dashboardInput(body);
     const userId = req.principal.user.id;
     const dashboard = await req.server.db.transaction(async (tx) => {
       const row = await insertDashboard(tx, projectId, {
+        // A duplicate takes its source's variables and colours, as PostHog copies them.
+        ...(source
+          ? {
+              variables: source.variables,
+              breakdown_colors: source.breakdown_colors,
+              data_color_theme_id: source.data_color_theme_id,
+            }
+          : {}),
         ...input,
         name: template && !input.name ? template.template_name : input.name,
         description: input.description || template?.dashboard_description || '',
@@ -102,8 +180,10 @@ export const dashboardHandlers = {
         use_template: body.use_template ?? '',
         use_dashboard: source?.id ?? null,
       });
-      if (template) await insertTiles(tx, row.id, templateTiles(template, userId));
-      if (source) await copyTiles(tx, source.id, row.id);
+      if (template) await insertTiles(tx, projectId, row.id, templateTiles(template, userId));
+      if (source && !(await copyTiles(tx, projectId, source.id, row.id))) {
+        throw ApiError.validation('use_dashboard', 'Invalid value provided');
+      }
       // Read in the transaction that wrote it: an answer that fails after the commit would tell the
       // client nothing was created, and its retry would create a second dashboard.
       return presentDashboard(tx as Db, row, viewerOf(req));
@@ -113,27 +193,22 @@ export const dashboardHandlers = {
   },
 
   async dashboards_retrieve(req) {
-    const dashboard = await loadDashboard(req, req.params.id);
+    const dashboard = await readDashboard(req, req.params.id);
     return presentDashboard(req.server.db, dashboard, viewerOf(req));
   },
 
-  async dashboards_partial_update(req) {
-    const body = req.body ?? {};
-    // Only a body setting `deleted` to false reaches a deleted dashboard, to restore it.
-    const dashboard = await loadDashboard(req, req.params.id, { includeDeleted: body.deleted === false });
-    const viewer = viewerOf(req);
-    const permissions = await permissionsOn(req.server.db, dashboard, viewer);
-    requireEdit(permissions);
-    if (body.restriction_level !== undefined) requireRestrict(permissions);
-    const tiles = body.tiles ?? [];
-    await checkTiles(req.server.db, dashboard.id, tiles);
-    const input: DashboardInput = { ...pick(body, WRITABLE), ...(body.tags ? { tags: normalizeTags(body.tags) } : {}) };
-    return req.server.db.transaction(async (tx) => {
-      const row = await updateDashboard(tx, dashboard.id, input);
-      await applyTiles(tx, dashboard.id, tiles, viewer.id);
-      return presentDashboard(tx as Db, row, viewer);
-    });
+  async dashboards_stream_tiles_retrieve(req, reply) {
+    const dashboard = await readDashboard(req, req.params.id);
+    const full = await presentDashboard(req.server.db, dashboard, viewerOf(req));
+    const size = (req.query.layoutSize ?? req.query.layout_size) === 'xs' ? 'xs' : 'sm';
+    return reply
+      .type('text/event-stream; charset=utf-8')
+      .header('cache-control', 'no-cache')
+      .send(streamTiles(full, size));
   },
+
+  dashboards_partial_update: updateHandler,
+  dashboards_update: updateHandler,
 
   async dashboards_destroy(_req, reply) {
     // PostHog's ForbidDestroyModel: refused before the dashboard is even looked up, with no body.
@@ -146,14 +221,15 @@ export const dashboardHandlers = {
     requireEdit(await permissionsOn(req.server.db, from, viewer));
     const tile = await getTile(req.server.db, from.id, req.body.tile.id);
     if (!tile) throw ApiError.notFound();
-    const to = await getDashboard(req.server.db, req.tenant.project_id!, req.body.toDashboard);
+    const to = await getDashboard(req.server.db, req.tenant.project_id, req.body.toDashboard);
     if (!to) throw ApiError.notFound();
     requireEdit(
       await permissionsOn(req.server.db, to, viewer),
       "You don't have edit permissions for the destination dashboard.",
     );
     return req.server.db.transaction(async (tx) => {
-      await moveTile(tx as Db, tile.id, to.id);
+      const moved = await moveTile(tx as Db, req.tenant.project_id, { id: tile.id, from: from.id, to: to.id });
+      if (!moved) throw ApiError.notFound();
       return presentDashboard(tx as Db, from, viewer);
     });
   },
@@ -163,13 +239,16 @@ export const dashboardHandlers = {
     const tiles = template.tiles ?? [];
     for (const [i, tile] of tiles.entries()) {
       if (tile.type !== 'TEXT') {
-        throw ApiError.validation('template__tiles', `Unsupported tile type "${tile.type}": only TEXT tiles can be created.`);
+        throw ApiError.validation(
+          'template__tiles',
+          `Unsupported tile type "${tile.type}": only TEXT tiles can be created.`,
+        );
       }
       if (tile.body === undefined) throw ApiError.required(`template__tiles__${i}__body`);
     }
     const userId = req.principal.user.id;
     const dashboard = await req.server.db.transaction(async (tx) => {
-      const row = await insertDashboard(tx, req.tenant.project_id!, {
+      const row = await insertDashboard(tx, req.tenant.project_id, {
         name: template.template_name,
         description: template.dashboard_description ?? '',
         filters: template.dashboard_filters ?? {},
@@ -178,11 +257,40 @@ export const dashboardHandlers = {
       });
       await insertTiles(
         tx,
+        req.tenant.project_id,
         row.id,
         tiles.map((t) => ({ body: t.body!, layouts: t.layouts, color: t.color, created_by_id: userId })),
       );
       return presentDashboard(tx as Db, row, viewerOf(req));
     });
+    return dashboard;
+  },
+
+  async dashboards_create_unlisted_dashboard_create(req, reply) {
+    const tag = req.body?.tag;
+    if (!tag) throw ApiError.validation('tag', 'tag is required');
+    const template = findUnlistedTemplate(tag);
+    if (!template) throw ApiError.validation('tag', `Unknown template tag: ${tag}`);
+    const projectId = req.tenant.project_id;
+    const userId = req.principal.user.id;
+    const dashboard = await req.server.db.transaction(async (tx) => {
+      await lockProjectForUnlisted(tx as Db, projectId);
+      if (await findUnlisted(tx as Db, projectId, tag)) {
+        throw new ApiError(409, 'invalid_request', 'conflict', `Unlisted dashboard with tag '${tag}' already exists`);
+      }
+      const row = await insertDashboard(tx, projectId, {
+        name: template.template_name,
+        description: template.dashboard_description,
+        // PostHog marks the filters with the template's version, for later template upgrades.
+        filters: { ...template.dashboard_filters, __template_version: 1 },
+        tags: normalizeTags(template.tags),
+        creation_mode: 'unlisted',
+        created_by_id: userId,
+      });
+      await insertTiles(tx, req.tenant.project_id, row.id, templateTiles(template, userId));
+      return presentDashboard(tx as Db, row, viewerOf(req));
+    });
+    reply.code(201);
     return dashboard;
   },
 } satisfies SomeHandlers;

@@ -1,15 +1,24 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SomeHandlers } from '../http/types.js';
-import { ApiError } from '../http/errors.js';
-import { DEFAULT_LIMIT, MAX_LIMIT, requestUrl } from '../http/pagination.js';
+import { ApiError } from '../core/errors.js';
+import { requestUrl } from '../http/pagination.js';
+import { pageOf } from '../core/paging.js';
+import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import { dateValue, parsePropertyFilters } from '../events/filters.js';
-import { getEvent, listEvents, personIdByUuid, personsByIds, propertyValues, type EventRow } from '../db/queries/events.js';
+import {
+  getEvent,
+  listEvents,
+  personIdByUuid,
+  personsByIds,
+  propertyValues,
+  type EventRow,
+} from '../db/queries/events.js';
 import { eventsCsv, serializeEvent } from '../serializers/events.js';
 import { toCsv } from '../serializers/csv.js';
 import { selectedValues, whereConditions } from '../events/expressions.js';
-import { sqlState } from '../db/queries/util.js';
+import { sqlState } from '../core/sql-state.js';
+import { isUuid, MAX_INT4 } from '../core/ids.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const VALUES_WINDOW_MS = 7 * 24 * 3_600_000;
 const COLUMNS = ['event', 'distinct_id'];
 
@@ -22,11 +31,17 @@ async function sendCsv(reply: FastifyReply, body: string): Promise<never> {
   return undefined as never;
 }
 
-/** `before`/`after` exactly as given (PostgreSQL keeps their microseconds), or relative (`-1d`); no offset means UTC. */
+/**
+ * `before`/`after` exactly as given (PostgreSQL keeps their microseconds), or relative (`-1d`); no offset means
+ * UTC.
+ */
 function bound(attr: string, value: string): string {
   const iso = dateValue(value);
   if (!iso) {
-    throw ApiError.validation(attr, 'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].');
+    throw ApiError.validation(
+      attr,
+      'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].',
+    );
   }
   if (/^-\d+[hdwmy]$/.test(value.trim())) return iso;
   if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return `${value}T00:00:00Z`;
@@ -43,22 +58,24 @@ function ascendingOf(orderBy: string | undefined): boolean {
   }
   const list = Array.isArray(parsed) ? parsed : [parsed];
   if (list.length > 1 || (list.length === 1 && list[0] !== 'timestamp' && list[0] !== '-timestamp')) {
-    throw ApiError.validation('orderBy', 'Only ["-timestamp"] (newest first) and ["timestamp"] (oldest first) are supported.');
+    throw ApiError.validation(
+      'orderBy',
+      'Only ["-timestamp"] (newest first) and ["timestamp"] (oldest first) are supported.',
+    );
   }
   return list[0] === 'timestamp';
 }
 
-const encodeCursor = (id: number) => Buffer.from(`e${id}`).toString('base64url');
-
-function decodeCursor(cursor: string): number {
-  const m = /^e(\d{1,18})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
-  if (!m) throw ApiError.validation('cursor', 'Invalid cursor.');
-  return Number(m[1]);
+/** The cursor names the last event of the page; `before`/`after` beside it hold that event's timestamp. */
+function cursorEventId(cursor: string): number {
+  const id = decodeCursor(cursor);
+  if (!Number.isSafeInteger(id) || (id as number) < 0) throw ApiError.validation('cursor', 'Invalid cursor.');
+  return id as number;
 }
 
 async function personFilter(req: FastifyRequest, projectId: number, raw: string): Promise<number | null> {
-  if (/^\d+$/.test(raw)) return Number(raw) <= 2147483647 ? Number(raw) : null;
-  if (UUID.test(raw)) return (await personIdByUuid(req.server.db, projectId, raw.toLowerCase())) ?? null;
+  if (/^\d+$/.test(raw)) return Number(raw) <= MAX_INT4 ? Number(raw) : null;
+  if (isUuid(raw)) return (await personIdByUuid(req.server.db, projectId, raw.toLowerCase())) ?? null;
   throw ApiError.validation('person_id', "A person's integer id or UUID is required.");
 }
 
@@ -71,14 +88,13 @@ async function present(req: FastifyRequest, projectId: number, rows: EventRow[],
 export const eventHandlers = {
   async events_list(req, reply) {
     const q = req.query;
-    const projectId = req.tenant.project_id!;
+    const projectId = req.tenant.project_id;
     const where = whereConditions(q.where);
     const select = selectedValues(q.select);
     const filters = parsePropertyFilters(q.properties);
     const ascending = ascendingOf(q.orderBy);
-    const cursorId = q.cursor ? decodeCursor(q.cursor) : undefined;
-    const limit = q.limit && q.limit > 0 ? Math.min(q.limit, MAX_LIMIT) : DEFAULT_LIMIT;
-    const offset = q.offset && q.offset > 0 ? q.offset : 0;
+    const cursorId = q.cursor ? cursorEventId(q.cursor) : undefined;
+    const { limit, offset } = pageOf(q);
     const csv = wantsCsv(req, q.format);
     const personId = q.person_id !== undefined ? await personFilter(req, projectId, q.person_id) : undefined;
     const rows =
@@ -99,7 +115,8 @@ export const eventHandlers = {
             limit,
             offset,
           }).catch((err) => {
-            if (sqlState(err) === '2201B') throw ApiError.validation('properties', 'Invalid regular expression in a property filter.');
+            if (sqlState(err) === '2201B')
+              throw ApiError.validation('properties', 'Invalid regular expression in a property filter.');
             throw err;
           });
     const page = rows.slice(0, limit);
@@ -110,7 +127,10 @@ export const eventHandlers = {
       return sendCsv(
         reply,
         select.values.length
-          ? toCsv((results as unknown[][]).map((v) => Object.fromEntries(select.expressions.map((e, i) => [e, v[i]]))), select.expressions)
+          ? toCsv(
+              (results as unknown[][]).map((v) => Object.fromEntries(select.expressions.map((e, i) => [e, v[i]]))),
+              select.expressions,
+            )
           : eventsCsv(results as Awaited<ReturnType<typeof present>>),
       );
     }
@@ -131,7 +151,7 @@ export const eventHandlers = {
   },
 
   async events_retrieve(req, reply) {
-    const projectId = req.tenant.project_id!;
+    const projectId = req.tenant.project_id;
     const row = await getEvent(req.server.db, projectId, req.params.id.toLowerCase());
     if (!row) throw ApiError.notFound(`No events exist for event UUID ${req.params.id}`);
     const [event] = await present(req, projectId, [row], req.query.include_person === true);
@@ -147,7 +167,7 @@ export const eventHandlers = {
       throw ApiError.validation('key', `With is_column, key must be one of: ${COLUMNS.join(', ')}.`);
     }
     const names = await propertyValues(req.server.db, {
-      projectId: req.tenant.project_id!,
+      projectId: req.tenant.project_id,
       key: q.key,
       isColumn,
       value: q.value || undefined,

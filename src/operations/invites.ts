@@ -1,9 +1,10 @@
 import type { FastifyRequest } from 'fastify';
 import type { components } from '../../generated/api.js';
 import type { SomeHandlers } from '../http/types.js';
-import { ApiError } from '../http/errors.js';
-import { Level, requireLevel } from '../http/access.js';
-import { pageOf, paginated } from '../http/pagination.js';
+import { ApiError } from '../core/errors.js';
+import { Level, requireLevel } from '../core/levels.js';
+import { paginated } from '../http/pagination.js';
+import { pageOf } from '../core/paging.js';
 import {
   deleteInvite,
   INVITE_DAYS_VALIDITY,
@@ -18,10 +19,9 @@ import { getOrganization } from '../db/queries/organizations.js';
 import { getUsers, normalizeEmail } from '../db/queries/users.js';
 import { inviteMail, mailConfigured, sendMail, signupLink } from '../mail.js';
 import { serializeInvite } from '../serializers/invites.js';
+import { isUuid } from '../core/ids.js';
 
 type InviteRequest = components['schemas']['OrganizationInviteRequest'];
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Checks one invite as PostHog's serializer does, in its order (level, project access, then an
@@ -54,8 +54,21 @@ async function prepare(req: FastifyRequest, body: InviteRequest, projectIds: Set
   };
 }
 
+/**
+ * PostHog's UserCanInvitePermission: below administrator, inviting needs the organization's
+ * `members_can_invite`. (PostHog checks it on single invites only; bulk invites are the same act.)
+ */
+async function requireInviteRight(req: FastifyRequest): Promise<void> {
+  if (req.tenant.level >= Level.ADMIN) return;
+  const organization = await getOrganization(req.server.db, req.tenant.organization_id);
+  if (!organization?.members_can_invite) throw ApiError.permissionDenied();
+}
+
 async function present(req: FastifyRequest, rows: InviteRow[]) {
-  const creators = await getUsers(req.server.db, rows.flatMap((r) => (r.created_by_id === null ? [] : [r.created_by_id])));
+  const creators = await getUsers(
+    req.server.db,
+    rows.flatMap((r) => (r.created_by_id === null ? [] : [r.created_by_id])),
+  );
   return rows.map((r) => serializeInvite(r, r.created_by_id === null ? undefined : creators.get(r.created_by_id)));
 }
 
@@ -100,19 +113,33 @@ export const inviteHandlers = {
   },
 
   async invites_create(req, reply) {
+    await requireInviteRight(req);
     const projectIds = await organizationProjectIds(req.server.db, req.tenant.organization_id);
     const invite = await prepare(req, req.body, projectIds);
-    const rows = await replaceInvites(req.server.db, req.tenant.organization_id, req.principal.user.id, req.tenant.level, [invite]);
+    const rows = await replaceInvites(
+      req.server.db,
+      req.tenant.organization_id,
+      req.principal.user.id,
+      req.tenant.level,
+      [invite],
+    );
     mailInvites(req, rows);
     reply.code(201);
     return (await present(req, rows))[0]!;
   },
 
   async invites_bulk_create(req, reply) {
+    await requireInviteRight(req);
     const projectIds = await organizationProjectIds(req.server.db, req.tenant.organization_id);
     const invites: NewInvite[] = [];
     for (const [i, body] of req.body.entries()) invites.push(await prepare(req, body, projectIds, `${i}__`));
-    const rows = await replaceInvites(req.server.db, req.tenant.organization_id, req.principal.user.id, req.tenant.level, invites);
+    const rows = await replaceInvites(
+      req.server.db,
+      req.tenant.organization_id,
+      req.principal.user.id,
+      req.tenant.level,
+      invites,
+    );
     mailInvites(req, rows);
     reply.code(201);
     return present(req, rows);
@@ -120,7 +147,7 @@ export const inviteHandlers = {
 
   async invites_destroy(req, reply) {
     requireLevel(req.tenant, Level.ADMIN);
-    if (!UUID.test(req.params.id) || !(await deleteInvite(req.server.db, req.tenant.organization_id, req.params.id))) {
+    if (!isUuid(req.params.id) || !(await deleteInvite(req.server.db, req.tenant.organization_id, req.params.id))) {
       throw ApiError.notFound();
     }
     reply.code(204);

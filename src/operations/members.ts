@@ -1,12 +1,21 @@
 import type { FastifyRequest } from 'fastify';
 import type { SomeHandlers } from '../http/types.js';
-import { ApiError } from '../http/errors.js';
-import { Level } from '../http/access.js';
-import { pageOf, paginated } from '../http/pagination.js';
-import { getMemberByUserUuid, listMembers, removeMember, setMemberLevel, type MemberRow } from '../db/queries/members.js';
+import { paginated } from '../http/pagination.js';
+import {
+  getMemberByUserUuid,
+  keysReachingOrganization,
+  lastKeyUse,
+  listMembers,
+  removeMember,
+  setMemberLevel,
+  type MemberRow,
+} from '../db/queries/members.js';
+import type { Db } from '../db/client.js';
 import { serializeMember } from '../serializers/members.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '../core/ids.js';
+import { ApiError } from '../core/errors.js';
+import { Level } from '../core/levels.js';
+import { pageOf } from '../core/paging.js';
 
 interface Seat {
   userId: number;
@@ -25,12 +34,15 @@ function validateUpdate(caller: Seat, target: Seat, newLevel?: number): void {
         throw ApiError.permissionDenied("You can only make another member owner if you're this organization's owner.");
       }
     } else if (newLevel > caller.level) {
-      throw ApiError.permissionDenied('You can only change access level of others to lower or equal to your current one.');
+      throw ApiError.permissionDenied(
+        'You can only change access level of others to lower or equal to your current one.',
+      );
     }
   }
   if (target.userId !== caller.userId) {
     if (caller.level < Level.ADMIN) throw ApiError.permissionDenied('You can only edit others if you are an admin.');
-    if (target.level > caller.level) throw ApiError.permissionDenied('You can only edit others with level lower or equal to you.');
+    if (target.level > caller.level)
+      throw ApiError.permissionDenied('You can only edit others with level lower or equal to you.');
   }
 }
 
@@ -38,7 +50,7 @@ function validateUpdate(caller: Seat, target: Seat, newLevel?: number): void {
 async function pathMember(req: FastifyRequest<{ Params: { user__uuid: string } }>): Promise<MemberRow> {
   const raw = req.params.user__uuid;
   const uuid = raw === '@me' ? req.principal.user.uuid : raw;
-  if (!UUID.test(uuid)) throw ApiError.notFound();
+  if (!isUuid(uuid)) throw ApiError.notFound();
   const target = await getMemberByUserUuid(req.server.db, req.tenant.organization_id, uuid.toLowerCase());
   if (!target) throw ApiError.notFound();
   return target;
@@ -46,6 +58,28 @@ async function pathMember(req: FastifyRequest<{ Params: { user__uuid: string } }
 
 const callerSeat = (req: FastifyRequest): Seat => ({ userId: req.principal.user.id, level: req.tenant.level });
 const seat = (m: MemberRow): Seat => ({ userId: m.user.id, level: m.membership.level });
+
+const WEEK_MS = 7 * 24 * 3_600_000;
+
+async function present(db: Db, rows: MemberRow[]) {
+  const lastUse = await lastKeyUse(
+    db,
+    rows.map((r) => r.user.id),
+  );
+  return rows.map((r) => serializeMember(r, lastUse.get(r.user.id)));
+}
+
+async function update(req: FastifyRequest<{ Params: { user__uuid: string }; Body: { level?: number } | undefined }>) {
+  const target = await pathMember(req);
+  validateUpdate(callerSeat(req), seat(target));
+  const level = req.body?.level;
+  if (level === undefined) return (await present(req.server.db, [target]))[0]!;
+  validateUpdate(callerSeat(req), seat(target), level);
+  const membership = await setMemberLevel(req.server.db, req.tenant.organization_id, target.membership.id, level);
+  if (!membership) throw ApiError.notFound();
+  await req.server.authCache.invalidate();
+  return (await present(req.server.db, [{ membership, user: target.user }]))[0]!;
+}
 
 export const memberHandlers = {
   async members_list(req) {
@@ -61,19 +95,26 @@ export const memberHandlers = {
       },
       page,
     );
-    return paginated(req, page, count, rows.map(serializeMember));
+    return paginated(req, page, count, await present(req.server.db, rows));
   },
 
   async members_partial_update(req) {
+    return update(req);
+  },
+
+  async members_update(req) {
+    return update(req);
+  },
+
+  async members_scoped_api_keys_retrieve(req) {
     const target = await pathMember(req);
-    validateUpdate(callerSeat(req), seat(target));
-    const level = req.body?.level;
-    if (level === undefined) return serializeMember(target);
-    validateUpdate(callerSeat(req), seat(target), level);
-    const membership = await setMemberLevel(req.server.db, target.membership.id, level);
-    if (!membership) throw ApiError.notFound();
-    await req.server.authCache.invalidate();
-    return serializeMember({ membership, user: target.user });
+    const keys = await keysReachingOrganization(req.server.db, req.tenant.organization_id, target.user.id);
+    const weekAgo = Date.now() - WEEK_MS;
+    return {
+      has_keys: keys.length > 0,
+      has_keys_active_last_week: keys.some((k) => k.last_used_at && k.last_used_at.getTime() >= weekAgo),
+      keys: keys.map((k) => ({ name: k.label, last_used_at: k.last_used_at?.toISOString() ?? null })),
+    };
   },
 
   async members_destroy(req, reply) {

@@ -1,5 +1,5 @@
 import type { SomeHandlers } from '../http/types.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
 import { spec, specYaml } from '../http/spec.js';
 
 export const metaHandlers = {

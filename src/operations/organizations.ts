@@ -1,27 +1,52 @@
 import type { SomeHandlers } from '../http/types.js';
-import { ApiError } from '../http/errors.js';
-import { Level, pick, requireLevel } from '../http/access.js';
+import { ApiError } from '../core/errors.js';
+import { Level, requireLevel } from '../core/levels.js';
+import { pick } from '../core/pick.js';
 import { visibleOrganizationIds } from '../http/auth.js';
-import { pageOf, paginated } from '../http/pagination.js';
+import { paginated } from '../http/pagination.js';
+import { pageOf } from '../core/paging.js';
 import {
   createOrganization,
   deleteOrganization,
   getOrganization,
   listOrganizations,
+  ORGANIZATION_WRITABLE,
   organizationExtras,
   updateOrganization,
   type OrganizationRow,
 } from '../db/queries/organizations.js';
-import { serializeOrganization } from '../serializers/organizations.js';
+import { instanceTag, serializeOrganization } from '../serializers/organizations.js';
 import type { FastifyRequest } from 'fastify';
+import type { components } from '../../generated/api.js';
+import type { Db } from '../db/client.js';
 
-const WRITABLE = ['name', 'logo_media_id', 'is_member_join_email_enabled', 'enforce_2fa'] as const;
+const WRITABLE = ORGANIZATION_WRITABLE;
 
-const instanceTag = () => process.env.INSTANCE_TAG || 'none';
+async function present(req: FastifyRequest, rows: OrganizationRow[], db: Db = req.server.db) {
+  const extras = await organizationExtras(
+    db,
+    rows.map((o) => o.id),
+  );
+  return rows.map((o) =>
+    serializeOrganization(o, req.principal.memberships.get(o.id) ?? null, extras.get(o.id)!, instanceTag()),
+  );
+}
 
-async function present(req: FastifyRequest, rows: OrganizationRow[]) {
-  const extras = await organizationExtras(req.server.db, rows.map((o) => o.id));
-  return rows.map((o) => serializeOrganization(o, req.principal.memberships.get(o.id) ?? null, extras.get(o.id)!, instanceTag()));
+type OrganizationBody = components['schemas']['PatchedOrganizationRequest'];
+
+async function update(req: FastifyRequest<{ Body: OrganizationBody | undefined }>) {
+  requireLevel(req.tenant, Level.ADMIN);
+  const input = pick(req.body, WRITABLE);
+  // Answered from the transaction that wrote it, so an error answer means nothing was changed.
+  const answer = await req.server.db.transaction(async (tx) => {
+    const organization = await updateOrganization(tx as Db, req.tenant.organization_id, input);
+    if (!organization) throw ApiError.notFound();
+    return (await present(req, [organization], tx as Db))[0]!;
+  });
+  // Whether members' keys may act here is part of every cached principal of this organization.
+  if (input.members_can_use_personal_api_keys !== undefined || input.name !== undefined)
+    await req.server.authCache.invalidate();
+  return answer;
 }
 
 export const organizationHandlers = {
@@ -32,31 +57,46 @@ export const organizationHandlers = {
   },
 
   async organizations_create(req, reply) {
-    const { organization } = await createOrganization(
-      req.server.db,
-      { ...pick(req.body, WRITABLE), name: req.body.name },
-      req.principal.user.id,
-    );
+    // Answered from the transaction that created it: a failed answer means no organization exists,
+    // so a client retrying it does not create a second one.
+    let created: string | undefined;
+    const answer = await req.server.db
+      .transaction(async (tx) => {
+        const { organization } = await createOrganization(
+          tx as Db,
+          { ...pick(req.body, WRITABLE), name: req.body.name },
+          req.principal.user.id,
+        );
+        // The principal cached for this request predates the new membership.
+        req.principal.memberships.set((created = organization.id), Level.OWNER);
+        return (await present(req, [organization], tx as Db))[0]!;
+      })
+      .catch((err: unknown) => {
+        if (created) req.principal.memberships.delete(created);
+        throw err;
+      });
     await req.server.authCache.invalidate();
-    // The principal cached for this request predates the new membership.
-    req.principal.memberships.set(organization.id, Level.OWNER);
     reply.code(201);
-    return (await present(req, [organization]))[0]!;
+    return answer;
   },
 
   async organizations_retrieve(req) {
     // The organization and its extras in parallel: membership already proved it exists.
     const id = req.tenant.organization_id;
-    const [organization, extras] = await Promise.all([getOrganization(req.server.db, id), organizationExtras(req.server.db, [id])]);
+    const [organization, extras] = await Promise.all([
+      getOrganization(req.server.db, id),
+      organizationExtras(req.server.db, [id]),
+    ]);
     if (!organization) throw ApiError.notFound();
     return serializeOrganization(organization, req.tenant.level, extras.get(id)!, instanceTag());
   },
 
   async organizations_partial_update(req) {
-    requireLevel(req.tenant, Level.ADMIN);
-    const organization = await updateOrganization(req.server.db, req.tenant.organization_id, pick(req.body, WRITABLE));
-    if (!organization) throw ApiError.notFound();
-    return (await present(req, [organization]))[0]!;
+    return update(req);
+  },
+
+  async organizations_update(req) {
+    return update(req);
   },
 
   async organizations_destroy(req, reply) {

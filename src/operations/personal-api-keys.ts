@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../db/queries/auth.js';
 import type { SomeHandlers } from '../http/types.js';
-import { ApiError } from '../http/errors.js';
-import { pick } from '../http/access.js';
+import { ApiError } from '../core/errors.js';
+import { pick } from '../core/pick.js';
 import { hasScope } from '../http/auth.js';
 import {
   countKeys,
@@ -21,12 +21,18 @@ import { serializeKey } from '../serializers/personal-api-keys.js';
 
 const WRITABLE = ['label', 'scopes', 'scoped_teams', 'scoped_organizations'] as const;
 
-type Grants = Pick<PersonalApiKeyRow, 'scopes'> & Partial<Pick<PersonalApiKeyRow, 'scoped_teams' | 'scoped_organizations'>>;
+type Grants = Pick<PersonalApiKeyRow, 'scopes'> &
+  Partial<Pick<PersonalApiKeyRow, 'scoped_teams' | 'scoped_organizations'>>;
 
 type KeyBody = { scoped_teams?: number[] | null; scoped_organizations?: string[] | null };
 
-/** A null scoping is stored as the empty list, which means the same (unrestricted) and is what clients expect to read. */
-function withListScoping<T extends KeyBody>(input: T): Omit<T, keyof KeyBody> & { scoped_teams?: number[]; scoped_organizations?: string[] } {
+/**
+ * A null scoping is stored as the empty list, which means the same (unrestricted) and is what clients expect to
+ * read.
+ */
+function withListScoping<T extends KeyBody>(
+  input: T,
+): Omit<T, keyof KeyBody> & { scoped_teams?: number[]; scoped_organizations?: string[] } {
   const { scoped_teams, scoped_organizations, ...rest } = input;
   return {
     ...rest,
@@ -81,7 +87,10 @@ function checkMembership(req: FastifyRequest, input: Partial<PersonalApiKeyInput
     throw ApiError.validation('scoped_teams', 'You must be a member of all teams that you are scoping the key to.');
   }
   if (input.scoped_organizations?.some((o) => !memberships.has(o))) {
-    throw ApiError.validation('scoped_organizations', 'You must be a member of all organizations that you are scoping the key to.');
+    throw ApiError.validation(
+      'scoped_organizations',
+      'You must be a member of all organizations that you are scoping the key to.',
+    );
   }
 }
 

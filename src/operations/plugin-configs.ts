@@ -1,13 +1,16 @@
 import type { FastifyRequest } from 'fastify';
-import type { SomeHandlers } from '../http/types.js';
-import { ApiError } from '../http/errors.js';
-import { pick } from '../http/access.js';
-import { pageOf, paginated } from '../http/pagination.js';
+import type { ProjectRequest, SomeHandlers } from '../http/types.js';
+import { ApiError } from '../core/errors.js';
+import { pick } from '../core/pick.js';
+import { paginated } from '../http/pagination.js';
+import { pageOf } from '../core/paging.js';
 import { getPluginWithOrg, getPluginsWithOrg, isPluginVisible, type PluginWithOrg } from '../db/queries/plugins.js';
 import {
   getPluginConfig,
   insertPluginConfig,
+  insertPluginLogs,
   listPluginConfigs,
+  listPluginLogs,
   logActivity,
   updatePluginConfig,
   type PluginConfigRow,
@@ -16,6 +19,8 @@ import { secretFields, serializePluginConfig } from '../serializers/plugins.js';
 import { allSettings, secretKeys, storeSettings } from '../plugins/config-secrets.js';
 import { secretBox } from '../secrets/index.js';
 import { configChanges, fieldChanges } from '../plugins/changes.js';
+import { configLogEntries } from '../plugins/config-log.js';
+import { serializePluginLog } from '../serializers/plugin-logs.js';
 import { PluginsAccess, pluginsAccessLevel } from './plugins/access.js';
 
 const WRITABLE = ['enabled', 'order', 'config', 'name', 'description', 'deleted'] as const;
@@ -26,9 +31,12 @@ async function canConfigure(req: FastifyRequest): Promise<boolean> {
   return (await pluginsAccessLevel(req)) >= PluginsAccess.CONFIG;
 }
 
-async function loadConfig(req: FastifyRequest, id: number): Promise<{ config: PluginConfigRow; plugin: PluginWithOrg }> {
+async function loadConfig(
+  req: ProjectRequest,
+  id: number,
+): Promise<{ config: PluginConfigRow; plugin: PluginWithOrg }> {
   if (!(await canConfigure(req))) throw ApiError.notFound();
-  const config = await getPluginConfig(req.server.db, req.tenant.project_id!, id);
+  const config = await getPluginConfig(req.server.db, req.tenant.project_id, id);
   if (!config) throw ApiError.notFound();
   return { config, plugin: (await getPluginWithOrg(req.server.db, config.plugin_id))! };
 }
@@ -37,9 +45,17 @@ export const pluginConfigHandlers = {
   async plugin_configs_list(req) {
     const page = pageOf(req.query);
     if (!(await canConfigure(req))) return paginated(req, page, 0, []);
-    const { count, rows } = await listPluginConfigs(req.server.db, req.tenant.project_id!, page);
-    const plugins = await getPluginsWithOrg(req.server.db, rows.map((r) => r.plugin_id));
-    return paginated(req, page, count, rows.map((r) => serializePluginConfig(r, plugins.get(r.plugin_id)!, false)));
+    const { count, rows } = await listPluginConfigs(req.server.db, req.tenant.project_id, page);
+    const plugins = await getPluginsWithOrg(
+      req.server.db,
+      rows.map((r) => r.plugin_id),
+    );
+    return paginated(
+      req,
+      page,
+      count,
+      rows.map((r) => serializePluginConfig(r, plugins.get(r.plugin_id)!, false)),
+    );
   },
 
   async plugin_configs_create(req, reply) {
@@ -53,14 +69,19 @@ export const pluginConfigHandlers = {
     const plugin = (await getPluginWithOrg(req.server.db, pluginId))!;
     const { config: settings, ...values } = pick(req.body, WRITABLE);
     if (values.deleted) values.enabled = false;
-    const stored = storeSettings(secretBox(req.server.config), settings ?? {}, { config: {}, secrets: {} }, secretFields(plugin.config_schema));
+    const stored = storeSettings(
+      secretBox(req.server.config),
+      settings ?? {},
+      { config: {}, secrets: {} },
+      secretFields(plugin.config_schema),
+    );
     const config = await req.server.db.transaction(async (tx) => {
       const row = await insertPluginConfig(tx, {
         ...values,
         ...stored,
         order: req.body.order,
         plugin_id: pluginId,
-        project_id: req.tenant.project_id!,
+        project_id: req.tenant.project_id,
       });
       await logActivity(tx, {
         organization_id: req.tenant.organization_id,
@@ -71,6 +92,7 @@ export const pluginConfigHandlers = {
         item_id: row.id,
         detail: { name: plugin.name, changes: null },
       });
+      await insertPluginLogs(tx, configLogEntries(null, row, []));
       return row;
     });
     reply.code(201);
@@ -89,11 +111,22 @@ export const pluginConfigHandlers = {
     const schemaSecrets = secretFields(plugin.config_schema);
     const stored = settings ? storeSettings(secretBox(req.server.config), settings, config, schemaSecrets) : {};
     const updated = await req.server.db.transaction(async (tx) => {
-      const row = await updatePluginConfig(tx, config.id, { ...values, ...stored });
-      const changes = [
-        ...fieldChanges('PluginConfig', config, row, LOGGED),
-        ...configChanges(allSettings(config), allSettings(row), new Set([...secretKeys(config, schemaSecrets), ...secretKeys(row, schemaSecrets)])),
-      ];
+      const row = await updatePluginConfig(tx, req.tenant.project_id, config.id, { ...values, ...stored });
+      if (!row) throw ApiError.notFound();
+      const settingChanges = configChanges(
+        allSettings(config),
+        allSettings(row),
+        new Set([...secretKeys(config, schemaSecrets), ...secretKeys(row, schemaSecrets)]),
+      );
+      const changes = [...fieldChanges('PluginConfig', config, row, LOGGED), ...settingChanges];
+      await insertPluginLogs(
+        tx,
+        configLogEntries(
+          config,
+          row,
+          settingChanges.map((c) => c.field!.replace(/^config\./, '')),
+        ),
+      );
       if (changes.length) {
         await logActivity(tx, {
           organization_id: req.tenant.organization_id,
@@ -114,7 +147,9 @@ export const pluginConfigHandlers = {
     const { config, plugin } = await loadConfig(req, req.params.id);
     // As PostHog: the config is switched off and hidden, not removed.
     await req.server.db.transaction(async (tx) => {
-      await updatePluginConfig(tx, config.id, { enabled: false, deleted: true });
+      const row = await updatePluginConfig(tx, req.tenant.project_id, config.id, { enabled: false, deleted: true });
+      if (!row) throw ApiError.notFound();
+      await insertPluginLogs(tx, configLogEntries(config, row, []));
       await logActivity(tx, {
         organization_id: req.tenant.organization_id,
         project_id: config.project_id,
@@ -126,5 +161,28 @@ export const pluginConfigHandlers = {
       });
     });
     reply.code(204);
+  },
+
+  async plugin_configs_logs_list(req) {
+    const { config } = await loadConfig(req, req.params.id);
+    const page = pageOf(req.query);
+    const q = req.query ?? {};
+    const types = (q.type_filter ?? [])
+      .flatMap((t) => t.split(','))
+      .map((t) => t.trim().toUpperCase())
+      .filter(Boolean);
+    const { count, rows } = await listPluginLogs(
+      req.server.db,
+      config.project_id,
+      config.id,
+      {
+        types,
+        ...(q.search ? { search: q.search } : {}),
+        ...(q.after ? { after: q.after } : {}),
+        ...(q.before ? { before: q.before } : {}),
+      },
+      page,
+    );
+    return paginated(req, page, count, rows.map(serializePluginLog));
   },
 } satisfies SomeHandlers;

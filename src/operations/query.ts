@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { components } from '../../generated/api.js';
-import type { SomeHandlers } from '../http/types.js';
-import { ApiError } from '../http/errors.js';
+import type { ProjectRequest, SomeHandlers } from '../http/types.js';
+import { ApiError } from '../core/errors.js';
 import { runQuery, type QueryNode } from '../query/run.js';
 
 type QueryRequest = components['schemas']['QueryRequest'];
@@ -18,11 +18,10 @@ function queryNode(body: QueryRequest): QueryNode {
   return { ...q, kind: 'EventsQuery', select: q.select };
 }
 
-async function query(req: FastifyRequest<{ Body: QueryRequest }>) {
-  return runQuery(req.server.db, req.server.config, req.tenant.project_id!, queryNode(req.body));
+async function query(req: FastifyRequest<{ Body: QueryRequest }> & ProjectRequest) {
+  return runQuery(req.server.db, req.server.config, req.tenant.project_id, queryNode(req.body));
 }
 
 export const queryHandlers = {
   query_create: query,
-  environments_query_create: query,
 } satisfies SomeHandlers;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SomeHandlers } from '../http/types.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
 import { decideConfig, remoteConfig, remoteConfigScript } from '../capture/remote-config.js';
 import { SDK_VERSION, sdkAsset } from '../capture/sdk-assets.js';
 import { remoteConfigProject, type RemoteConfigProject } from '../db/queries/remote-config.js';
@@ -19,7 +19,8 @@ const nonEmpty = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
 
 /** The project of the token a flags request names in its body (or, failing that, its query). */
 async function flagsProject(req: FastifyRequest): Promise<RemoteConfigProject> {
-  const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
+  const body =
+    req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
   const query = req.query as Record<string, unknown>;
   const token = nonEmpty(body.token) ?? nonEmpty(body.api_key) ?? nonEmpty(query.token) ?? nonEmpty(query.api_key);
   if (!token) throw new ApiError(401, 'authentication_error', 'missing_api_key', NO_TOKEN);
@@ -38,7 +39,8 @@ const version = (req: FastifyRequest) => {
   const v = Number((req.query as Record<string, unknown>).v);
   return Number.isFinite(v) ? v : 1;
 };
-const wantsConfig = (req: FastifyRequest) => ['true', '1'].includes(String((req.query as Record<string, unknown>).config));
+const wantsConfig = (req: FastifyRequest) =>
+  ['true', '1'].includes(String((req.query as Record<string, unknown>).config));
 
 /**
  * `/flags/`: no flags exist here, so every answer is empty, in the shape the version asks for
@@ -59,7 +61,8 @@ async function decide(req: FastifyRequest) {
   const requestId = randomUUID();
   const v = version(req);
   if (v >= 4) return { errorsWhileComputingFlags: false, flags: {}, requestId, ...config };
-  if (v === 3) return { errorsWhileComputingFlags: false, featureFlags: {}, featureFlagPayloads: {}, requestId, ...config };
+  if (v === 3)
+    return { errorsWhileComputingFlags: false, featureFlags: {}, featureFlagPayloads: {}, requestId, ...config };
   if (v === 2) return { featureFlags: {}, requestId, ...config };
   return { featureFlags: [], requestId, ...config };
 }

@@ -3,10 +3,9 @@ import type { SomeHandlers } from '../http/types.js';
 import { loadPrincipal, type Principal } from '../db/queries/auth.js';
 import { getInviteWithOrganization, isExpired } from '../db/queries/invites.js';
 import { getKey } from '../db/queries/personal-api-keys.js';
-import { acceptInvite, expiredInvite, invalidInvite } from '../db/queries/signup.js';
-import { describeUser } from './users.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { acceptInvite, expiredInvite, invalidInvite } from '../invites/accept.js';
+import { describePrincipal } from './users.js';
+import { isUuid } from '../core/ids.js';
 
 /** The caller's principal on an operation where a key is optional: set only when one was presented. */
 function caller(req: FastifyRequest): Principal | undefined {
@@ -20,7 +19,9 @@ function caller(req: FastifyRequest): Principal | undefined {
 export const signupHandlers = {
   async signup_retrieve(req) {
     const { invite_id } = req.params;
-    const found = UUID.test(invite_id) ? await getInviteWithOrganization(req.server.db, invite_id.toLowerCase()) : undefined;
+    const found = isUuid(invite_id)
+      ? await getInviteWithOrganization(req.server.db, invite_id.toLowerCase())
+      : undefined;
     if (!found) throw invalidInvite();
     if (isExpired(found.invite)) throw expiredInvite();
     return {
@@ -33,7 +34,7 @@ export const signupHandlers = {
 
   async signup_create(req, reply) {
     const { invite_id } = req.params;
-    if (!UUID.test(invite_id)) throw invalidInvite();
+    if (!isUuid(invite_id)) throw invalidInvite();
     const acting = caller(req);
     // The key that accepts is read before the transaction: it is the caller's, not part of the write.
     const accepting = acting && (await getKey(req.server.db, acting.user.id, acting.key.id));
@@ -50,9 +51,15 @@ export const signupHandlers = {
         const principal = key && (await loadPrincipal(tx, key.secure_value));
         if (!key || !principal) throw new Error('the key of an accepted invite did not authenticate');
         return {
-          user: await describeUser(tx, principal),
+          user: await describePrincipal(tx, principal),
           organization,
-          personal_api_key: { id: key.id, label: key.label, value: minted?.value ?? null, scopes: key.scopes, scoped_organizations: key.scoped_organizations },
+          personal_api_key: {
+            id: key.id,
+            label: key.label,
+            value: minted?.value ?? null,
+            scopes: key.scopes,
+            scoped_organizations: key.scoped_organizations,
+          },
         };
       },
     );

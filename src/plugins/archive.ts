@@ -18,7 +18,12 @@ export function displayUrl(url: string): string {
  * Downloads at most `maxBytes` from an http(s) url; a failure or a larger body is an error naming `what`.
  * A tenant's url goes through `policy` (each redirect hop too); only the operator's own urls go without.
  */
-export async function download(url: string, maxBytes: number, what = 'the plugin archive', policy?: NetworkPolicy): Promise<Buffer> {
+export async function download(
+  url: string,
+  maxBytes: number,
+  what = 'the plugin archive',
+  policy?: NetworkPolicy,
+): Promise<Buffer> {
   const shown = displayUrl(url);
   let res: Response;
   try {
@@ -35,7 +40,9 @@ export async function download(url: string, maxBytes: number, what = 'the plugin
     throw new PluginPackageError(`Could not download ${what} from ${shown}: HTTP ${res.status}`);
   }
   const tooLarge = () =>
-    new PluginPackageError(`${what[0]!.toUpperCase()}${what.slice(1)} at ${shown} is larger than the ${maxBytes} bytes allowed.`);
+    new PluginPackageError(
+      `${what[0]!.toUpperCase()}${what.slice(1)} at ${shown} is larger than the ${maxBytes} bytes allowed.`,
+    );
   if (Number(res.headers.get('content-length') ?? 0) > maxBytes) {
     await res.body?.cancel().catch(() => {});
     throw tooLarge();
@@ -186,16 +193,23 @@ async function unpackTarGz(buf: Uint8Array, maxBytes: number): Promise<Map<strin
       reject(err);
     };
     let tarBytes = 0;
-    gunzip.on('error', (err) => fail(new PluginPackageError(`The plugin archive is not a valid gzip file: ${err.message}`)));
+    gunzip.on('error', (err) =>
+      fail(new PluginPackageError(`The plugin archive is not a valid gzip file: ${err.message}`)),
+    );
     gunzip.on('data', (chunk: Buffer) => {
       tarBytes += chunk.length;
-      if (tarBytes > maxTarBytes) return fail(new PluginPackageError(`The plugin archive unpacks to more than ${maxTarBytes} bytes.`));
+      if (tarBytes > maxTarBytes)
+        return fail(new PluginPackageError(`The plugin archive unpacks to more than ${maxTarBytes} bytes.`));
       if (!extract.write(chunk)) gunzip.pause();
     });
     gunzip.on('end', () => extract.end(undefined));
     extract.on('drain', () => gunzip.resume());
     extract.on('error', (err: Error) =>
-      fail(err instanceof PluginPackageError ? err : new PluginPackageError(`The plugin archive is not a valid tar file: ${err.message}`)),
+      fail(
+        err instanceof PluginPackageError
+          ? err
+          : new PluginPackageError(`The plugin archive is not a valid tar file: ${err.message}`),
+      ),
     );
     extract.on('finish', () => {
       if (!failed) resolve();

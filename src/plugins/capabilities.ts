@@ -2,7 +2,15 @@ import { init, parse } from 'es-module-lexer';
 import { PluginPackageError } from './archive.js';
 
 /** Plugin-server methods, in the order capabilities list them. */
-const METHODS = ['setupPlugin', 'teardownPlugin', 'getSettings', 'onEvent', 'composeWebhook', 'processEvent', 'exportEvents'];
+const METHODS = [
+  'setupPlugin',
+  'teardownPlugin',
+  'getSettings',
+  'onEvent',
+  'composeWebhook',
+  'processEvent',
+  'exportEvents',
+];
 const SCHEDULED_TASKS = ['runEveryMinute', 'runEveryHour', 'runEveryDay'];
 
 export type Capabilities = { methods?: string[]; scheduled_tasks?: string[] };

@@ -24,7 +24,7 @@ export function configChanges(
   const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
   const shown = (key: string, v: unknown) => (v === undefined ? null : secrets.has(key) ? SECRET_FIELD_VALUE : v);
   return keys
-    .filter((k) => !same(before[k], after[k]) || (k in before) !== (k in after))
+    .filter((k) => !same(before[k], after[k]) || k in before !== k in after)
     .map((k) => ({
       type: 'PluginConfig',
       action: !(k in before) ? 'created' : !(k in after) ? 'deleted' : 'changed',

@@ -48,7 +48,11 @@ export function storeSettings(
  * Moves the secrets of a config written before encryption (plain values under keys the schema marks
  * secret) into `secrets`; undefined when there is nothing to move.
  */
-export function sealLegacySettings(box: SecretBox, stored: StoredSettings, schemaSecrets: Set<string>): StoredSettings | undefined {
+export function sealLegacySettings(
+  box: SecretBox,
+  stored: StoredSettings,
+  schemaSecrets: Set<string>,
+): StoredSettings | undefined {
   const legacy = [...schemaSecrets].filter((k) => stored.config[k] && stored.secrets[k] === undefined);
   if (!legacy.length) return undefined;
   const config = { ...stored.config };

@@ -107,26 +107,37 @@ export async function packageFromUrl(url: string, maxBytes: number, policy: Netw
   const archive = await download(url, maxBytes, undefined, policy);
   const entries = await unpackArchive(archive, maxBytes);
   const root = archiveRoot(entries);
-  return readPackage(async (path) => entries.get(root + path), () => sha256Hex(archive).slice(0, 12));
+  return readPackage(
+    async (path) => entries.get(root + path),
+    () => sha256Hex(archive).slice(0, 12),
+  );
 }
 
 /** Reads a `local` plugin's folder, which must lie inside the server's local plugin folder. */
-export async function packageFromFolder(url: string, localDir: string | undefined, maxBytes: number): Promise<PluginPackage> {
-  if (!localDir) throw new PluginPackageError('Local plugins are not enabled on this server (PLUGIN_LOCAL_DIR is not set).');
+export async function packageFromFolder(
+  url: string,
+  localDir: string | undefined,
+  maxBytes: number,
+): Promise<PluginPackage> {
+  if (!localDir)
+    throw new PluginPackageError('Local plugins are not enabled on this server (PLUGIN_LOCAL_DIR is not set).');
   const base = await realpath(resolve(localDir)).catch(() => undefined);
   const folder = await realpath(resolve(localDir, url.slice('file:'.length))).catch(() => undefined);
   const rel = base && folder ? relative(base, folder) : '..';
   if (rel === '..' || rel.startsWith(`..${sep}`) || resolve(rel) === rel) {
     throw new PluginPackageError(`Could not load plugin.json from: ${url.slice('file:'.length)}`);
   }
-  return readPackage(async (path) => {
-    const file = await realpath(join(folder!, path)).catch(() => undefined);
-    if (!file || relative(folder!, file).startsWith('..')) return undefined;
-    const info = await stat(file);
-    if (!info.isFile()) return undefined;
-    if (info.size > maxBytes) throw new PluginPackageError(`${path} is larger than the ${maxBytes} bytes allowed.`);
-    return readFile(file);
-  }, () => null);
+  return readPackage(
+    async (path) => {
+      const file = await realpath(join(folder!, path)).catch(() => undefined);
+      if (!file || relative(folder!, file).startsWith('..')) return undefined;
+      const info = await stat(file);
+      if (!info.isFile()) return undefined;
+      if (info.size > maxBytes) throw new PluginPackageError(`${path} is larger than the ${maxBytes} bytes allowed.`);
+      return readFile(file);
+    },
+    () => null,
+  );
 }
 
 export function isHttpUrl(url: string): boolean {

@@ -1,6 +1,6 @@
-import { ApiError } from '../http/errors.js';
-import { QueryError } from '../hogql/query/index.js';
-import { sqlState } from '../db/queries/util.js';
+import { ApiError } from '../core/errors.js';
+import type { QueryError } from '../hogql/query/index.js';
+import { sqlState } from '../core/sql-state.js';
 
 /** A refused query as PostHog answers it: a 400 validation error naming what is wrong. */
 export function queryError(err: QueryError, attr: string | null = null): ApiError {
@@ -10,7 +10,8 @@ export function queryError(err: QueryError, attr: string | null = null): ApiErro
 function messageOf(err: unknown): string {
   for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return String((e as { message?: unknown }).message ?? '');
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code))
+      return String((e as { message?: unknown }).message ?? '');
   }
   return '';
 }
@@ -33,8 +34,12 @@ export function databaseError(err: unknown, timeoutSeconds: number): ApiError | 
   }
   const message = messageOf(err);
   if (state === '42803' && /must appear in the GROUP BY/i.test(message)) {
-    return ApiError.validation(null, 'Every selected field must be in GROUP BY or inside an aggregate function such as count()');
+    return ApiError.validation(
+      null,
+      'Every selected field must be in GROUP BY or inside an aggregate function such as count()',
+    );
   }
-  if (/^(22|42|53|54|2F|39)/.test(state)) return ApiError.validation(null, `Query failed: ${message.replace(/"t\d+"\./g, '')}`);
+  if (/^(22|42|53|54|2F|39)/.test(state))
+    return ApiError.validation(null, `Query failed: ${message.replace(/"t\d+"\./g, '')}`);
   return undefined;
 }

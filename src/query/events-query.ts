@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
 import { dateValue, parsePropertyFilters, type FilterNode, type Scalar } from '../events/filters.js';
 import { parseExpression, QueryError, type Node, type Select } from '../hogql/query/index.js';
 
@@ -46,7 +46,10 @@ function hasAggregate(n: Node): boolean {
     case 'isnull':
       return hasAggregate(n.arg);
     case 'case':
-      return n.branches.some(([c, v]) => hasAggregate(c) || hasAggregate(v)) || (n.otherwise ? hasAggregate(n.otherwise) : false);
+      return (
+        n.branches.some(([c, v]) => hasAggregate(c) || hasAggregate(v)) ||
+        (n.otherwise ? hasAggregate(n.otherwise) : false)
+      );
     default:
       return false;
   }
@@ -54,7 +57,14 @@ function hasAggregate(n: Node): boolean {
 
 const field = (...chain: string[]): Node => ({ k: 'field', chain, pos: at });
 const value = (v: Scalar | null): Node => ({ k: 'const', value: v, pos: at });
-const call = (name: string, ...args: Node[]): Node => ({ k: 'call', name, args, distinct: false, star: false, pos: at });
+const call = (name: string, ...args: Node[]): Node => ({
+  k: 'call',
+  name,
+  args,
+  distinct: false,
+  star: false,
+  pos: at,
+});
 const binop = (op: string, left: Node, right: Node): Node => ({ k: 'binop', op, left, right, pos: at });
 const not = (arg: Node): Node => ({ k: 'not', arg: call('ifNull', arg, value(false)), pos: at });
 
@@ -68,7 +78,10 @@ function filterNode(f: FilterNode): Node {
   const values = (Array.isArray(f.value) ? f.value : [f.value]) as Scalar[];
   const single = values[0]!;
   const like = () => binop('ILIKE', x, value(`%${String(single).replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
-  const eq = (): Node => (values.length === 1 ? binop('=', x, value(single)) : { k: 'in', left: x, list: values.map(value), sub: null, negated: false, pos: at });
+  const eq = (): Node =>
+    values.length === 1
+      ? binop('=', x, value(single))
+      : { k: 'in', left: x, list: values.map(value), sub: null, negated: false, pos: at };
   const dateOf = () => value(dateValue(single)!);
   switch (f.operator) {
     case 'exact':
@@ -133,8 +146,13 @@ export function eventsSelect(q: EventsQuery): Select {
   }
   const aggregated = columns.some((c) => hasAggregate(c.expr));
   const groupBy = aggregated ? columns.filter((c) => !hasAggregate(c.expr)).map((c) => c.expr) : [];
-  if (groupBy.some((g) => g.k === 'object')) throw ApiError.validation('select', '* and person cannot be selected together with an aggregation.');
-  const orderBy = q.orderBy?.length ? q.orderBy.map(orderItem) : aggregated ? [] : [{ expr: field('timestamp'), desc: true }];
+  if (groupBy.some((g) => g.k === 'object'))
+    throw ApiError.validation('select', '* and person cannot be selected together with an aggregation.');
+  const orderBy = q.orderBy?.length
+    ? q.orderBy.map(orderItem)
+    : aggregated
+      ? []
+      : [{ expr: field('timestamp'), desc: true }];
   return {
     distinct: false,
     columns,
@@ -148,4 +166,3 @@ export function eventsSelect(q: EventsQuery): Select {
     offset: q.offset ? value(q.offset) : null,
   };
 }
-

@@ -5,6 +5,7 @@ import { compileQuery, parseQuery, QueryError, type CompiledQuery, type Select }
 import { databaseError, queryError } from './errors.js';
 import { eventsSelect, type EventsQuery } from './events-query.js';
 import { Limiter } from './limiter.js';
+import { Timings } from './timings.js';
 
 export interface HogQLQuery {
   kind: 'HogQLQuery';
@@ -21,30 +22,51 @@ export const DEFAULT_ROWS = 100;
 /** One limiter per server (its config), shared by every request of that server. */
 const limiters = new WeakMap<Config, Limiter>();
 
-function compile(node: QueryNode, teamId: number): CompiledQuery {
+function compile(node: QueryNode, teamId: number, timings: Timings): CompiledQuery {
   try {
-    const select: Select = node.kind === 'HogQLQuery' ? parseQuery(node.query) : eventsSelect(node);
+    const select: Select = timings.measure('parse', () =>
+      node.kind === 'HogQLQuery' ? parseQuery(node.query) : eventsSelect(node),
+    );
     const values = node.kind === 'HogQLQuery' ? (node.values ?? {}) : {};
-    return compileQuery(select, { teamId, values, defaultLimit: DEFAULT_ROWS, maxLimit: MAX_ROWS });
+    return timings.measure('compile', () =>
+      compileQuery(select, { teamId, values, defaultLimit: DEFAULT_ROWS, maxLimit: MAX_ROWS }),
+    );
   } catch (err) {
     if (err instanceof QueryError) throw queryError(err);
     throw err;
   }
 }
 
-/** Runs a query for one project and answers in PostHog's response shape for its kind. */
+/**
+ * Runs a query for one project and answers in PostHog's response shape for its kind, with the
+ * `timings` of its steps: parse, compile, execute (in the database, after any wait for a slot) and
+ * serialise (the rows into the answer).
+ */
 export async function runQuery(db: Db, config: Config, teamId: number, node: QueryNode) {
-  const compiled = compile(node, teamId);
+  const timings = new Timings();
+  const compiled = compile(node, teamId, timings);
   let limiter = limiters.get(config);
   if (!limiter) limiters.set(config, (limiter = new Limiter(config.queryConcurrency)));
   const rows = await limiter.run(() =>
-    runReadOnly(db, compiled.sql, config.queryTimeoutSeconds * 1000).catch((err: unknown) => {
-      throw databaseError(err, config.queryTimeoutSeconds) ?? err;
-    }),
+    timings.measure('execute', () =>
+      runReadOnly(db, compiled.sql, config.queryTimeoutSeconds * 1000).catch((err: unknown) => {
+        throw databaseError(err, config.queryTimeoutSeconds) ?? err;
+      }),
+    ),
   );
-  const hasMore = rows.length > compiled.limit;
-  const results = hasMore ? rows.slice(0, compiled.limit) : rows;
-  const common = { results, columns: compiled.columns, hogql: compiled.hogql, limit: compiled.limit, offset: compiled.offset, hasMore };
-  if (node.kind === 'EventsQuery') return { ...common, columns: node.select, types: compiled.types };
-  return { ...common, types: compiled.columns.map((c, i) => [c, compiled.types[i]!]), query: node.query };
+  const answer = timings.measure('serialise', () => {
+    const hasMore = rows.length > compiled.limit;
+    const results = hasMore ? rows.slice(0, compiled.limit) : rows;
+    const common = {
+      results,
+      columns: compiled.columns,
+      hogql: compiled.hogql,
+      limit: compiled.limit,
+      offset: compiled.offset,
+      hasMore,
+    };
+    if (node.kind === 'EventsQuery') return { ...common, columns: node.select, types: compiled.types };
+    return { ...common, types: compiled.columns.map((c, i) => [c, compiled.types[i]!]), query: node.query };
+  });
+  return { ...answer, timings: timings.list() };
 }

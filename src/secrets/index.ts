@@ -42,9 +42,13 @@ export function secretBox(settings: KeySettings): SecretBox {
  * processes elsewhere: with DATABASE_URL set, each machine would encrypt with a key of its own and
  * the others could not decrypt, hence the warning.
  */
-export function prepareSecretBox(settings: KeySettings & { databaseUrl: string | undefined }, warn: (msg: string) => void): SecretBox {
+export function prepareSecretBox(
+  settings: KeySettings & { databaseUrl: string | undefined },
+  warn: (msg: string) => void,
+): SecretBox {
   const { box, loaded } = entry(settings);
-  if (loaded.source === 'generated') warn(`Generated an encryption key for stored secrets in ${loaded.path}; keep it with the data.`);
+  if (loaded.source === 'generated')
+    warn(`Generated an encryption key for stored secrets in ${loaded.path}; keep it with the data.`);
   if (settings.databaseUrl && loaded.source !== 'env') {
     warn(
       `ENCRYPTION_KEY is not set: secrets are encrypted with the key in ${loaded.path}. Every process that shares ` +

@@ -27,7 +27,9 @@ export function parseKey(text: string, where: string): Buffer {
       ? Buffer.from(value.replace(/-/g, '+').replace(/_/g, '/'), 'base64')
       : undefined;
   if (key?.length !== KEY_BYTES) {
-    throw new Error(`${where} must be ${KEY_BYTES} bytes written as base64 or as 64 hex digits (e.g. the output of \`openssl rand -base64 32\`).`);
+    throw new Error(
+      `${where} must be ${KEY_BYTES} bytes written as base64 or as 64 hex digits (e.g. the output of \`openssl rand -base64 32\`).`,
+    );
   }
   return key;
 }
@@ -40,7 +42,11 @@ export function parseKey(text: string, where: string): Buffer {
 export function loadKey(settings: KeySettings): LoadedKey {
   if (settings.encryptionKey) return { key: parseKey(settings.encryptionKey, 'ENCRYPTION_KEY'), source: 'env' };
   const path = join(resolve(settings.dataDir), KEY_FILE);
-  const read = (): LoadedKey => ({ key: parseKey(readFileSync(path, 'utf8'), `The key file ${path}`), source: 'file', path });
+  const read = (): LoadedKey => ({
+    key: parseKey(readFileSync(path, 'utf8'), `The key file ${path}`),
+    source: 'file',
+    path,
+  });
   try {
     return read();
   } catch (err) {

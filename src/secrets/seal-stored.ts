@@ -1,7 +1,12 @@
 import { secretFields, DESTINATION_TYPES } from '../batch-exports/destination-config.js';
 import { sealDestinationSecrets } from '../batch-exports/destination-secrets.js';
 import type { Db } from '../db/client.js';
-import { configsOfSecretPlugins, exportsWithPlainSecrets, replaceDestinationConfig, replacePluginSettings } from '../db/queries/stored-secrets.js';
+import {
+  configsOfSecretPlugins,
+  exportsWithPlainSecrets,
+  unscopedReplaceDestinationConfig,
+  unscopedReplacePluginSettings,
+} from '../db/queries/stored-secrets.js';
 import { sealLegacySettings } from '../plugins/config-secrets.js';
 import { secretFields as pluginSecretFields } from '../serializers/plugins.js';
 import type { SecretBox } from './index.js';
@@ -20,7 +25,7 @@ export async function sealStoredSecrets(db: Db, box: SecretBox): Promise<{ expor
     for (const row of rows) {
       const sealed = sealDestinationSecrets(box, row.destination_type, row.destination_config, {});
       if (JSON.stringify(sealed) !== JSON.stringify(row.destination_config)) {
-        if (await replaceDestinationConfig(db, row.id, row.destination_config, sealed)) exports++;
+        if (await unscopedReplaceDestinationConfig(db, row.id, row.destination_config, sealed)) exports++;
       }
     }
     if (rows.length === 0) break;
@@ -31,7 +36,7 @@ export async function sealStoredSecrets(db: Db, box: SecretBox): Promise<{ expor
     const rows = await configsOfSecretPlugins(db, after);
     for (const row of rows) {
       const sealed = sealLegacySettings(box, row, pluginSecretFields(row.config_schema));
-      if (sealed && (await replacePluginSettings(db, row.id, row.config, sealed))) pluginConfigs++;
+      if (sealed && (await unscopedReplacePluginSettings(db, row.id, row.config, sealed))) pluginConfigs++;
     }
     if (rows.length === 0) break;
     after = rows[rows.length - 1]!.id;

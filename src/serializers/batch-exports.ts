@@ -35,6 +35,7 @@ export function serializeBatchExport(e: BatchExportRow, runs: RunRow[]): Schemas
     destination: {
       type: e.destination_type as Schemas['BatchExportDestinationType'],
       config: publicConfig(e.destination_type, e.destination_config),
+      integration: null,
     },
     interval: e.interval as Schemas['BatchExportInterval'],
     paused: e.paused,
@@ -44,7 +45,9 @@ export function serializeBatchExport(e: BatchExportRow, runs: RunRow[]): Schemas
     start_at: iso(e.start_at),
     end_at: iso(e.end_at),
     latest_runs: runs.map(serializeRun),
+    hogql_query: typeof e.schema?.hogql_query === 'string' ? e.schema.hogql_query : '',
     schema: (e.schema as Schemas['BatchExportSchema']) ?? null,
+    filters: e.filters ?? null,
   };
 }
 

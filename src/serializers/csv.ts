@@ -6,10 +6,15 @@ function cell(value: unknown): string {
 }
 
 /** Nested objects become dotted columns (`properties.$browser`), as PostHog's CSV renderer does; lists stay JSON. */
-export function flatten(value: Record<string, unknown>, prefix = '', out: Record<string, unknown> = {}): Record<string, unknown> {
+export function flatten(
+  value: Record<string, unknown>,
+  prefix = '',
+  out: Record<string, unknown> = {},
+): Record<string, unknown> {
   for (const [k, v] of Object.entries(value)) {
     const name = prefix ? `${prefix}.${k}` : k;
-    if (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length) flatten(v as Record<string, unknown>, name, out);
+    if (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length)
+      flatten(v as Record<string, unknown>, name, out);
     else out[name] = v;
   }
   return out;

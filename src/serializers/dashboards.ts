@@ -3,7 +3,7 @@ import type { DashboardPermissions } from '../dashboards/access.js';
 import type { Collaborator } from '../db/queries/dashboard-collaborators.js';
 import type { DashboardRow } from '../db/queries/dashboards.js';
 import type { TileRow } from '../db/queries/dashboard-tiles.js';
-import type { SharingRow } from '../db/queries/sharing.js';
+import type { SharePasswordWithCreator, SharingRow } from '../db/queries/sharing.js';
 import type { UserRow } from '../db/queries/users.js';
 import { serializeUserBasic } from './users.js';
 
@@ -20,7 +20,7 @@ function userOrNull(users: Map<number, UserRow>, id: number | null): Schemas['Us
   return user ? serializeUserBasic(user) : null;
 }
 
-/** A list item: exactly the fields the document lists for dashboards in a list. */
+/** A list item: the document's list fields plus the ones PostHog's current DashboardBasic carries. */
 export function serializeDashboardBasic(d: DashboardRow, ctx: DashboardContext): Schemas['DashboardBasic'] {
   return {
     id: d.id,
@@ -31,11 +31,19 @@ export function serializeDashboardBasic(d: DashboardRow, ctx: DashboardContext):
     created_by: userOrNull(ctx.users, d.created_by_id),
     is_shared: ctx.is_shared,
     deleted: d.deleted,
-    creation_mode: d.creation_mode as Schemas['DashboardBasic']['creation_mode'],
+    creation_mode: d.creation_mode as Schemas['CreationMode'],
     tags: d.tags,
     restriction_level: d.restriction_level as Schemas['RestrictionLevel'],
     effective_restriction_level: ctx.permissions.effective_restriction_level,
     effective_privilege_level: ctx.permissions.effective_privilege_level,
+    last_accessed_at: d.last_accessed_at?.toISOString() ?? null,
+    // PostHog reads this from its web app's per-user view log, which nothing here writes.
+    last_viewed_at: null,
+    user_access_level: ctx.permissions.user_access_level,
+    // PostHog's rule: a dashboard restricted to collaborators is still governed by the v1 permissions.
+    access_control_version: d.restriction_level > 21 ? 'v1' : 'v2',
+    last_refresh: d.last_refresh?.toISOString() ?? null,
+    team_id: d.project_id,
   };
 }
 
@@ -46,21 +54,30 @@ export function serializeDashboard(d: DashboardRow, ctx: DashboardContext, tiles
     use_dashboard: d.use_dashboard,
     delete_insights: false,
     filters: d.filters,
+    variables: d.variables,
+    breakdown_colors: d.breakdown_colors,
+    data_color_theme_id: d.data_color_theme_id,
+    // PostHog's persisted_* are the stored values, or null when empty.
+    persisted_filters: Object.keys(d.filters).length ? d.filters : null,
+    persisted_variables: Object.keys(d.variables).length ? d.variables : null,
     tiles: orderTiles(tiles).map((t, order) => serializeTile(t, order, ctx.users)),
   };
 }
 
-function position(t: TileRow): [number, number] {
-  const sm = (t.layouts as { sm?: { x?: unknown; y?: unknown } }).sm;
+export type LayoutSize = 'sm' | 'xs';
+
+/** A tile's [y, x] on one grid; a tile not placed there sorts after the placed ones (PostHog uses 100). */
+export function gridPosition(layouts: Record<string, unknown>, size: LayoutSize): [number, number] {
+  const grid = layouts[size] as { x?: unknown; y?: unknown } | undefined;
   const num = (v: unknown) => (typeof v === 'number' ? v : 100);
-  return [num(sm?.y), num(sm?.x)];
+  return [num(grid?.y), num(grid?.x)];
 }
 
-/** Top to bottom, then left to right on the `sm` grid, as PostHog orders tiles; unplaced tiles last. */
-export function orderTiles(tiles: TileRow[]): TileRow[] {
+/** Top to bottom, then left to right on the grid (`sm` unless asked), as PostHog orders tiles; unplaced tiles last. */
+export function orderTiles(tiles: TileRow[], size: LayoutSize = 'sm'): TileRow[] {
   return [...tiles].sort((a, b) => {
-    const [ay, ax] = position(a);
-    const [by, bx] = position(b);
+    const [ay, ax] = gridPosition(a.layouts, size);
+    const [by, bx] = gridPosition(b.layouts, size);
     return ay - by || ax - bx || a.id - b.id;
   });
 }
@@ -93,6 +110,41 @@ export function serializeCollaborator({ collaborator, user }: Collaborator): Sch
   };
 }
 
-export function serializeSharing(s: SharingRow): Schemas['SharingConfiguration'] {
-  return { created_at: s.created_at.toISOString(), enabled: s.enabled, access_token: s.access_token };
+export function serializeSharePassword({
+  password,
+  created_by_email,
+}: SharePasswordWithCreator): Schemas['SharePassword'] {
+  return {
+    id: password.id,
+    created_at: password.created_at.toISOString(),
+    note: password.note,
+    created_by_email: created_by_email ?? 'deleted user',
+    is_active: password.is_active,
+  };
+}
+
+export function serializeSharing(
+  s: SharingRow,
+  passwords: SharePasswordWithCreator[],
+): Schemas['SharingConfiguration'] {
+  return {
+    created_at: s.created_at.toISOString(),
+    enabled: s.enabled,
+    access_token: s.access_token,
+    settings: s.settings,
+    password_required: s.password_required,
+    share_passwords: passwords.map(serializeSharePassword),
+  };
+}
+
+/** A configuration not saved yet: PostHog shows a fresh token and no passwords until the first save. */
+export function unsavedSharing(accessToken: string): Schemas['SharingConfiguration'] {
+  return {
+    created_at: null,
+    enabled: false,
+    access_token: accessToken,
+    settings: null,
+    password_required: false,
+    share_passwords: [],
+  };
 }

@@ -14,5 +14,10 @@ export function serializeDomain(d: DomainRow): components['schemas']['Organizati
     saml_entity_id: d.saml_entity_id,
     saml_acs_url: d.saml_acs_url,
     saml_x509_cert: d.saml_x509_cert,
+    // This server serves no SCIM API, so SCIM is never configured (PostHog's answers for a domain without it).
+    has_scim: false,
+    scim_enabled: false,
+    scim_base_url: null,
+    scim_bearer_token: null,
   };
 }

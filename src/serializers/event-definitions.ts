@@ -7,11 +7,18 @@ type Schemas = components['schemas'];
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function serializeEventDefinition(d: EventDefinitionRow, users: Map<number, UserRow>): Schemas['EventDefinition'] {
-  const user = (id: number | null) => {
-    const u = id === null ? undefined : users.get(id);
-    return u ? serializeUserBasic(u) : null;
-  };
+/** The user a definition names, as embedded; null when none is named or the user is gone. */
+export function embeddedUser(users: Map<number, UserRow>, id: number | null) {
+  const u = id === null ? undefined : users.get(id);
+  return u ? serializeUserBasic(u) : null;
+}
+
+export function serializeEventDefinition(
+  d: EventDefinitionRow,
+  users: Map<number, UserRow>,
+  volume30Day: number | null = null,
+): Schemas['EventDefinition'] {
+  const user = (id: number | null) => embeddedUser(users, id);
   const lastUpdated = d.last_seen_at && d.last_seen_at > d.updated_at ? d.last_seen_at : d.updated_at;
   return {
     id: d.id,
@@ -35,12 +42,12 @@ export function serializeEventDefinition(d: EventDefinitionRow, users: Map<numbe
     created_by: null,
     post_to_slack: false,
     default_columns: [],
-    volume_30_day: null,
+    volume_30_day: volume30Day,
     query_usage_30_day: null,
   };
 }
 
-/** The users a page of definitions names, for one look-up. */
-export function userIdsOf(rows: EventDefinitionRow[]): number[] {
-  return rows.flatMap((d) => [d.owner_id, d.updated_by_id, d.verified_by_id]).filter((id): id is number => id !== null);
+/** The users a definition names. */
+export function userIdsOf(d: EventDefinitionRow): (number | null)[] {
+  return [d.owner_id, d.updated_by_id, d.verified_by_id];
 }

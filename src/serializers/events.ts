@@ -6,7 +6,13 @@ import { toCsv } from './csv.js';
 type Schemas = components['schemas'];
 
 export function serializePerson(p: PersonRow): Schemas['EventPerson'] {
-  return { id: p.id, uuid: p.uuid, is_identified: p.is_identified, distinct_ids: p.distinct_ids, properties: p.properties };
+  return {
+    id: p.id,
+    uuid: p.uuid,
+    is_identified: p.is_identified,
+    distinct_ids: p.distinct_ids,
+    properties: p.properties,
+  };
 }
 
 export function serializeEvent(e: EventRow, person: PersonRow | null): Schemas['Event'] {

@@ -4,7 +4,7 @@ import { serializeUserBasic } from './users.js';
 
 type OrganizationMember = components['schemas']['OrganizationMember'];
 
-export function serializeMember({ membership: m, user }: MemberRow): OrganizationMember {
+export function serializeMember({ membership: m, user }: MemberRow, lastLogin: Date | undefined): OrganizationMember {
   return {
     id: m.id,
     user: serializeUserBasic(user),
@@ -14,5 +14,6 @@ export function serializeMember({ membership: m, user }: MemberRow): Organizatio
     // There is no password, second-factor or social login here.
     is_2fa_enabled: false,
     has_social_auth: false,
+    last_login: lastLogin?.toISOString() ?? null,
   };
 }

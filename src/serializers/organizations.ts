@@ -4,7 +4,7 @@ import { serializeProjectBasic } from './projects.js';
 
 type Organization = components['schemas']['Organization'];
 
-// Every feature PostHog sells is simply on here (DECISIONS §1).
+// Every feature PostHog sells is simply on here.
 const PRODUCT_FEATURES = [
   { key: 'advanced_permissions', name: 'Advanced permissions' },
   { key: 'tagging', name: 'Dashboard tags' },
@@ -16,6 +16,9 @@ const PRODUCT_FEATURES = [
   { key: 'sso_enforcement', name: 'SSO enforcement' },
   { key: 'saml', name: 'SAML' },
 ];
+
+/** PostHog's settings.INSTANCE_TAG, which its organizations report as `metadata.instance_tag`. */
+export const instanceTag = () => process.env.INSTANCE_TAG || 'none';
 
 export function serializeOrganization(
   o: OrganizationRow,
@@ -43,5 +46,11 @@ export function serializeOrganization(
     members_can_use_personal_api_keys: o.members_can_use_personal_api_keys,
     allow_publicly_shared_resources: o.allow_publicly_shared_resources,
     member_count: extras.member_count,
+    is_ai_data_processing_approved: o.is_ai_data_processing_approved,
+    default_experiment_stats_method:
+      o.default_experiment_stats_method as Organization['default_experiment_stats_method'],
+    default_anonymize_ips: o.default_anonymize_ips,
+    // This server has no roles to assign to new members.
+    default_role_id: null,
   };
 }

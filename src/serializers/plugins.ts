@@ -15,7 +15,8 @@ const LATEST_TAG_FRESH_MS = 30 * 60 * 1000;
 /** `latest_tag` is shown while it differs from `tag`, or for half an hour after the check (PostHog's rule). */
 function latestTag(p: PluginWithOrg): string | null {
   if (!p.latest_tag || !p.latest_tag_checked_at) return null;
-  if (p.latest_tag !== p.tag || p.latest_tag_checked_at.getTime() > Date.now() - LATEST_TAG_FRESH_MS) return p.latest_tag;
+  if (p.latest_tag !== p.tag || p.latest_tag_checked_at.getTime() > Date.now() - LATEST_TAG_FRESH_MS)
+    return p.latest_tag;
   return null;
 }
 
@@ -45,7 +46,12 @@ export function secretFields(configSchema: unknown): Set<string> {
   const out = new Set<string>();
   if (Array.isArray(configSchema)) {
     for (const f of configSchema) {
-      if (f && typeof f === 'object' && (f as { secret?: unknown }).secret && typeof (f as { key?: unknown }).key === 'string') {
+      if (
+        f &&
+        typeof f === 'object' &&
+        (f as { secret?: unknown }).secret &&
+        typeof (f as { key?: unknown }).key === 'string'
+      ) {
         out.add((f as { key: string }).key);
       }
     }
@@ -69,7 +75,10 @@ export function serializePluginConfig(c: PluginConfigRow, plugin: PluginWithOrg,
     plugin: c.plugin_id,
     enabled: c.enabled,
     order: c.order,
-    config: { ...maskConfig(c.config, secretFields(plugin.config_schema)), ...maskConfig(c.secrets, new Set(Object.keys(c.secrets))) },
+    config: {
+      ...maskConfig(c.config, secretFields(plugin.config_schema)),
+      ...maskConfig(c.secrets, new Set(Object.keys(c.secrets))),
+    },
     error: null,
     team_id: c.project_id,
     plugin_info: withInfo ? serializePlugin(plugin) : null,

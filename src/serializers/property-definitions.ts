@@ -1,15 +1,12 @@
 import type { components } from '../../generated/api.js';
 import type { PropertyDefinitionRow } from '../db/queries/property-definitions.js';
 import type { UserRow } from '../db/queries/users.js';
-import { serializeUserBasic } from './users.js';
+import { embeddedUser } from './event-definitions.js';
 
 type PropertyDefinition = components['schemas']['PropertyDefinition'];
 
 export function serializePropertyDefinition(d: PropertyDefinitionRow, users: Map<number, UserRow>): PropertyDefinition {
-  const user = (id: number | null) => {
-    const u = id === null ? undefined : users.get(id);
-    return u ? serializeUserBasic(u) : null;
-  };
+  const user = (id: number | null) => embeddedUser(users, id);
   return {
     id: d.id,
     name: d.name,
@@ -27,7 +24,7 @@ export function serializePropertyDefinition(d: PropertyDefinitionRow, users: Map
   };
 }
 
-/** The users a page of definitions names, for one look-up. */
-export function userIdsOf(rows: PropertyDefinitionRow[]): number[] {
-  return rows.flatMap((d) => [d.updated_by_id, d.verified_by_id]).filter((id): id is number => id !== null);
+/** The users a definition names. */
+export function userIdsOf(d: PropertyDefinitionRow): (number | null)[] {
+  return [d.updated_by_id, d.verified_by_id];
 }

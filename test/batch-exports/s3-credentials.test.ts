@@ -36,7 +36,12 @@ t.test('an S3 destination without keys sends unsigned requests, never the operat
   const exp = await ctx.call('projects_batch_exports_create', {
     key: a.key,
     params: P,
-    body: { name: 'no keys', interval: 'hour', paused: true, destination: { type: 'S3', config: { bucket_name: 'exports', region: 'us-east-1', endpoint_url: endpoint } } },
+    body: {
+      name: 'no keys',
+      interval: 'hour',
+      paused: true,
+      destination: { type: 'S3', config: { bucket_name: 'exports', region: 'us-east-1', endpoint_url: endpoint } },
+    },
   });
   t.equal(exp.status, 201);
   const E = { ...P, batch_export_id: exp.body.id };
@@ -46,7 +51,10 @@ t.test('an S3 destination without keys sends unsigned requests, never the operat
     body: { start_at: start.toISOString(), end_at: new Date(start.getTime() + HOUR).toISOString() },
   });
   const done = await waitFor('the backfill to finish', async () => {
-    const b = await ctx.call('projects_batch_exports_backfills_retrieve', { key: a.key, params: { ...E, id: backfill.body.backfill_id } });
+    const b = await ctx.call('projects_batch_exports_backfills_retrieve', {
+      key: a.key,
+      params: { ...E, id: backfill.body.backfill_id },
+    });
     return b.body.status !== 'Running' && b.body;
   });
   t.equal(done.status, 'Completed', 'the run wrote its object');

@@ -33,7 +33,12 @@ async function createExport(body: Record<string, unknown>) {
   if (res.status !== 201) throw new Error(JSON.stringify(res.body));
   return res.body;
 }
-const runsOf = (id: string) => db.select().from(batch_export_runs).where(eq(batch_export_runs.batch_export_id, id)).orderBy(batch_export_runs.data_interval_end);
+const runsOf = (id: string) =>
+  db
+    .select()
+    .from(batch_export_runs)
+    .where(eq(batch_export_runs.batch_export_id, id))
+    .orderBy(batch_export_runs.data_interval_end);
 const runOf = async (id: string) => (await db.select().from(batch_export_runs).where(eq(batch_export_runs.id, id)))[0]!;
 
 t.test('the schedule: one run per interval on the UTC grid, within start_at and end_at', async (t) => {
@@ -53,7 +58,10 @@ t.test('the schedule: one run per interval on the UTC grid, within start_at and 
   await first.worker.tick(new Date(now.getTime() + 2 * HOUR + MIN));
   t.equal((await runsOf(hourly.id)).length, 2, 'ticking again adds nothing');
   const second = await startWorker(ctx, { start: false });
-  await Promise.all([first.worker.tick(new Date(now.getTime() + 3 * HOUR + MIN)), second.worker.tick(new Date(now.getTime() + 3 * HOUR + MIN))]);
+  await Promise.all([
+    first.worker.tick(new Date(now.getTime() + 3 * HOUR + MIN)),
+    second.worker.tick(new Date(now.getTime() + 3 * HOUR + MIN)),
+  ]);
   t.equal((await runsOf(hourly.id)).length, 3, 'two workers ticking at once create the next run once');
 
   const start = new Date(h + 2 * HOUR);
@@ -81,7 +89,11 @@ t.test('the schedule: one run per interval on the UTC grid, within start_at and 
   await first.worker.tick(new Date(now.getTime() + 2 * HOUR));
   t.equal((await runsOf(paused.id)).length, 0, 'a paused export gets no runs');
   const schedules = await (await first.engine.boss()).getSchedules(TICK_QUEUE);
-  t.match(schedules, [{ name: TICK_QUEUE, cron: '* * * * *', timezone: 'UTC' }], 'the minute tick is a cron schedule in the job engine');
+  t.match(
+    schedules,
+    [{ name: TICK_QUEUE, cron: '* * * * *', timezone: 'UTC' }],
+    'the minute tick is a cron schedule in the job engine',
+  );
 });
 
 t.test('a worker stopped mid-run hands the run back, and another worker finishes it', async (t) => {
@@ -114,7 +126,10 @@ t.test('a worker stopped mid-run hands the run back, and another worker finishes
   const received = new Set(slow.requests.flatMap((r) => r.body.batch.map((e: { uuid: string }) => e.uuid)));
   t.equal(received.size, 1500, 'every event arrived (the receiver deduplicates resent ones by uuid)');
   const settled = await waitFor('the backfill to settle', async () => {
-    const b = await call('projects_batch_exports_backfills_retrieve', { key: a.key, params: { ...P, id: backfill.body.backfill_id } });
+    const b = await call('projects_batch_exports_backfills_retrieve', {
+      key: a.key,
+      params: { ...P, id: backfill.body.backfill_id },
+    });
     return b.body.status !== 'Running' && b.body;
   });
   t.equal(settled.status, 'Completed');
@@ -130,7 +145,10 @@ async function backfillLastHour() {
     body: { start_at: lastHour.toISOString(), end_at: new Date(lastHour.getTime() + HOUR).toISOString() },
   });
   await waitFor('the backfill', async () => {
-    const b = await call('projects_batch_exports_backfills_retrieve', { key: a.key, params: { ...P, id: backfill.body.backfill_id } });
+    const b = await call('projects_batch_exports_backfills_retrieve', {
+      key: a.key,
+      params: { ...P, id: backfill.body.backfill_id },
+    });
     return b.body.status === 'Completed';
   });
   return { exp, runs: await runsOf(exp.id) };
@@ -140,15 +158,27 @@ t.test('two workers share a backfill without running a run twice', async (t) => 
   inProcess.push(await startWorker(ctx, { batchSize: 200 }));
   const { exp, runs } = await backfillLastHour();
   t.equal(runs.length, 12);
-  t.ok(runs.every((r) => r.status === 'Completed' && r.attempts === 1), 'each run was claimed once');
-  t.equal(runs.reduce((n, r) => n + r.records_completed!, 0), 1500, 'the counts add up to the hour');
+  t.ok(
+    runs.every((r) => r.status === 'Completed' && r.attempts === 1),
+    'each run was claimed once',
+  );
+  t.equal(
+    runs.reduce((n, r) => n + r.records_completed!, 0),
+    1500,
+    'the counts add up to the hour',
+  );
   const starts = await db
     .select({ run: batch_export_logs.instance_id, n: sql<number>`count(*)::int` })
     .from(batch_export_logs)
-    .where(sql`${batch_export_logs.batch_export_id} = ${exp.id} and ${batch_export_logs.message} like 'Batch export run started%'`)
+    .where(
+      sql`${batch_export_logs.batch_export_id} = ${exp.id} and ${batch_export_logs.message} like 'Batch export run started%'`,
+    )
     .groupBy(batch_export_logs.instance_id);
   t.equal(starts.length, 12);
-  t.ok(starts.every((s) => s.n === 1), 'each run started once');
+  t.ok(
+    starts.every((s) => s.n === 1),
+    'each run started once',
+  );
 });
 
 t.test('cancelling a running run stops the worker at its next batch', async (t) => {
@@ -226,14 +256,30 @@ t.test('worker processes started with `npm run worker` share the runs on Postgre
     child.stderr!.on('data', (d: Buffer) => (out.text += d.toString()));
     return out;
   });
-  await waitFor('both workers to start', async () => outputs.every((o) => o.text.includes('batch export worker started')), 60_000);
+  await waitFor(
+    'both workers to start',
+    async () => outputs.every((o) => o.text.includes('batch export worker started')),
+    60_000,
+  );
 
   const { runs } = await backfillLastHour();
   t.equal(runs.length, 12);
-  t.ok(runs.every((r) => r.status === 'Completed' && r.attempts === 1), 'no run was exported twice');
-  t.equal(runs.reduce((n, r) => n + r.records_completed!, 0), 1500);
+  t.ok(
+    runs.every((r) => r.status === 'Completed' && r.attempts === 1),
+    'no run was exported twice',
+  );
+  t.equal(
+    runs.reduce((n, r) => n + r.records_completed!, 0),
+    1500,
+  );
   for (const child of children) child.kill('SIGINT');
-  const codes = await Promise.all(children.map((child) => (child.exitCode !== null ? [child.exitCode] : once(child, 'exit'))));
-  t.same(codes.map((c) => c[0]), [0, 0], 'SIGINT stops them cleanly');
+  const codes = await Promise.all(
+    children.map((child) => (child.exitCode !== null ? [child.exitCode] : once(child, 'exit'))),
+  );
+  t.same(
+    codes.map((c) => c[0]),
+    [0, 0],
+    'SIGINT stops them cleanly',
+  );
   t.ok(outputs.every((o) => o.text.includes('batch export worker stopped')));
 });

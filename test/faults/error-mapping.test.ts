@@ -8,7 +8,9 @@ import { serializeError } from '../../src/http/logging.js';
 
 /** As drizzle wraps a driver error: its own message with the query, the driver's error as the cause. */
 const drizzleError = (cause: object) =>
-  Object.assign(new Error('Failed query: select 1\nparams: '), { cause: Object.assign(new Error((cause as { message: string }).message), cause) });
+  Object.assign(new Error('Failed query: select 1\nparams: '), {
+    cause: Object.assign(new Error((cause as { message: string }).message), cause),
+  });
 
 t.test('server busy states and contended writes are 503 with Retry-After', async (t) => {
   for (const code of ['53300', '53200', '40001', '40P01', '55P03']) {
@@ -28,10 +30,22 @@ t.test('server busy states and contended writes are 503 with Retry-After', async
 
 t.test('errors keep their message and cause in logs and run records', async (t) => {
   const err = drizzleError({ message: 'terminating connection due to administrator command', code: '57P01' });
-  t.equal(describeError(err), 'terminating connection due to administrator command (SQLSTATE 57P01)', 'the cause, not the query');
+  t.equal(
+    describeError(err),
+    'terminating connection due to administrator command (SQLSTATE 57P01)',
+    'the cause, not the query',
+  );
   const logged = serializeError(err);
   t.equal(logged.cause?.message, 'terminating connection due to administrator command');
   t.equal(logged.cause?.code, '57P01');
-  t.equal(serializeError({ message: undefined, queue: 'q', reason: 'lost' }).message, '{"queue":"q","reason":"lost"}', 'a plain object is not "[object Object]"');
-  t.equal(serializeError(new IngestContended(new Error('merged'))).cause?.message, 'merged', 'a contended write logs its reason');
+  t.equal(
+    serializeError({ message: undefined, queue: 'q', reason: 'lost' }).message,
+    '{"queue":"q","reason":"lost"}',
+    'a plain object is not "[object Object]"',
+  );
+  t.equal(
+    serializeError(new IngestContended(new Error('merged'))).cause?.message,
+    'merged',
+    'a contended write logs its reason',
+  );
 });

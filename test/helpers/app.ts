@@ -4,7 +4,7 @@ import type { Test } from 'tap';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Database, Db } from '../../src/db/client.js';
-import type { OperationId } from '../../src/http/types.js';
+import type { OperationId, SuccessBody } from '../../src/http/types.js';
 import { openTestDatabase } from './db.js';
 import { operationInfo, validateResponse } from './spec-validator.js';
 
@@ -24,6 +24,15 @@ export interface CallResult {
   body: any;
   headers: LightMyRequestResponse['headers'];
   raw: string;
+}
+
+/**
+ * The body of a success answer, typed by the operation's success response in generated/api.d.ts:
+ * `json<'dashboards_list'>(res).results`. Any other status fails the test here, showing the body.
+ */
+export function json<O extends OperationId>(res: CallResult): SuccessBody<O> {
+  if (res.status < 200 || res.status > 299) throw new Error(`Expected a success answer, got ${res.status}: ${res.raw}`);
+  return res.body as SuccessBody<O>;
 }
 
 export interface TestContext {
@@ -84,14 +93,31 @@ export async function buildTestApp(t: Test, overrides: Partial<Config> = {}): Pr
       url,
       query: opts.query as InjectOptions['query'],
       headers,
-      ...(opts.payload !== undefined ? { payload: opts.payload } : opts.body !== undefined ? { payload: opts.body as object } : {}),
+      ...(opts.payload !== undefined
+        ? { payload: opts.payload }
+        : opts.body !== undefined
+          ? { payload: opts.body as object }
+          : {}),
     });
-    const problems = validateResponse(operationId, res.statusCode, res.headers['content-type'] as string | undefined, res.body);
+    const problems = validateResponse(
+      operationId,
+      res.statusCode,
+      res.headers['content-type'] as string | undefined,
+      res.body,
+    );
     if (problems.length) throw new Error(`Response breaks the contract:\n${problems.join('\n')}`);
     let body: unknown = res.body;
     if (/json/.test(String(res.headers['content-type'] ?? '')) && res.body) body = JSON.parse(res.body);
     return { status: res.statusCode, body, headers: res.headers, raw: res.body };
   }
 
-  return { app, db: database.db, database, url, call, inject: (o) => app.inject(o), beforeClose: (fn) => void closers.push(fn) };
+  return {
+    app,
+    db: database.db,
+    database,
+    url,
+    call,
+    inject: (o) => app.inject(o),
+    beforeClose: (fn) => void closers.push(fn),
+  };
 }

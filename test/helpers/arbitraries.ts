@@ -1,3 +1,4 @@
+// biome-ignore-all lint/correctness/noPrecisionLoss: numbers past 2^53 and past column ranges are the point
 // fast-check arbitraries built from the contract's own JSON schemas: values the schema accepts, and
 // values that break it in the ways clients do (wrong types, missing fields, unknown enum values, huge
 // strings, deep nesting, odd unicode, bad uuids, out-of-range numbers, NUL and extreme numbers and
@@ -23,6 +24,7 @@ export const oddStrings = fc.constantFrom(
   "'; drop table users; --",
   '../../etc/passwd',
   '%00%ff',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a template-injection probe, sent as plain text on purpose
   '{{7*7}}${7*7}',
   ' ',
   '',
@@ -38,7 +40,17 @@ const anyString = fc.oneof(
 const anyInteger = fc.oneof(
   { weight: 4, arbitrary: fc.integer({ min: -5, max: 1000 }) },
   { weight: 2, arbitrary: fc.integer() },
-  { weight: 1, arbitrary: fc.constantFrom(2147483647, 2147483648, -2147483649, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 1e20) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      2147483647,
+      2147483648,
+      -2147483649,
+      Number.MAX_SAFE_INTEGER,
+      -Number.MAX_SAFE_INTEGER,
+      1e20,
+    ),
+  },
 );
 
 export function validString(s: Schema): fc.Arbitrary<string> {
@@ -61,7 +73,10 @@ export function validString(s: Schema): fc.Arbitrary<string> {
     case 'url':
       return fc.webUrl();
   }
-  if (s.pattern) return fc.stringMatching(new RegExp(s.pattern)).filter((v) => v.length >= min && v.length <= (s.maxLength ?? Infinity));
+  if (s.pattern)
+    return fc
+      .stringMatching(new RegExp(s.pattern))
+      .filter((v) => v.length >= min && v.length <= (s.maxLength ?? Infinity));
   return fc.oneof(
     { weight: 5, arbitrary: fc.string({ minLength: min, maxLength: max, unit: 'grapheme' }) },
     { weight: 1, arbitrary: oddStrings.filter((v) => v.length >= min && v.length <= (s.maxLength ?? Infinity)) },
@@ -83,9 +98,10 @@ export function validArb(schema: Schema, depth = 0): fc.Arbitrary<unknown> {
         arb = validString(s);
         break;
       case 'integer':
-        arb = s.minimum !== undefined || s.maximum !== undefined
-          ? fc.integer({ min: s.minimum ?? -(2 ** 31), max: s.maximum ?? 2 ** 31 - 1 })
-          : anyInteger;
+        arb =
+          s.minimum !== undefined || s.maximum !== undefined
+            ? fc.integer({ min: s.minimum ?? -(2 ** 31), max: s.maximum ?? 2 ** 31 - 1 })
+            : anyInteger;
         break;
       case 'number':
         arb = fc.double({ noNaN: true, noDefaultInfinity: true, min: s.minimum, max: s.maximum });
@@ -99,7 +115,6 @@ export function validArb(schema: Schema, depth = 0): fc.Arbitrary<unknown> {
           maxLength: Math.min(s.maxItems ?? 4, Math.max(s.minItems ?? 0, 4)),
         });
         break;
-      case 'object':
       default:
         arb = objectArb(s, depth);
     }
@@ -115,9 +130,13 @@ function objectArb(s: Schema, depth: number): fc.Arbitrary<unknown> {
   if (!props.length) {
     if (s.additionalProperties === false) return fc.constant({});
     // Free-form objects end up in JSON columns: keys and values include the odd strings too.
-    return fc.dictionary(fc.oneof(fc.string({ maxLength: 12 }), oddStrings), fc.oneof(fc.jsonValue({ maxDepth: 2 }), oddStrings), {
-      maxKeys: 4,
-    });
+    return fc.dictionary(
+      fc.oneof(fc.string({ maxLength: 12 }), oddStrings),
+      fc.oneof(fc.jsonValue({ maxDepth: 2 }), oddStrings),
+      {
+        maxKeys: 4,
+      },
+    );
   }
   const model = Object.fromEntries(props.map(([name, p]) => [name, validArb(p, depth + 1)]));
   const required = ((s.required ?? []) as string[]).filter((r) => r in model);
@@ -130,11 +149,13 @@ export function wrongTypeArb(schema: Schema): fc.Arbitrary<unknown> {
   const type = s.type ?? (s.properties ? 'object' : undefined);
   const candidates: fc.Arbitrary<unknown>[] = [];
   if (type !== 'string') candidates.push(anyString);
-  if (type !== 'integer' && type !== 'number') candidates.push(fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true })));
+  if (type !== 'integer' && type !== 'number')
+    candidates.push(fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true })));
   if (type === 'integer') candidates.push(fc.constantFrom(1.5, -0.25, 1e308, '12', '0x1f'));
   if (type !== 'boolean') candidates.push(fc.boolean(), fc.constantFrom('true', 'false', 0, 1));
   if (type !== 'array') candidates.push(fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }));
-  if (type !== 'object') candidates.push(fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 }));
+  if (type !== 'object')
+    candidates.push(fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 }));
   if (!s.nullable) candidates.push(fc.constant(null));
   return fc.oneof(...candidates);
 }
@@ -154,14 +175,18 @@ export class Deep {
 /** Nested arrays or objects, far deeper than JSON.stringify itself could write. */
 export function deepArb(): fc.Arbitrary<unknown> {
   return fc
-    .record({ levels: fc.oneof(fc.integer({ min: 50, max: 300 }), fc.integer({ min: 300, max: 100_000 })), kind: fc.constantFrom('array' as const, 'object' as const) })
+    .record({
+      levels: fc.oneof(fc.integer({ min: 50, max: 300 }), fc.integer({ min: 300, max: 100_000 })),
+      kind: fc.constantFrom('array' as const, 'object' as const),
+    })
     .map(({ levels, kind }) => new Deep(levels, kind));
 }
 
 /** JSON.stringify that writes Deep values out as text. */
 export function toJsonText(value: unknown): string {
   const parts: string[] = [];
-  const text = JSON.stringify(value, (_k, v) => (v instanceof Deep ? `\u0001DEEP${parts.push(v.render()) - 1}` : v)) ?? 'null';
+  const text =
+    JSON.stringify(value, (_k, v) => (v instanceof Deep ? `\u0001DEEP${parts.push(v.render()) - 1}` : v)) ?? 'null';
   return parts.length ? text.replace(/"\\u0001DEEP(\d+)"/g, (_m, i: string) => parts[Number(i)]!) : text;
 }
 
@@ -170,7 +195,13 @@ export const hugeString = fc
   .map(({ n, unit }) => unit.repeat(Math.ceil(n / unit.length)));
 
 const badUuid = fc.oneof(
-  fc.constantFrom('not-a-uuid', '', '00000000-0000-0000-0000-00000000000g', '{00000000-0000-0000-0000-000000000000}', '0'.repeat(32)),
+  fc.constantFrom(
+    'not-a-uuid',
+    '',
+    '00000000-0000-0000-0000-00000000000g',
+    '{00000000-0000-0000-0000-000000000000}',
+    '0'.repeat(32),
+  ),
   fc.uuid().map((u) => `${u}0`),
   fc.uuid().map((u) => u.slice(1)),
 );
@@ -184,7 +215,8 @@ function breakHere(s: Schema, value: unknown): fc.Arbitrary<unknown> {
   if (s.type === 'string' || !s.type) options.push(hugeString, oddStrings);
   if (s.format === 'uuid') options.push(badUuid);
   if (s.type === 'integer' || s.type === 'number') options.push(badNumber);
-  if (s.type === 'array') options.push(fc.array(wrongTypeArb(s.items ?? {}), { minLength: 1, maxLength: 3 }), fc.constant([]));
+  if (s.type === 'array')
+    options.push(fc.array(wrongTypeArb(s.items ?? {}), { minLength: 1, maxLength: 3 }), fc.constant([]));
   if (s.type === 'object' && value && typeof value === 'object' && !Array.isArray(value)) {
     const required = ((s.required ?? []) as string[]).filter((r) => r in (value as object));
     if (required.length) {
@@ -233,13 +265,34 @@ export function invalidArb(schema: Schema, depth = 0): fc.Arbitrary<unknown> {
 }
 
 /** Numbers at and past what integer, numeric and timestamp columns hold, and fractions where integers go. */
-const extremeNumber = fc.constantFrom(1.5, -0.5, 1e308, -1e308, 5e-324, 2147483648, -2147483649, 9007199254740993, 1e23, -99999999999);
+const extremeNumber = fc.constantFrom(
+  1.5,
+  -0.5,
+  1e308,
+  -1e308,
+  5e-324,
+  2147483648,
+  -2147483649,
+  9007199254740993,
+  1e23,
+  -99999999999,
+);
 
 /** Dates past year 1-9999 and relative dates (`-7d`) whose amounts overflow, as PostHog's date parameters take them. */
 export const extremeDate = fc.oneof(
-  fc.constantFrom('99999-01-01', '0000-01-01', '-271821-04-20', '275760-09-13T00:00:00Z', '2024-13-45', '9999-12-31T23:59:59+14:00'),
+  fc.constantFrom(
+    '99999-01-01',
+    '0000-01-01',
+    '-271821-04-20',
+    '275760-09-13T00:00:00Z',
+    '2024-13-45',
+    '9999-12-31T23:59:59+14:00',
+  ),
   fc
-    .tuple(fc.constantFrom('1', '99999999999', '99999999999999999999', '9'.repeat(400)), fc.constantFrom('h', 'd', 'w', 'm', 'y'))
+    .tuple(
+      fc.constantFrom('1', '99999999999', '99999999999999999999', '9'.repeat(400)),
+      fc.constantFrom('h', 'd', 'w', 'm', 'y'),
+    )
     .map(([n, unit]) => `-${n}${unit}`),
 );
 
@@ -249,7 +302,18 @@ const oddScalar = fc.oneof(oddStrings, extremeNumber, extremeDate, fc.boolean())
 /** A HogQL-looking condition or expression whose literals are odd: NUL, extreme numbers, dates past year 9999. */
 const oddExpression = fc
   .tuple(
-    fc.constantFrom('team_id', 'timestamp', 'created_at', 'event', 'distinct_id', 'uuid', 'person_id', 'properties.plan', 'properties.`a\u0000`', 'properties.$browser'),
+    fc.constantFrom(
+      'team_id',
+      'timestamp',
+      'created_at',
+      'event',
+      'distinct_id',
+      'uuid',
+      'person_id',
+      'properties.plan',
+      'properties.`a\u0000`',
+      'properties.$browser',
+    ),
     fc.constantFrom('=', '!=', '>', '<=', 'LIKE', 'ILIKE', 'IN'),
     fc.oneof(
       oddStrings.map((v) => `'${v.replace(/'/g, "''")}'`),
@@ -272,7 +336,18 @@ export const jsonQueryValue = fc.oneof(
         {
           key: fc.oneof(oddStrings, fc.constantFrom('browser', '$browser', 'n', 'plan')),
           value: fc.oneof(oddScalar, fc.array(oddScalar, { maxLength: 3 })),
-          operator: fc.constantFrom('exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'not_regex', 'gt', 'lt', 'is_date_after', 'is_set'),
+          operator: fc.constantFrom(
+            'exact',
+            'is_not',
+            'icontains',
+            'not_icontains',
+            'regex',
+            'not_regex',
+            'gt',
+            'lt',
+            'is_date_after',
+            'is_set',
+          ),
           type: fc.constantFrom('event', 'person'),
         },
         { requiredKeys: ['key', 'value'] },
@@ -299,7 +374,22 @@ export function queryValueArb(schema: Schema, json = false): fc.Arbitrary<string
   }
   const valid = validArb(s).map((v) => (Array.isArray(v) ? v.map(asText) : asText(v)));
   const invalid = fc.oneof(
-    fc.constantFrom('-1', '-999999', '0', 'abc', '', '1e309', '99999999999999999999', '9223372036854775808', '0x10', ' 1', 'NaN', 'null', '[]', '1.5'),
+    fc.constantFrom(
+      '-1',
+      '-999999',
+      '0',
+      'abc',
+      '',
+      '1e309',
+      '99999999999999999999',
+      '9223372036854775808',
+      '0x10',
+      ' 1',
+      'NaN',
+      'null',
+      '[]',
+      '1.5',
+    ),
     oddStrings,
     hugeString.map((v) => v.slice(0, 5000)),
     fc.array(fc.constantFrom('1', 'a', '-1', ''), { minLength: 2, maxLength: 4 }),
@@ -316,7 +406,21 @@ export function queryValueArb(schema: Schema, json = false): fc.Arbitrary<string
 
 /** Path segment values that name nothing or break the parameter's format. */
 export const badPathValue = fc.oneof(
-  fc.constantFrom('0', '-1', '1.5', '2147483648', '99999999999999999999', 'abc', 'null', '@me', '@current2', '%', ' ', '-', 'x'.repeat(3000)),
+  fc.constantFrom(
+    '0',
+    '-1',
+    '1.5',
+    '2147483648',
+    '99999999999999999999',
+    'abc',
+    'null',
+    '@me',
+    '@current2',
+    '%',
+    ' ',
+    '-',
+    'x'.repeat(3000),
+  ),
   fc.uuid(),
   oddStrings.filter((v) => v.length > 0),
   fc.integer({ min: 100_000_000, max: 2_000_000_000 }).map(String),

@@ -45,7 +45,11 @@ export async function startWorker(
   return { worker, engine };
 }
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -80,7 +84,9 @@ export async function captureServer(
       const captured = { path: req.url ?? '', headers: req.headers, body: JSON.parse(raw.toString('utf8') || 'null') };
       const status = await respond(captured, n++);
       if (status < 300) requests.push(captured);
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ status: status < 300 ? 1 : 0 }));
+      res
+        .writeHead(status, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ status: status < 300 ? 1 : 0 }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -30,7 +30,12 @@ export async function startDns(t: Test): Promise<TestDns> {
         // A TXT string holds at most 255 bytes; longer values go out as several strings.
         const chunks = Array.isArray(value) ? value : (value.match(/[\s\S]{1,255}/g) ?? ['']);
         response.answers.push(
-          Packet.createResourceFromQuestion(question!, { type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 60, data: chunks }),
+          Packet.createResourceFromQuestion(question!, {
+            type: Packet.TYPE.TXT,
+            class: Packet.CLASS.IN,
+            ttl: 60,
+            data: chunks,
+          }),
         );
       }
       void send(response);

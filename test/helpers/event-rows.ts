@@ -30,7 +30,12 @@ export async function insertEvents(db: Db, projectId: number, rows: Partial<Test
 }
 
 /** `count` events spread evenly over [start, end), named and numbered so each can be recognised. */
-export function spread(count: number, start: Date, end: Date, extra: (i: number) => Partial<TestEvent> = () => ({})): Partial<TestEvent>[] {
+export function spread(
+  count: number,
+  start: Date,
+  end: Date,
+  extra: (i: number) => Partial<TestEvent> = () => ({}),
+): Partial<TestEvent>[] {
   const step = (end.getTime() - start.getTime()) / count;
   return Array.from({ length: count }, (_, i) => ({
     timestamp: new Date(start.getTime() + Math.floor(i * step)),
@@ -50,6 +55,8 @@ export async function insertPerson(
     .insert(persons)
     .values({ project_id: projectId, properties, updated_at: updatedAt, created_at: updatedAt })
     .returning();
-  await db.insert(person_distinct_ids).values(distinctIds.map((d) => ({ project_id: projectId, distinct_id: d, person_id: person!.id })));
+  await db
+    .insert(person_distinct_ids)
+    .values(distinctIds.map((d) => ({ project_id: projectId, distinct_id: d, person_id: person!.id })));
   return { id: person!.id, uuid: person!.uuid };
 }

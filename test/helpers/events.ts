@@ -40,7 +40,11 @@ export async function personOf(db: Db, projectId: number, distinctId: string) {
 }
 
 export async function definitions(db: Db, projectId: number) {
-  return db.select().from(event_definitions).where(eq(event_definitions.project_id, projectId)).orderBy(asc(event_definitions.name));
+  return db
+    .select()
+    .from(event_definitions)
+    .where(eq(event_definitions.project_id, projectId))
+    .orderBy(asc(event_definitions.name));
 }
 
 export const iso = (ms: number) => new Date(ms).toISOString();

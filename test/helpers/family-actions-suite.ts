@@ -2,7 +2,17 @@ import type { Test } from 'tap';
 import type { Family } from '../../src/db/queries/plugins.js';
 import type { TestContext } from './app.js';
 import { makeKey, makeTenant, type Tenant } from './factories.js';
-import { archiveFiles, CAPABILITIES, makePlugin, op, OTHER, setAccessLevel, SOURCES, zipArchive, type FileServer } from './plugins.js';
+import {
+  archiveFiles,
+  CAPABILITIES,
+  makePlugin,
+  op,
+  OTHER,
+  setAccessLevel,
+  SOURCES,
+  zipArchive,
+  type FileServer,
+} from './plugins.js';
 
 const ACCESS = "Your organization's plugin access level is insufficient.";
 const MANAGED = 'This plugin is managed by another organization.';
@@ -28,7 +38,8 @@ export async function familyActionsSuite(t: Test, ctx: TestContext, family: Fami
     const b = await makeTenant(db);
     const path = `/${family}/check.zip`;
     const plugin = await install(a, path, '1.0.0');
-    const check = (id: number | string, key = a.key) => call(op(family, 'check_for_updates_retrieve'), { key, params: params(a, id) });
+    const check = (id: number | string, key = a.key) =>
+      call(op(family, 'check_for_updates_retrieve'), { key, params: params(a, id) });
     const same = await check(plugin.id);
     t.equal(same.status, 200);
     t.match(same.body.plugin, { id: plugin.id, tag: '1.0.0', latest_tag: '1.0.0' });
@@ -41,7 +52,11 @@ export async function familyActionsSuite(t: Test, ctx: TestContext, family: Fami
     t.equal(kept.body.latest_tag, '2.0.0', 'a failed check changes nothing');
     const source = await makePlugin(ctx, a, family);
     t.match(await check(source.id), { status: 400, body: { detail: /Only plugins installed from an http\(s\) url/ } });
-    t.equal((await check((await makePlugin(ctx, b, family, { is_global: true })).id)).status, 404, "another organization's: 404");
+    t.equal(
+      (await check((await makePlugin(ctx, b, family, { is_global: true })).id)).status,
+      404,
+      "another organization's: 404",
+    );
     t.equal((await check((await makePlugin(ctx, a, other)).id)).status, 404, 'another family: 404');
     t.match(await check('abc'), { status: 400, body: { attr: 'id' } });
     t.equal((await call(op(family, 'check_for_updates_retrieve'), { params: params(a, plugin.id) })).status, 401);
@@ -59,7 +74,8 @@ export async function familyActionsSuite(t: Test, ctx: TestContext, family: Fami
     const a = await makeTenant(db);
     const b = await makeTenant(db);
     const plugin = await install(a, `/${family}/source.zip`, '1.0.0');
-    const read = (id: number | string, key = a.key) => call(op(family, 'source_retrieve'), { key, params: params(a, id) });
+    const read = (id: number | string, key = a.key) =>
+      call(op(family, 'source_retrieve'), { key, params: params(a, id) });
     const res = await read(plugin.id);
     t.equal(res.status, 200);
     t.same(JSON.parse(res.body['plugin.json']).name, 'Archived 1.0.0');
@@ -93,11 +109,19 @@ export async function familyActionsSuite(t: Test, ctx: TestContext, family: Fami
     const got = await call(op(family, 'retrieve'), { key: a.key, params: params(a, plugin.id) });
     t.match(got.body, { name: 'From source', config_schema: [{ key: 'token', secret: true }] });
     t.same(got.body.capabilities, CAPABILITIES[family], 'capabilities follow index.ts');
-    t.same((await write(plugin.id, { 'site.ts': null })).body, { 'index.ts': SOURCES[family], 'plugin.json': json }, 'null deletes');
+    t.same(
+      (await write(plugin.id, { 'site.ts': null })).body,
+      { 'index.ts': SOURCES[family], 'plugin.json': json },
+      'null deletes',
+    );
 
     const moved = await write(plugin.id, { 'index.ts': SOURCES[other] });
     t.equal(moved.status, 200);
-    t.equal((await call(op(family, 'retrieve'), { key: a.key, params: params(a, plugin.id) })).status, 404, 'it left this family');
+    t.equal(
+      (await call(op(family, 'retrieve'), { key: a.key, params: params(a, plugin.id) })).status,
+      404,
+      'it left this family',
+    );
     const there = await call(op(other, 'retrieve'), { key: a.key, params: params(a, plugin.id) });
     t.same(there.body.capabilities, CAPABILITIES[other]);
     t.equal((await write(plugin.id, { 'index.ts': SOURCES[family] }, a.key, other)).status, 200, 'and moves back');
@@ -106,18 +130,30 @@ export async function familyActionsSuite(t: Test, ctx: TestContext, family: Fami
     t.match(badJson, { status: 400, body: { attr: 'plugin.json', detail: /Could not parse plugin.json/ } });
     t.match(await write(plugin.id, { 'plugin.json': '[1]' }), { status: 400, body: { attr: 'plugin.json' } });
     t.match(await write(plugin.id, { 'plugin.json': '{"name": 5}' }), { status: 400, body: { attr: 'plugin.json' } });
-    t.match(await write(plugin.id, { 'index.ts': 'export function broken( {' }), { status: 400, body: { attr: 'index.ts', detail: /Could not parse index.ts/ } });
+    t.match(await write(plugin.id, { 'index.ts': 'export function broken( {' }), {
+      status: 400,
+      body: { attr: 'index.ts', detail: /Could not parse index.ts/ },
+    });
     t.match(await write(plugin.id, { '../evil.ts': 'x' }), { status: 400, body: { attr: '../evil.ts' } });
     t.match(await write(plugin.id, { 'index.ts': 5 }), { status: 400, body: { attr: 'index.ts' } });
     t.match(await write(plugin.id, ['index.ts']), { status: 400, body: { code: 'invalid_input' } });
     const unchanged = await call(op(family, 'source_retrieve'), { key: a.key, params: params(a, plugin.id) });
     t.same(unchanged.body, { 'index.ts': SOURCES[family], 'plugin.json': json }, 'refused writes change nothing');
-    t.equal((await call(op(family, 'retrieve'), { key: a.key, params: params(a, plugin.id) })).body.name, 'From source');
+    t.equal(
+      (await call(op(family, 'retrieve'), { key: a.key, params: params(a, plugin.id) })).body.name,
+      'From source',
+    );
 
-    t.match(await write((await makePlugin(ctx, b, family, { is_global: true })).id, { 'site.ts': 'x' }), { status: 403, body: { detail: MANAGED } });
+    t.match(await write((await makePlugin(ctx, b, family, { is_global: true })).id, { 'site.ts': 'x' }), {
+      status: 403,
+      body: { detail: MANAGED },
+    });
     t.equal((await write((await makePlugin(ctx, b, family)).id, { 'site.ts': 'x' })).status, 404);
     t.equal((await write((await makePlugin(ctx, a, other)).id, { 'site.ts': 'x' })).status, 404, 'another family: 404');
-    t.equal((await call(op(family, 'update_source_partial_update'), { params: params(a, plugin.id), body: {} })).status, 401);
+    t.equal(
+      (await call(op(family, 'update_source_partial_update'), { params: params(a, plugin.id), body: {} })).status,
+      401,
+    );
     t.equal((await write(plugin.id, {}, await makeKey(db, a.user, ['plugin:read']))).status, 403);
     await setAccessLevel(db, a, 3);
     t.match(await write(plugin.id, { 'site.ts': 'x' }), { status: 403, body: { detail: ACCESS } });
@@ -128,7 +164,8 @@ export async function familyActionsSuite(t: Test, ctx: TestContext, family: Fami
     const b = await makeTenant(db);
     const path = `/${family}/upgrade.zip`;
     const plugin = await install(a, path, '1.0.0');
-    const upgrade = (id: number | string, key = a.key, fam = family) => call(op(fam, 'upgrade_create'), { key, params: params(a, id), body: {} });
+    const upgrade = (id: number | string, key = a.key, fam = family) =>
+      call(op(fam, 'upgrade_create'), { key, params: params(a, id), body: {} });
     const v2 = archiveFiles(family, 'Upgraded', '2.0.0');
     v2['plugin.json'] = JSON.stringify({ name: 'Upgraded', version: '2.0.0', description: 'v2', config: [] });
     v2['frontend.tsx'] = 'export const scene = {}\n';
@@ -147,7 +184,10 @@ export async function familyActionsSuite(t: Test, ctx: TestContext, family: Fami
     t.equal((await upgrade(plugin.id, a.key, other)).status, 200);
 
     server.set(path, 'not an archive');
-    t.match(await upgrade(plugin.id), { status: 400, body: { attr: null, detail: /neither a zip file nor a gzipped tar/ } });
+    t.match(await upgrade(plugin.id), {
+      status: 400,
+      body: { attr: null, detail: /neither a zip file nor a gzipped tar/ },
+    });
     server.set(path, 'missing', 404);
     t.match(await upgrade(plugin.id), { status: 400, body: { detail: /HTTP 404/ } });
     const after = await call(op(family, 'retrieve'), { key: a.key, params: params(a, plugin.id) });
@@ -155,7 +195,10 @@ export async function familyActionsSuite(t: Test, ctx: TestContext, family: Fami
 
     const source = await makePlugin(ctx, a, family);
     t.same((await upgrade(source.id)).body, source, 'a source plugin comes back unchanged');
-    t.match(await upgrade((await makePlugin(ctx, b, family, { is_global: true })).id), { status: 403, body: { detail: MANAGED } });
+    t.match(await upgrade((await makePlugin(ctx, b, family, { is_global: true })).id), {
+      status: 403,
+      body: { detail: MANAGED },
+    });
     t.equal((await upgrade((await makePlugin(ctx, b, family)).id)).status, 404);
     t.equal((await upgrade((await makePlugin(ctx, a, other)).id)).status, 404, 'another family: 404');
     t.match(await upgrade('abc'), { status: 400, body: { attr: 'id' } });

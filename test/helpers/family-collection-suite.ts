@@ -7,7 +7,12 @@ import { makePlugin, op, OTHER, setAccessLevel, type FileServer } from './plugin
 const ACCESS = "Your organization's plugin access level is insufficient.";
 
 /** The collection actions of one family: activity, exports_unsubscribe_configs, repository and unused. */
-export async function familyCollectionSuite(t: Test, ctx: TestContext, family: Family, server: FileServer): Promise<void> {
+export async function familyCollectionSuite(
+  t: Test,
+  ctx: TestContext,
+  family: Family,
+  server: FileServer,
+): Promise<void> {
   const { call, db, app } = ctx;
   const other = OTHER[family];
   const org = (tenant: Tenant) => ({ organization_id: tenant.organization.id });
@@ -43,9 +48,17 @@ export async function familyCollectionSuite(t: Test, ctx: TestContext, family: F
     const b = await makeTenant(db);
     const member = await makeMember(db, a, 1);
     const plugin = await makePlugin(ctx, a, family, { name: 'Tracked' });
-    await call(op(family, 'partial_update'), { key: member.key, params: { ...org(a), id: plugin.id }, body: { name: 'Tracked 2' } });
+    await call(op(family, 'partial_update'), {
+      key: member.key,
+      params: { ...org(a), id: plugin.id },
+      body: { name: 'Tracked 2' },
+    });
     const config = await configure(a, plugin.id, true);
-    await call('plugin_configs_partial_update', { key: a.key, params: { project_id: a.project.id, id: config.id }, body: { enabled: false } });
+    await call('plugin_configs_partial_update', {
+      key: a.key,
+      params: { project_id: a.project.id, id: config.id },
+      body: { enabled: false },
+    });
     await call(op(family, 'destroy'), { key: a.key, params: { ...org(a), id: plugin.id } });
     await makePlugin(ctx, b, family);
 
@@ -58,14 +71,29 @@ export async function familyCollectionSuite(t: Test, ctx: TestContext, family: F
       'newest first',
     );
     const renamed = res.body.results[3];
-    t.match(renamed, { item_id: String(plugin.id), user: { id: member.user.id, email: member.user.email }, detail: { name: 'Tracked 2' } });
-    t.same(renamed.detail.changes, [{ type: 'Plugin', action: 'changed', field: 'name', before: 'Tracked', after: 'Tracked 2' }]);
-    t.same(res.body.results[1].detail.changes, [{ type: 'PluginConfig', action: 'changed', field: 'enabled', before: true, after: false }]);
+    t.match(renamed, {
+      item_id: String(plugin.id),
+      user: { id: member.user.id, email: member.user.email },
+      detail: { name: 'Tracked 2' },
+    });
+    t.same(renamed.detail.changes, [
+      { type: 'Plugin', action: 'changed', field: 'name', before: 'Tracked', after: 'Tracked 2' },
+    ]);
+    t.same(res.body.results[1].detail.changes, [
+      { type: 'PluginConfig', action: 'changed', field: 'enabled', before: true, after: false },
+    ]);
     t.equal(res.body.next, null);
     t.equal(res.body.previous, null);
 
-    const page = await call(op(family, 'activity_retrieve'), { key: a.key, params: org(a), query: { limit: 2, page: 2 } });
-    t.same(page.body.results.map((e: { activity: string }) => e.activity), ['created', 'updated']);
+    const page = await call(op(family, 'activity_retrieve'), {
+      key: a.key,
+      params: org(a),
+      query: { limit: 2, page: 2 },
+    });
+    t.same(
+      page.body.results.map((e: { activity: string }) => e.activity),
+      ['created', 'updated'],
+    );
     t.match(page.body.next, /page=3/);
     t.match(page.body.previous, /\?limit=2&page=1$/);
     t.match(await call(op(family, 'activity_retrieve'), { key: a.key, params: org(a), query: { page: 0 } }), {
@@ -96,15 +124,25 @@ export async function familyCollectionSuite(t: Test, ctx: TestContext, family: F
     await configure(b, (await makePlugin(ctx, b, 'pipeline_destinations')).id, true);
     const res = await call(op(family, 'exports_unsubscribe_configs_retrieve'), { key: a.key, params: org(a) });
     t.equal(res.status, 200);
-    t.same(res.body.map((c: { id: number }) => c.id), [exporting.id], 'only enabled configs that send data out');
-    t.match(res.body[0], { plugin: destination.id, enabled: true, config: { apiKey: '**************** POSTHOG SECRET FIELD ****************' } });
+    t.same(
+      res.body.map((c: { id: number }) => c.id),
+      [exporting.id],
+      'only enabled configs that send data out',
+    );
+    t.match(res.body[0], {
+      plugin: destination.id,
+      enabled: true,
+      config: { apiKey: '**************** POSTHOG SECRET FIELD ****************' },
+    });
     t.equal(res.body[0].plugin_info.id, destination.id);
     await refusals(t, 'exports_unsubscribe_configs_retrieve', a);
   });
 
   await t.test(`${family}_repository_retrieve`, async (t) => {
     const a = await makeTenant(db);
-    const catalogue = [{ name: 'Hello', url: 'https://example.com/hello.zip', type: 'data_in', maintainer: 'community' }];
+    const catalogue = [
+      { name: 'Hello', url: 'https://example.com/hello.zip', type: 'data_in', maintainer: 'community' },
+    ];
     server.set('/repository.json', JSON.stringify(catalogue));
     const get = () => call(op(family, 'repository_retrieve'), { key: a.key, params: org(a) });
     const res = await get();
@@ -113,7 +151,10 @@ export async function familyCollectionSuite(t: Test, ctx: TestContext, family: F
     server.set('/repository.json', '{"not": "a list"}');
     t.match(await get(), { status: 400, body: { detail: /did not answer with a JSON list/ } });
     server.set('/repository.json', 'down', 503);
-    t.match(await get(), { status: 400, body: { detail: /Could not download the plugin repository from .*: HTTP 503/ } });
+    t.match(await get(), {
+      status: 400,
+      body: { detail: /Could not download the plugin repository from .*: HTTP 503/ },
+    });
     const configured = app.config.pluginRepositoryUrl;
     app.config.pluginRepositoryUrl = server.deadUrl;
     t.match(await get(), { status: 400, body: { detail: /Could not download the plugin repository/ } });
@@ -143,7 +184,11 @@ export async function familyCollectionSuite(t: Test, ctx: TestContext, family: F
     t.notOk(res.body.includes(usedByOthers.id), 'enabled in any organization counts');
     t.notOk(res.body.includes(elsewhere.id), 'another family is not listed');
     t.notOk(res.body.includes(theirs.id), "another organization's private plugin is not listed");
-    t.same(res.body, [...res.body].sort((x: number, y: number) => x - y), 'ascending');
+    t.same(
+      res.body,
+      [...res.body].sort((x: number, y: number) => x - y),
+      'ascending',
+    );
     await refusals(t, 'unused_retrieve', a);
   });
 }

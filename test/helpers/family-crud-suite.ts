@@ -79,19 +79,42 @@ export async function familyCrudSuite(
     const create = (body: unknown, key = a.key) => call(op(family, 'create'), { key, params: org(a), body });
     const count = async () => (await call(op(family, 'list'), { key: a.key, params: org(a) })).body.count;
 
-    const source = await create({ plugin_type: 'source', name: 'Hand made', description: 'd', capabilities: CAPABILITIES[family] });
+    const source = await create({
+      plugin_type: 'source',
+      name: 'Hand made',
+      description: 'd',
+      capabilities: CAPABILITIES[family],
+    });
     t.equal(source.status, 201);
-    t.match(source.body, { plugin_type: 'source', name: 'Hand made', url: null, is_global: false, hog_function_migration_available: false });
+    t.match(source.body, {
+      plugin_type: 'source',
+      name: 'Hand made',
+      url: null,
+      is_global: false,
+      hog_function_migration_available: false,
+    });
 
     server.set(`/${family}/zip-1.zip`, zipArchive(archiveFiles(family, 'Zipped', '1.0.0')));
-    const zipped = await create({ plugin_type: 'custom', url: server.url(`/${family}/zip-1.zip?private_token=s3cret`), name: 'ignored' });
+    const zipped = await create({
+      plugin_type: 'custom',
+      url: server.url(`/${family}/zip-1.zip?private_token=s3cret`),
+      name: 'ignored',
+    });
     t.equal(zipped.status, 201, zipped.raw);
-    t.match(zipped.body, { plugin_type: 'custom', name: 'Zipped', description: 'Zipped from an archive', tag: '1.0.0' });
+    t.match(zipped.body, {
+      plugin_type: 'custom',
+      name: 'Zipped',
+      description: 'Zipped from an archive',
+      tag: '1.0.0',
+    });
     t.equal(zipped.body.url, server.url(`/${family}/zip-1.zip`), 'the private token is not shown');
     t.same(zipped.body.config_schema, CONFIG_SCHEMA);
     t.same(zipped.body.capabilities, CAPABILITIES[family], 'capabilities come from what the main file exports');
     const again = await create({ plugin_type: 'custom', url: server.url(`/${family}/zip-1.zip`) });
-    t.match(again, { status: 400, body: { detail: `Plugin from URL "${server.url(`/${family}/zip-1.zip`)}" already installed!` } });
+    t.match(again, {
+      status: 400,
+      body: { detail: `Plugin from URL "${server.url(`/${family}/zip-1.zip`)}" already installed!` },
+    });
 
     const files = archiveFiles(family, 'Tarred', '3.1.0');
     const main = files['index.ts'];
@@ -107,11 +130,13 @@ export async function familyCrudSuite(
     t.same(tarred.body.capabilities, CAPABILITIES[family]);
     const src = await call(op(family, 'source_retrieve'), { key: a.key, params: { ...org(a), id: tarred.body.id } });
     t.same(Object.keys(src.body).sort(), main ? ['index.ts', 'plugin.json'] : ['plugin.json', 'site.ts']);
-    if (main) t.equal(src.body['index.ts'], SOURCES[family], 'the main file named in plugin.json is stored as index.ts');
+    if (main)
+      t.equal(src.body['index.ts'], SOURCES[family], 'the main file named in plugin.json is stored as index.ts');
 
     const folder = join(localDir, `${family}-local`);
     mkdirSync(folder, { recursive: true });
-    for (const [name, content] of Object.entries(archiveFiles(family, 'On disk', '0.1.0'))) writeFileSync(join(folder, name), content);
+    for (const [name, content] of Object.entries(archiveFiles(family, 'On disk', '0.1.0')))
+      writeFileSync(join(folder, name), content);
     const local = await create({ url: `file:${family}-local` });
     t.equal(local.status, 201, local.raw);
     t.match(local.body, { plugin_type: 'local', name: 'On disk', tag: null, url: `file:${family}-local` });
@@ -134,12 +159,22 @@ export async function familyCrudSuite(
     await refused({ url: server.url('/badjson.zip') }, 'url', /Could not parse plugin.json/);
     server.set('/escape.zip', zipArchive({ 'plugin.json': '{"name": "x"}', '../../etc/passwd': 'root' }, ''));
     await refused({ url: server.url('/escape.zip') }, 'url', /unsafe path: "..\/..\/etc\/passwd"/);
-    server.set('/escape.tgz', await tarGzArchive({ 'plugin.json': '{"name": "x"}' }, 'package/', [{ name: '/etc/cron.d/x' }]));
+    server.set(
+      '/escape.tgz',
+      await tarGzArchive({ 'plugin.json': '{"name": "x"}' }, 'package/', [{ name: '/etc/cron.d/x' }]),
+    );
     await refused({ url: server.url('/escape.tgz') }, 'url', /unsafe path: "\/etc\/cron.d\/x"/);
     server.set('/huge.zip', Buffer.alloc(200 * 1024, 1));
     await refused({ url: server.url('/huge.zip') }, 'url', /larger than the 65536 bytes allowed/);
-    server.set('/bomb.tgz', await tarGzArchive({ 'plugin.json': '{"name": "x"}', 'zeros.bin': new Uint8Array(1024 * 1024) }));
-    await refused({ url: server.url('/bomb.tgz') }, 'url', /"package\/zeros.bin" in the plugin archive is larger than the 65536 bytes allowed/);
+    server.set(
+      '/bomb.tgz',
+      await tarGzArchive({ 'plugin.json': '{"name": "x"}', 'zeros.bin': new Uint8Array(1024 * 1024) }),
+    );
+    await refused(
+      { url: server.url('/bomb.tgz') },
+      'url',
+      /"package\/zeros.bin" in the plugin archive is larger than the 65536 bytes allowed/,
+    );
     server.set('/bomb.zip', zipArchive({ 'plugin.json': '{"name": "x"}', 'zeros.bin': new Uint8Array(1024 * 1024) }));
     await refused({ url: server.url('/bomb.zip') }, 'url', /larger than the 65536 bytes allowed/);
     await refused({ plugin_type: 'custom' }, 'url', /This field is required/);
@@ -153,7 +188,10 @@ export async function familyCrudSuite(
 
     t.equal((await call(op(family, 'create'), { params: org(a), body: { plugin_type: 'source' } })).status, 401);
     const reader = await makeKey(db, a.user, ['plugin:read']);
-    t.match(await create({ plugin_type: 'source' }, reader), { status: 403, body: { detail: "API key missing required scope 'plugin:write'" } });
+    t.match(await create({ plugin_type: 'source' }, reader), {
+      status: 403,
+      body: { detail: "API key missing required scope 'plugin:write'" },
+    });
     await setAccessLevel(db, a, 6);
     t.match(await create({ plugin_type: 'source', is_global: true }), {
       status: 403,
@@ -172,7 +210,11 @@ export async function familyCrudSuite(
     const res = await get(mine.id);
     t.equal(res.status, 200);
     t.same(res.body, mine);
-    t.same((await get((await makePlugin(ctx, b, family)).id)).body, NOT_FOUND, "another organization's plugin is a 404");
+    t.same(
+      (await get((await makePlugin(ctx, b, family)).id)).body,
+      NOT_FOUND,
+      "another organization's plugin is a 404",
+    );
     const global_ = await makePlugin(ctx, b, family, { is_global: true });
     t.match(await get(global_.id), { status: 200, body: { organization_id: b.organization.id } });
     t.equal((await get((await makePlugin(ctx, a, other)).id)).status, 404, 'a plugin of another family is a 404 here');
@@ -191,24 +233,49 @@ export async function familyCrudSuite(
     const mine = await makePlugin(ctx, a, family);
     const patch = (id: number | string, body: unknown, key = a.key) =>
       call(op(family, 'partial_update'), { key, params: { ...org(a), id }, body });
-    const res = await patch(mine.id, { name: 'Renamed', icon: 'https://x/icon.png', url: 'https://ignored', organization_id: b.organization.id });
+    const res = await patch(mine.id, {
+      name: 'Renamed',
+      icon: 'https://x/icon.png',
+      url: 'https://ignored',
+      organization_id: b.organization.id,
+    });
     t.equal(res.status, 200);
     t.match(res.body, { name: 'Renamed', icon: 'https://x/icon.png', url: null, organization_id: a.organization.id });
     t.match(await patch(mine.id, { name: 'x'.repeat(201) }), { status: 400, body: { attr: 'name' } });
     t.match(await patch(mine.id, { is_global: 'yes' }), { status: 400, body: { attr: 'is_global' } });
-    t.match(await patch(mine.id, { is_global: true }), { status: 200, body: { is_global: true } }, 'root may make it global');
+    t.match(
+      await patch(mine.id, { is_global: true }),
+      { status: 200, body: { is_global: true } },
+      'root may make it global',
+    );
     const global_ = await makePlugin(ctx, b, family, { is_global: true });
     t.match(await patch(global_.id, { name: 'Mine now' }), { status: 403, body: { detail: MANAGED } });
     t.equal((await patch((await makePlugin(ctx, b, family)).id, { name: 'x' })).status, 404);
     t.equal((await patch((await makePlugin(ctx, a, other)).id, { name: 'x' })).status, 404, 'another family: 404');
     const moved = await patch(mine.id, { capabilities: CAPABILITIES[other] });
     t.same(moved.body.capabilities, CAPABILITIES[other]);
-    t.equal((await call(op(family, 'retrieve'), { key: a.key, params: { ...org(a), id: mine.id } })).status, 404, 'it left this family');
-    t.equal((await call(op(other, 'partial_update'), { key: a.key, params: { ...org(a), id: mine.id }, body: { capabilities: CAPABILITIES[family] } })).status, 200);
+    t.equal(
+      (await call(op(family, 'retrieve'), { key: a.key, params: { ...org(a), id: mine.id } })).status,
+      404,
+      'it left this family',
+    );
+    t.equal(
+      (
+        await call(op(other, 'partial_update'), {
+          key: a.key,
+          params: { ...org(a), id: mine.id },
+          body: { capabilities: CAPABILITIES[family] },
+        })
+      ).status,
+      200,
+    );
     t.equal((await call(op(family, 'partial_update'), { params: { ...org(a), id: mine.id }, body: {} })).status, 401);
     t.equal((await patch(mine.id, { name: 'x' }, await makeKey(db, a.user, ['plugin:read']))).status, 403);
     await setAccessLevel(db, a, 6);
-    t.match(await patch(mine.id, { is_global: false }), { status: 403, body: { detail: "This organization can't manage global plugins!" } });
+    t.match(await patch(mine.id, { is_global: false }), {
+      status: 403,
+      body: { detail: "This organization can't manage global plugins!" },
+    });
     t.equal((await patch(mine.id, { description: 'install level may edit' })).status, 200);
     await setAccessLevel(db, a, 3);
     t.match(await patch(mine.id, { name: 'x' }), { status: 403, body: { detail: ACCESS } });
@@ -226,7 +293,11 @@ export async function familyCrudSuite(
       status: 400,
       body: { attr: null, detail: 'This plugin is marked as global! Make it local before uninstallation' },
     });
-    await call(op(family, 'partial_update'), { key: a.key, params: { ...org(a), id: global_.id }, body: { is_global: false } });
+    await call(op(family, 'partial_update'), {
+      key: a.key,
+      params: { ...org(a), id: global_.id },
+      body: { is_global: false },
+    });
     t.equal((await del(global_.id)).status, 204, 'deletable once local');
     const theirs = await makePlugin(ctx, b, family, { is_global: true });
     t.match(await del(theirs.id), { status: 403, body: { detail: MANAGED } });
@@ -239,6 +310,10 @@ export async function familyCrudSuite(
     t.equal((await del(keep.id, await makeKey(db, a.user, ['plugin:read']))).status, 403);
     await setAccessLevel(db, a, 3);
     t.match(await del(keep.id), { status: 403, body: { detail: ACCESS } });
-    t.equal((await call(op(family, 'retrieve'), { key: a.key, params: { ...org(a), id: keep.id } })).status, 200, 'still there');
+    t.equal(
+      (await call(op(family, 'retrieve'), { key: a.key, params: { ...org(a), id: keep.id } })).status,
+      200,
+      'still there',
+    );
   });
 }

@@ -3,10 +3,11 @@ import { rowsOf } from '../../src/db/queries/util.js';
 import type { Db } from '../../src/db/client.js';
 
 /**
- * Columns a refused request may legitimately touch: authentication records when a key was last
- * used (PostHog does the same), before the request is refused for another reason.
+ * Columns a request may legitimately touch without changing anything: authentication records when a
+ * key was last used (PostHog does the same), before the request is refused for another reason, and
+ * when a dashboard was last retrieved (PostHog's `last_accessed_at`, written by reads).
  */
-const VOLATILE = ['last_used_at'];
+const VOLATILE = ['last_used_at', 'last_accessed_at'];
 
 export async function rows<T = Record<string, unknown>>(db: Db, query: ReturnType<typeof sql>): Promise<T[]> {
   return rowsOf<T>(await db.execute(query));

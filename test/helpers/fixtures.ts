@@ -81,7 +81,8 @@ export class Fixtures {
     if (res.status >= 300) return undefined;
     this.made++;
     const id = idFromCreated(res.body, name);
-    if (id !== undefined) this.cache.set(cacheKey, id);
+    // A fresh object is about to be removed, so later requests keep the shared one.
+    if (id !== undefined && !fresh) this.cache.set(cacheKey, id);
     return id;
   }
 }

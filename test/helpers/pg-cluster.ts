@@ -88,7 +88,9 @@ export async function startCluster(bin: string, opts: ClusterOptions = {}): Prom
         : [join(bin, 'pg_ctl'), ctlArgs(args)];
       const child = spawn(file, argv, { stdio: 'ignore' });
       child.on('error', reject);
-      child.on('close', (code) => (code === 0 ? resolveDone() : reject(new Error(`pg_ctl ${args.join(' ')} exited with ${code}`))));
+      child.on('close', (code) =>
+        code === 0 ? resolveDone() : reject(new Error(`pg_ctl ${args.join(' ')} exited with ${code}`)),
+      );
     });
   ctl('start');
   let gone = false;
@@ -110,4 +112,26 @@ export async function startCluster(bin: string, opts: ClusterOptions = {}): Prom
   // A test that dies still takes its postmaster with it.
   process.once('exit', () => cluster.destroy());
   return cluster;
+}
+
+/**
+ * A login role of the cluster with what the migrator and the API need on its `postgres` database
+ * (run after that database is migrated), and no more: it cannot read other roles' sessions in
+ * pg_stat_activity. Returns the cluster's URL for that role.
+ */
+export async function createAppRole(cluster: PgCluster, role: string): Promise<string> {
+  const { default: postgres } = await import('postgres');
+  const admin = postgres(cluster.url, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create role ${role} login`);
+    await admin.unsafe(`grant create on database postgres to ${role}`);
+    await admin.unsafe(`grant usage, create on schema public, drizzle to ${role}`);
+    await admin.unsafe(`grant all on all tables in schema public, drizzle to ${role}`);
+    await admin.unsafe(`grant all on all sequences in schema public, drizzle to ${role}`);
+  } finally {
+    await admin.end();
+  }
+  const u = new URL(cluster.url);
+  u.username = role;
+  return u.toString();
 }

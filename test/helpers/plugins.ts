@@ -14,9 +14,12 @@ import type { Tenant } from './factories.js';
 
 /** A main file per family: what it exports puts the plugin in that family. */
 export const SOURCES: Record<Family, string> = {
-  pipeline_destinations: 'export async function onEvent(event: PluginEvent) {\n  await fetch("https://example.com", { body: event.event })\n}\n',
-  pipeline_transformations: 'export function processEvent(event: PluginEvent) {\n  return { ...event, event: event.event.toLowerCase() }\n}\n',
-  pipeline_import_apps: 'export async function runEveryHour({ storage }: Meta) {\n  await storage.set("ran", true)\n}\n',
+  pipeline_destinations:
+    'export async function onEvent(event: PluginEvent) {\n  await fetch("https://example.com", { body: event.event })\n}\n',
+  pipeline_transformations:
+    'export function processEvent(event: PluginEvent) {\n  return { ...event, event: event.event.toLowerCase() }\n}\n',
+  pipeline_import_apps:
+    'export async function runEveryHour({ storage }: Meta) {\n  await storage.set("ran", true)\n}\n',
   pipeline_frontend_apps: 'export type Config = { colour: string }\nconst helper = 1\nexport { helper as inject }\n',
 };
 
@@ -48,13 +51,20 @@ export function op(family: Family, action: string): OperationId {
 }
 
 export function pluginJson(name: string, version: string, extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({ name, description: `${name} from an archive`, version, config: CONFIG_SCHEMA, ...extra }, null, 2);
+  return JSON.stringify(
+    { name, description: `${name} from an archive`, version, config: CONFIG_SCHEMA, ...extra },
+    null,
+    2,
+  );
 }
 
 /** A repository-style zip: everything in one top folder. */
 export function zipArchive(files: Record<string, string | Uint8Array>, top = 'plugin-main/'): Buffer {
   const entries = Object.fromEntries(
-    Object.entries(files).map(([name, content]) => [top + name, typeof content === 'string' ? new TextEncoder().encode(content) : content]),
+    Object.entries(files).map(([name, content]) => [
+      top + name,
+      typeof content === 'string' ? new TextEncoder().encode(content) : content,
+    ]),
   );
   return Buffer.from(zipSync(entries));
 }
@@ -94,7 +104,8 @@ export interface FileServer {
 /** A real HTTP server on 127.0.0.1 serving whatever the test puts on it. */
 export async function startFileServer(t: Test): Promise<FileServer> {
   const routes = new Map<string, { body: Buffer; status: number }>();
-  const listen = (s: Server) => new Promise<number>((resolve) => s.listen(0, '127.0.0.1', () => resolve((s.address() as AddressInfo).port)));
+  const listen = (s: Server) =>
+    new Promise<number>((resolve) => s.listen(0, '127.0.0.1', () => resolve((s.address() as AddressInfo).port)));
   const server = createServer((req, res) => {
     const route = routes.get((req.url ?? '').split('?')[0]!);
     if (!route) {
@@ -116,7 +127,10 @@ export async function startFileServer(t: Test): Promise<FileServer> {
 }
 
 export async function setAccessLevel(db: Db, tenant: Tenant, level: 0 | 3 | 6 | 9): Promise<void> {
-  await db.update(organizations).set({ plugins_access_level: level }).where(eq(organizations.id, tenant.organization.id));
+  await db
+    .update(organizations)
+    .set({ plugins_access_level: level })
+    .where(eq(organizations.id, tenant.organization.id));
 }
 
 /** A `source` plugin of `family`, installed through the API by the tenant's owner. */
@@ -129,7 +143,12 @@ export async function makePlugin(
   const res = await ctx.call(op(family, 'create'), {
     key: tenant.key,
     params: { organization_id: tenant.organization.id },
-    body: { plugin_type: 'source', name: `Plugin ${Math.random().toString(36).slice(2, 8)}`, capabilities: CAPABILITIES[family], ...body },
+    body: {
+      plugin_type: 'source',
+      name: `Plugin ${Math.random().toString(36).slice(2, 8)}`,
+      capabilities: CAPABILITIES[family],
+      ...body,
+    },
   });
   if (res.status !== 201) throw new Error(`makePlugin: ${res.status} ${res.raw}`);
   return res.body;

@@ -74,7 +74,9 @@ export interface CliRun {
 /** The operator CLI as `npm run cli` runs it, with `env` over this process's environment. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliRun> {
   return new Promise((resolve) => {
-    const child = spawn(join('node_modules', '.bin', 'tsx'), ['src/cli/index.ts', ...args], { env: { ...process.env, ...env } });
+    const child = spawn(join('node_modules', '.bin', 'tsx'), ['src/cli/index.ts', ...args], {
+      env: { ...process.env, ...env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -37,7 +37,11 @@ export async function startSmtp(
     onData(stream, session, cb) {
       simpleParser(stream).then(
         (mail) => {
-          messages.push({ mail, rcptTo: session.envelope.rcptTo.map((r) => r.address), user: session.user as string | undefined });
+          messages.push({
+            mail,
+            rcptTo: session.envelope.rcptTo.map((r) => r.address),
+            user: session.user as string | undefined,
+          });
           for (const wake of waiters.splice(0)) wake();
           cb();
         },

@@ -20,7 +20,11 @@ export interface Param {
 function paramOf(node: unknown): Param {
   const p = deref<Param & { content?: Record<string, { schema?: Schema }> }>(node);
   if (p.schema) return p;
-  return { ...p, schema: deref(p.content?.['application/json']?.schema) ?? {}, json: Boolean(p.content?.['application/json']) };
+  return {
+    ...p,
+    schema: deref(p.content?.['application/json']?.schema) ?? {},
+    json: Boolean(p.content?.['application/json']),
+  };
 }
 
 export interface Op {
@@ -165,7 +169,11 @@ function minimalString(s: Schema): string {
 }
 
 /** Fills `{name}` segments of `path`, percent-encoding each value except those named in `raw`. */
-export function fillPath(path: string, values: Record<string, string | number>, raw: ReadonlySet<string> = new Set()): string {
+export function fillPath(
+  path: string,
+  values: Record<string, string | number>,
+  raw: ReadonlySet<string> = new Set(),
+): string {
   return path.replace(/\{(\w+)\}/g, (_, name: string) => {
     const value = values[name];
     if (value === undefined) throw new Error(`${path}: no value for {${name}}`);

@@ -25,15 +25,16 @@ export function operationInfo(operationId: OperationId): OperationInfo {
 }
 
 /**
- * OpenAPI 3.0's `nullable: true` next to `allOf`/`oneOf`/`anyOf`/`$ref` allows null, but ajv applies
- * the composed schemas to null too and refuses it; spell such schemas as JSON Schema does.
+ * OpenAPI 3.0's `nullable: true` next to `allOf`/`oneOf`/`anyOf`/`$ref` (or with no `type`, as
+ * PostHog's export has it) allows null, but ajv applies the composed schemas to null too and refuses
+ * it (or refuses the schema); spell such schemas as JSON Schema does.
  */
-function nullableComposition(node: unknown): unknown {
+export function nullableComposition(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(nullableComposition);
   if (!node || typeof node !== 'object') return node;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(node)) out[k] = nullableComposition(v);
-  if (out.nullable === true && (out.allOf || out.oneOf || out.anyOf || out.$ref)) {
+  if (out.nullable === true && (out.allOf || out.oneOf || out.anyOf || out.$ref || !out.type)) {
     const { nullable: _, ...rest } = out;
     return { anyOf: [{ type: 'null' }, rest] };
   }
@@ -44,7 +45,7 @@ const ajv = new Ajv({ strict: false, allErrors: true });
 formats.default(ajv);
 ajv.addSchema(nullableComposition(spec) as object, 'spec');
 
-const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
 function resolveResponse(response: any): any {
   while (response?.$ref) {
@@ -70,7 +71,8 @@ export function validateResponse(
   if (!declared) return [`${operationId}: status ${status} is not documented (body: ${body.slice(0, 300)})`];
   const response = resolveResponse(declared);
   const content = response.content as Record<string, unknown> | undefined;
-  if (!content) return body.length ? [`${operationId}: status ${status} documents no body but got ${body.slice(0, 200)}`] : [];
+  if (!content)
+    return body.length ? [`${operationId}: status ${status} documents no body but got ${body.slice(0, 200)}`] : [];
   const mediaType = (contentType ?? '').split(';')[0]!.trim();
   if (!(mediaType in content)) return [`${operationId}: media type ${mediaType} is not documented for ${status}`];
   if (!/json/.test(mediaType)) return [];
@@ -82,8 +84,8 @@ export function validateResponse(
   }
   const ref =
     typeof declared.$ref === 'string'
-      ? `spec${declared.$ref}/content/${escape(mediaType)}/schema`
-      : `spec#/paths/${escape(path)}/${method.toLowerCase()}/responses/${status}/content/${escape(mediaType)}/schema`;
+      ? `spec${declared.$ref}/content/${escapePointer(mediaType)}/schema`
+      : `spec#/paths/${escapePointer(path)}/${method.toLowerCase()}/responses/${status}/content/${escapePointer(mediaType)}/schema`;
   const validate = ajv.getSchema(ref) ?? ajv.compile({ $ref: ref });
   if (validate(parsed)) return [];
   return (validate.errors ?? []).map((e) => `${operationId} ${status}: ${e.instancePath || '(body)'} ${e.message}`);

@@ -23,37 +23,171 @@ const a = await makeTenant(db);
 const b = await makeTenant(db);
 const ann = await insertPerson(db, a.project.id, ['ann', 'ann-2'], { plan: 'pro', email: 'ann@x.io' });
 await insertEvents(db, a.project.id, [
-  { event: 'signup', distinct_id: 'ann', person_id: ann.id, timestamp: new Date('2024-05-01T10:00:00Z'), properties: { $browser: 'Chrome', price: 12, nested: { k: 'v' } } },
-  { event: '$pageview', distinct_id: 'ann-2', person_id: ann.id, timestamp: new Date('2024-05-02T10:00:00Z'), properties: { $browser: 'Firefox', price: '7.5', 'weird key': 'x' } },
-  { event: '$pageview', distinct_id: 'anon', timestamp: new Date('2024-05-03T10:00:00Z'), properties: { price: 'n/a' } },
+  {
+    event: 'signup',
+    distinct_id: 'ann',
+    person_id: ann.id,
+    timestamp: new Date('2024-05-01T10:00:00Z'),
+    properties: { $browser: 'Chrome', price: 12, nested: { k: 'v' } },
+  },
+  {
+    event: '$pageview',
+    distinct_id: 'ann-2',
+    person_id: ann.id,
+    timestamp: new Date('2024-05-02T10:00:00Z'),
+    properties: { $browser: 'Firefox', price: '7.5', 'weird key': 'x' },
+  },
+  {
+    event: '$pageview',
+    distinct_id: 'anon',
+    timestamp: new Date('2024-05-03T10:00:00Z'),
+    properties: { price: 'n/a' },
+  },
 ]);
-const zed = await insertPerson(db, b.project.id, [`${MARK}-zed`, 'ann'], { plan: MARK, email: `${MARK}@b.io`, [MARK]: MARK });
+const zed = await insertPerson(db, b.project.id, [`${MARK}-zed`, 'ann'], {
+  plan: MARK,
+  email: `${MARK}@b.io`,
+  [MARK]: MARK,
+});
 await insertEvents(db, b.project.id, [
-  { event: MARK, distinct_id: `${MARK}-zed`, person_id: zed.id, timestamp: new Date('2024-05-01T10:00:00Z'), properties: { $browser: MARK, price: MARK, nested: { k: MARK }, [MARK]: MARK }, elements_chain: MARK },
-  { event: 'signup', distinct_id: 'ann', person_id: zed.id, timestamp: new Date('2024-05-01T10:00:00Z'), properties: { $browser: MARK, 'weird key': MARK } },
+  {
+    event: MARK,
+    distinct_id: `${MARK}-zed`,
+    person_id: zed.id,
+    timestamp: new Date('2024-05-01T10:00:00Z'),
+    properties: { $browser: MARK, price: MARK, nested: { k: MARK }, [MARK]: MARK },
+    elements_chain: MARK,
+  },
+  {
+    event: 'signup',
+    distinct_id: 'ann',
+    person_id: zed.id,
+    timestamp: new Date('2024-05-01T10:00:00Z'),
+    properties: { $browser: MARK, 'weird key': MARK },
+  },
 ]);
 
 const FIELDS = [
-  'event', 'distinct_id', 'timestamp', 'created_at', 'uuid', 'person_id', 'elements_chain', 'team_id', 'properties',
-  'properties.$browser', 'properties.price', 'properties.nested.k', "properties['weird key']", '$session_id',
-  'person.properties.plan', 'person.properties.email', 'person.id', 'person.created_at', 'person.is_identified',
-  'id', 'is_identified', 'e.event', 'e.properties.$browser', 'p.id', 'p.properties.plan', 'd.distinct_id', 'd.person_id',
-  'project_id', 'nope', 'pg_catalog.pg_user', 'events.event', '`event`', '"project_id"', 'q.c0', 't0.project_id', 'ev.project_id',
+  'event',
+  'distinct_id',
+  'timestamp',
+  'created_at',
+  'uuid',
+  'person_id',
+  'elements_chain',
+  'team_id',
+  'properties',
+  'properties.$browser',
+  'properties.price',
+  'properties.nested.k',
+  "properties['weird key']",
+  '$session_id',
+  'person.properties.plan',
+  'person.properties.email',
+  'person.id',
+  'person.created_at',
+  'person.is_identified',
+  'id',
+  'is_identified',
+  'e.event',
+  'e.properties.$browser',
+  'p.id',
+  'p.properties.plan',
+  'd.distinct_id',
+  'd.person_id',
+  'project_id',
+  'nope',
+  'pg_catalog.pg_user',
+  'events.event',
+  '`event`',
+  '"project_id"',
+  'q.c0',
+  't0.project_id',
+  'ev.project_id',
 ];
 const FUNCTIONS = [
-  'count', 'uniq', 'sum', 'avg', 'min', 'max', 'countIf', 'toDate', 'toDateTime', 'toString', 'toInt', 'toFloat',
-  'toStartOfDay', 'toStartOfWeek', 'toStartOfMonth', 'now', 'today', 'if', 'multiIf', 'coalesce', 'ifNull', 'lower',
-  'length', 'concat', 'substring', 'match', 'round', 'abs', 'JSONExtractString', 'JSONExtractInt', 'JSONHas', 'toIntervalDay',
-  'pg_sleep', 'version', 'current_setting', 'set_config', 'pg_read_file', 'dblink', 'query_to_xml', 'lo_import', 'nextval',
+  'count',
+  'uniq',
+  'sum',
+  'avg',
+  'min',
+  'max',
+  'countIf',
+  'toDate',
+  'toDateTime',
+  'toString',
+  'toInt',
+  'toFloat',
+  'toStartOfDay',
+  'toStartOfWeek',
+  'toStartOfMonth',
+  'now',
+  'today',
+  'if',
+  'multiIf',
+  'coalesce',
+  'ifNull',
+  'lower',
+  'length',
+  'concat',
+  'substring',
+  'match',
+  'round',
+  'abs',
+  'JSONExtractString',
+  'JSONExtractInt',
+  'JSONHas',
+  'toIntervalDay',
+  'pg_sleep',
+  'version',
+  'current_setting',
+  'set_config',
+  'pg_read_file',
+  'dblink',
+  'query_to_xml',
+  'lo_import',
+  'nextval',
 ];
 const TABLES = [
-  'events', 'events e', 'events AS e', 'persons', 'persons p', 'person_distinct_ids d', '(select * from events)', '(select event, count() as c from events group by event) s',
-  'users', 'pg_user', 'information_schema.tables', 'public.events', '"events"', 'organizations', 'events_1', 'pg_catalog.pg_class',
+  'events',
+  'events e',
+  'events AS e',
+  'persons',
+  'persons p',
+  'person_distinct_ids d',
+  '(select * from events)',
+  '(select event, count() as c from events group by event) s',
+  'users',
+  'pg_user',
+  'information_schema.tables',
+  'public.events',
+  '"events"',
+  'organizations',
+  'events_1',
+  'pg_catalog.pg_class',
 ];
 
 const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 const constant = fc.oneof(
-  fc.constantFrom("'Chrome'", "'2024-05-01'", "'2024-05-01 10:00:00'", '1', '0', '-1', '2.5', '1e300', '9223372036854775807', "'%'", "'('", 'NULL', 'true', "'n/a'", "'ann'", '{v}', '{missing}'),
+  fc.constantFrom(
+    "'Chrome'",
+    "'2024-05-01'",
+    "'2024-05-01 10:00:00'",
+    '1',
+    '0',
+    '-1',
+    '2.5',
+    '1e300',
+    '9223372036854775807',
+    "'%'",
+    "'('",
+    'NULL',
+    'true',
+    "'n/a'",
+    "'ann'",
+    '{v}',
+    '{missing}',
+  ),
   fc.string({ maxLength: 8 }).map(quote),
   oddStrings.map(quote),
   fc.integer().map(String),
@@ -62,7 +196,14 @@ const constant = fc.oneof(
 const OPS = ['=', '!=', '<', '>', '<=', '>=', '+', '-', '*', '/', '%', '||', 'AND', 'OR', 'LIKE', 'ILIKE', 'NOT LIKE'];
 
 const { expr } = fc.letrec<{ expr: string; call: string; bin: string; other: string }>((tie) => ({
-  expr: fc.oneof({ depthSize: 'small', withCrossShrink: true }, fc.constantFrom(...FIELDS), constant, tie('call'), tie('bin'), tie('other')),
+  expr: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.constantFrom(...FIELDS),
+    constant,
+    tie('call'),
+    tie('bin'),
+    tie('other'),
+  ),
   call: fc
     .tuple(fc.constantFrom(...FUNCTIONS), fc.boolean(), fc.array(tie('expr'), { maxLength: 3 }))
     .map(([f, distinct, args]) => `${f}(${distinct && args.length ? 'DISTINCT ' : ''}${args.join(', ')})`),
@@ -70,7 +211,9 @@ const { expr } = fc.letrec<{ expr: string; call: string; bin: string; other: str
   other: fc.oneof(
     tie('expr').map((x) => `NOT ${x}`),
     tie('expr').map((x) => `${x} IS NULL`),
-    fc.tuple(tie('expr'), fc.array(constant, { minLength: 1, maxLength: 3 })).map(([x, l]) => `${x} IN (${l.join(', ')})`),
+    fc
+      .tuple(tie('expr'), fc.array(constant, { minLength: 1, maxLength: 3 }))
+      .map(([x, l]) => `${x} IN (${l.join(', ')})`),
     tie('expr').map((x) => `${x} IN {ids}`),
     tie('expr').map((x) => `${x} IN (select distinct_id from person_distinct_ids)`),
     fc.tuple(tie('expr'), constant).map(([x, n]) => `${x} - INTERVAL ${n} DAY`),
@@ -81,19 +224,32 @@ const { expr } = fc.letrec<{ expr: string; call: string; bin: string; other: str
 const select = fc
   .record({
     distinct: fc.boolean(),
-    columns: fc.oneof(fc.constant('*'), fc.array(fc.tuple(expr, fc.option(fc.constantFrom('a', 'b', 'c', 'event'))), { minLength: 1, maxLength: 4 }).map((cs) => cs.map(([e, al]) => (al ? `${e} AS ${al}` : e)).join(', '))),
+    columns: fc.oneof(
+      fc.constant('*'),
+      fc
+        .array(fc.tuple(expr, fc.option(fc.constantFrom('a', 'b', 'c', 'event'))), { minLength: 1, maxLength: 4 })
+        .map((cs) => cs.map(([e, al]) => (al ? `${e} AS ${al}` : e)).join(', ')),
+    ),
     table: fc.option(fc.constantFrom(...TABLES), { freq: 8 }),
-    join: fc.option(fc.tuple(fc.constantFrom('JOIN', 'LEFT JOIN', 'FULL JOIN', 'CROSS JOIN', ','), fc.constantFrom(...TABLES), expr)),
+    join: fc.option(
+      fc.tuple(fc.constantFrom('JOIN', 'LEFT JOIN', 'FULL JOIN', 'CROSS JOIN', ','), fc.constantFrom(...TABLES), expr),
+    ),
     where: fc.option(expr),
     groupBy: fc.option(fc.oneof(expr, fc.constantFrom('1', '2', 'a', 'event'))),
     having: fc.option(expr, { freq: 4 }),
-    orderBy: fc.option(fc.tuple(fc.oneof(expr, fc.constantFrom('1', 'a', 'timestamp')), fc.constantFrom('', ' ASC', ' DESC'))),
+    orderBy: fc.option(
+      fc.tuple(fc.oneof(expr, fc.constantFrom('1', 'a', 'timestamp')), fc.constantFrom('', ' ASC', ' DESC')),
+    ),
     limit: fc.option(fc.constantFrom('0', '1', '10', '100000', '-1', '{n}', "'x'", '1.5')),
   })
   .map((q) => {
     let s = `SELECT ${q.distinct ? 'DISTINCT ' : ''}${q.columns}`;
     if (q.table) s += ` FROM ${q.table}`;
-    if (q.table && q.join) s += q.join[0] === ',' || q.join[0] === 'CROSS JOIN' ? ` ${q.join[0]} ${q.join[1]}` : ` ${q.join[0]} ${q.join[1]} ON ${q.join[2]}`;
+    if (q.table && q.join)
+      s +=
+        q.join[0] === ',' || q.join[0] === 'CROSS JOIN'
+          ? ` ${q.join[0]} ${q.join[1]}`
+          : ` ${q.join[0]} ${q.join[1]} ON ${q.join[2]}`;
     if (q.where) s += ` WHERE ${q.where}`;
     if (q.groupBy) s += ` GROUP BY ${q.groupBy}`;
     if (q.having) s += ` HAVING ${q.having}`;
@@ -103,61 +259,133 @@ const select = fc
   });
 
 // Queries that mostly make sense, so that many run: fields of the table, functions with their arity.
-const saneField = fc.constantFrom('event', 'distinct_id', 'timestamp', 'properties.$browser', 'properties.price', 'properties.nested.k', 'person.properties.plan', 'person_id', 'uuid', 'team_id', "properties['weird key']");
-const saneConst = fc.oneof(fc.constantFrom("'Chrome'", '1', '2.5', "'2024-05-01'", "'ann'", 'NULL', "'signup'", '{v}', '0'), fc.string({ maxLength: 6 }).map(quote), fc.integer({ min: -1000, max: 1000 }).map(String));
+const saneField = fc.constantFrom(
+  'event',
+  'distinct_id',
+  'timestamp',
+  'properties.$browser',
+  'properties.price',
+  'properties.nested.k',
+  'person.properties.plan',
+  'person_id',
+  'uuid',
+  'team_id',
+  "properties['weird key']",
+);
+const saneConst = fc.oneof(
+  fc.constantFrom("'Chrome'", '1', '2.5', "'2024-05-01'", "'ann'", 'NULL', "'signup'", '{v}', '0'),
+  fc.string({ maxLength: 6 }).map(quote),
+  fc.integer({ min: -1000, max: 1000 }).map(String),
+);
 const saneValue = fc.oneof(
   saneField,
   saneConst,
-  fc.tuple(fc.constantFrom('toDate', 'toStartOfDay', 'toStartOfWeek', 'lower', 'length', 'toString', 'toFloat'), saneField).map(([f, x]) => `${f}(${x})`),
+  fc
+    .tuple(
+      fc.constantFrom('toDate', 'toStartOfDay', 'toStartOfWeek', 'lower', 'length', 'toString', 'toFloat'),
+      saneField,
+    )
+    .map(([f, x]) => `${f}(${x})`),
   fc.tuple(saneField, fc.constantFrom('+', '-', '*', '/', '%', '||'), saneConst).map(([x, op, y]) => `${x} ${op} ${y}`),
   fc.tuple(saneField, saneConst).map(([x, y]) => `coalesce(${x}, ${y})`),
 );
 const saneCond: fc.Arbitrary<string> = fc.letrec<{ cond: string }>((tie) => ({
   cond: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
-    fc.tuple(saneValue, fc.constantFrom('=', '!=', '<', '>=', 'LIKE', 'ILIKE', 'NOT ILIKE'), saneValue).map(([x, op, y]) => `${x} ${op} ${y}`),
-    fc.tuple(saneField, fc.array(saneConst, { minLength: 1, maxLength: 3 })).map(([x, l]) => `${x} IN (${l.join(', ')})`),
+    fc
+      .tuple(saneValue, fc.constantFrom('=', '!=', '<', '>=', 'LIKE', 'ILIKE', 'NOT ILIKE'), saneValue)
+      .map(([x, op, y]) => `${x} ${op} ${y}`),
+    fc
+      .tuple(saneField, fc.array(saneConst, { minLength: 1, maxLength: 3 }))
+      .map(([x, l]) => `${x} IN (${l.join(', ')})`),
     saneField.map((x) => `${x} IS NOT NULL`),
     saneField.map((x) => `${x} IN {ids}`),
-    fc.constantFrom("timestamp > now() - INTERVAL 30 DAY", "timestamp > toDateTime('2024-05-01')", 'person_id IN (select id from persons)'),
+    fc.constantFrom(
+      'timestamp > now() - INTERVAL 30 DAY',
+      "timestamp > toDateTime('2024-05-01')",
+      'person_id IN (select id from persons)',
+    ),
     fc.tuple(tie('cond'), fc.constantFrom('AND', 'OR'), tie('cond')).map(([x, op, y]) => `(${x}) ${op} (${y})`),
     tie('cond').map((x) => `NOT (${x})`),
   ),
 })).cond;
 const saneSelect = fc.oneof(
   fc
-    .tuple(fc.array(saneValue, { minLength: 1, maxLength: 3 }), fc.option(saneCond), fc.option(fc.constantFrom(' ORDER BY 1', ' ORDER BY 1 DESC')), fc.option(fc.constantFrom(' LIMIT 2', ' LIMIT 0', ' LIMIT 20000')))
-    .map(([cols, where, order, limit]) => `SELECT ${cols.join(', ')} FROM events${where ? ` WHERE ${where}` : ''}${order ?? ''}${limit ?? ''}`),
+    .tuple(
+      fc.array(saneValue, { minLength: 1, maxLength: 3 }),
+      fc.option(saneCond),
+      fc.option(fc.constantFrom(' ORDER BY 1', ' ORDER BY 1 DESC')),
+      fc.option(fc.constantFrom(' LIMIT 2', ' LIMIT 0', ' LIMIT 20000')),
+    )
+    .map(
+      ([cols, where, order, limit]) =>
+        `SELECT ${cols.join(', ')} FROM events${where ? ` WHERE ${where}` : ''}${order ?? ''}${limit ?? ''}`,
+    ),
   fc
-    .tuple(saneValue, fc.constantFrom('count()', 'uniq(distinct_id)', 'sum(properties.price)', 'avg(properties.price)', 'max(timestamp)', "countIf(event = 'signup')", 'min(properties.$browser)'), fc.option(saneCond))
-    .map(([g, agg, where]) => `SELECT ${g} AS g, ${agg} FROM events${where ? ` WHERE ${where}` : ''} GROUP BY g ORDER BY 2 DESC`),
+    .tuple(
+      saneValue,
+      fc.constantFrom(
+        'count()',
+        'uniq(distinct_id)',
+        'sum(properties.price)',
+        'avg(properties.price)',
+        'max(timestamp)',
+        "countIf(event = 'signup')",
+        'min(properties.$browser)',
+      ),
+      fc.option(saneCond),
+    )
+    .map(
+      ([g, agg, where]) =>
+        `SELECT ${g} AS g, ${agg} FROM events${where ? ` WHERE ${where}` : ''} GROUP BY g ORDER BY 2 DESC`,
+    ),
   fc
     .tuple(fc.constantFrom('e.event', 'p.properties.plan', 'd.distinct_id', 'count()'), fc.option(saneCond))
-    .map(([col, where]) => `SELECT ${col === 'count()' ? 'count()' : `${col}, count()`} FROM events e LEFT JOIN persons p ON e.person_id = p.id LEFT JOIN person_distinct_ids d ON d.distinct_id = e.distinct_id${where ? ` WHERE ${where.replace(/\bevent\b/g, 'e.event')}` : ''}${col === 'count()' ? '' : ' GROUP BY 1'}`),
+    .map(
+      ([col, where]) =>
+        `SELECT ${col === 'count()' ? 'count()' : `${col}, count()`} FROM events e LEFT JOIN persons p ON e.person_id = p.id LEFT JOIN person_distinct_ids d ON d.distinct_id = e.distinct_id${where ? ` WHERE ${where.replace(/\bevent\b/g, 'e.event')}` : ''}${col === 'count()' ? '' : ' GROUP BY 1'}`,
+    ),
 );
 
 /** A query, or one broken by cutting or splicing characters, or noise. */
 const queryText = fc.oneof(
   { weight: 8, arbitrary: saneSelect },
   { weight: 4, arbitrary: select },
-  { weight: 2, arbitrary: fc.tuple(fc.oneof(select, saneSelect), fc.nat(), fc.nat({ max: 5 }), fc.constantFrom('', "'", '(', ')', ';', '--', '/*', '`', '"', '{', ' union select * from users')).map(([s, at, cut, ins]) => s.slice(0, at % (s.length + 1)) + ins + s.slice((at % (s.length + 1)) + cut)) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(
+        fc.oneof(select, saneSelect),
+        fc.nat(),
+        fc.nat({ max: 5 }),
+        fc.constantFrom('', "'", '(', ')', ';', '--', '/*', '`', '"', '{', ' union select * from users'),
+      )
+      .map(([s, at, cut, ins]) => s.slice(0, at % (s.length + 1)) + ins + s.slice((at % (s.length + 1)) + cut)),
+  },
   { weight: 1, arbitrary: fc.string({ maxLength: 60 }) },
 );
-const values = fc.constantFrom({}, { v: 'Chrome', ids: ['ann', 'anon'], n: 5 }, { v: 1, ids: [], n: -1 }, { v: [1], ids: 'ann', n: 'x' }, { v: { a: 1 }, ids: [null, true, 2] });
+const values = fc.constantFrom(
+  {},
+  { v: 'Chrome', ids: ['ann', 'anon'], n: 5 },
+  { v: 1, ids: [], n: -1 },
+  { v: [1], ids: 'ann', n: 'x' },
+  { v: { a: 1 }, ids: [null, true, 2] },
+);
 
 const dialect = new PgDialect();
 /** The table sources compile to these texts; nothing else in a statement may name a table. */
-const SOURCE = /\(select (ev\.uuid|p\.uuid, p\.properties|d\.distinct_id)[^]*?where (ev|p|d)\.project_id = \$(\d+)::int\)/g;
+const SOURCE =
+  /\(select (ev\.uuid|p\.uuid, p\.properties|d\.distinct_id)[\s\S]*?where (ev|p|d)\.project_id = \$(\d+)::int\)/g;
 
 function checkCompiled(text: string, vars: Record<string, unknown>) {
-  let select;
+  let select: ReturnType<typeof parseQuery>;
   try {
     select = parseQuery(text);
   } catch (err) {
     if (err instanceof QueryError) return;
     throw err;
   }
-  let compiled;
+  let compiled: ReturnType<typeof compileQuery>;
   try {
     compiled = compileQuery(select, { teamId: a.project.id, values: vars });
   } catch (err) {
@@ -168,7 +396,11 @@ function checkCompiled(text: string, vars: Record<string, unknown>) {
   const teamParams = [...sql.matchAll(/project_id = \$(\d+)::int/g)].map((m) => params[Number(m[1]) - 1]);
   if (teamParams.some((p) => p !== a.project.id)) throw new Error(`a project filter is bound to another value: ${sql}`);
   const rest = sql.replace(SOURCE, '(source)');
-  if (/\b(events|persons|person_distinct_ids|organizations|users|pg_\w+|information_schema)\b/i.test(rest.replace(/"[^"]*"/g, ''))) {
+  if (
+    /\b(events|persons|person_distinct_ids|organizations|users|pg_\w+|information_schema)\b/i.test(
+      rest.replace(/"[^"]*"/g, ''),
+    )
+  ) {
     throw new Error(`a table outside the scoped sources: ${rest}`);
   }
   if (rest.includes(';')) throw new Error(`a second statement: ${rest}`);
@@ -180,9 +412,15 @@ t.test('random queries: 200 or 400, only the project rows, scoped SQL', async (t
   await fc.assert(
     fc.asyncProperty(queryText, values, async (text, vars) => {
       checkCompiled(text, vars);
-      const res = await ctx.call('query_create', { key: a.key, params: { project_id: a.project.id }, body: { query: { kind: 'HogQLQuery', query: text, values: vars } } });
-      if (res.status !== 200 && res.status !== 400) throw new Error(`${res.status} for ${JSON.stringify(text)}: ${res.raw}`);
-      if (res.raw.includes(MARK)) throw new Error(`another project's value came back for ${JSON.stringify(text)}: ${res.raw.slice(0, 500)}`);
+      const res = await ctx.call('query_create', {
+        key: a.key,
+        params: { project_id: a.project.id },
+        body: { query: { kind: 'HogQLQuery', query: text, values: vars } },
+      });
+      if (res.status !== 200 && res.status !== 400)
+        throw new Error(`${res.status} for ${JSON.stringify(text)}: ${res.raw}`);
+      if (res.raw.includes(MARK))
+        throw new Error(`another project's value came back for ${JSON.stringify(text)}: ${res.raw.slice(0, 500)}`);
       if (process.env.FUZZ_DEBUG) console.error(res.status, text, res.raw.slice(0, 200));
       if (res.status === 200) ok++;
       else refused++;
@@ -193,6 +431,10 @@ t.test('random queries: 200 or 400, only the project rows, scoped SQL', async (t
 });
 
 t.test('the second project is really there', async (t) => {
-  const res = await ctx.call('query_create', { key: b.key, params: { project_id: b.project.id }, body: { query: { kind: 'HogQLQuery', query: 'select event from events order by event' } } });
+  const res = await ctx.call('query_create', {
+    key: b.key,
+    params: { project_id: b.project.id },
+    body: { query: { kind: 'HogQLQuery', query: 'select event from events order by event' } },
+  });
   t.ok(res.raw.includes(MARK), 'its own key reads its marked rows, so the check above can fail');
 });

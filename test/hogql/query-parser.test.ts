@@ -37,10 +37,17 @@ t.test('expressions print back with their grouping', async (t) => {
 
 t.test('queries', async (t) => {
   t.equal(
-    printSelect(parseQuery('select event, count() c from events e left join persons p on e.person_id = p.id where 1 group by event having c > 1 order by c desc limit 5, 10;')),
+    printSelect(
+      parseQuery(
+        'select event, count() c from events e left join persons p on e.person_id = p.id where 1 group by event having c > 1 order by c desc limit 5, 10;',
+      ),
+    ),
     'SELECT event, count() AS c FROM events AS e LEFT JOIN persons AS p ON e.person_id = p.id WHERE 1 GROUP BY event HAVING c > 1 ORDER BY c DESC LIMIT 10 OFFSET 5',
   );
-  t.equal(printSelect(parseQuery('SELECT * FROM (select event from events) sub, persons')), 'SELECT * FROM (SELECT event FROM events) AS sub CROSS JOIN persons');
+  t.equal(
+    printSelect(parseQuery('SELECT * FROM (select event from events) sub, persons')),
+    'SELECT * FROM (SELECT event FROM events) AS sub CROSS JOIN persons',
+  );
   t.equal(printSelect(parseQuery('select e.* from events e')), 'SELECT e.* FROM events AS e');
 });
 
@@ -70,5 +77,5 @@ t.test('errors say where', async (t) => {
     t.ok(err instanceof QueryError, input);
     t.match((err as Error).message, message, input);
   }
-  t.throws(() => parseQuery('select ' + 'x, '.repeat(10_000) + 'x'), /Query is too long/);
+  t.throws(() => parseQuery(`select ${'x, '.repeat(10_000)}x`), /Query is too long/);
 });

@@ -27,12 +27,25 @@ const body = (extra: Record<string, unknown> = {}) => ({ name: 'To S3', destinat
 t.test('batch_exports_create at organization scope', async (t) => {
   const a = await makeTenant(db);
   const second = await makeProject(db, a);
-  const res = await call('batch_exports_create', { key: a.key, params: { organization_id: a.organization.id }, body: body() });
+  const res = await call('batch_exports_create', {
+    key: a.key,
+    params: { organization_id: a.organization.id },
+    body: body(),
+  });
   t.equal(res.status, 201);
-  t.match(res.body, { name: 'To S3', model: 'events', interval: 'hour', paused: false, team_id: a.project.id, latest_runs: [], schema: null });
+  t.match(res.body, {
+    name: 'To S3',
+    model: 'events',
+    interval: 'hour',
+    paused: false,
+    team_id: a.project.id,
+    latest_runs: [],
+    schema: null,
+  });
   t.same(res.body.destination, {
     type: 'S3',
     config: { bucket_name: 'my-bucket', region: 'us-east-1', prefix: 'events/', compression: 'gzip' },
+    integration: null,
   });
   t.notOk(res.raw.includes('very-secret') || res.raw.includes('AKIDSECRET'), 'secrets are never returned');
   const [stored] = await db.select().from(batch_exports).where(eq(batch_exports.id, res.body.id));
@@ -46,7 +59,11 @@ t.test('batch_exports_create at organization scope', async (t) => {
   });
   t.match(named.body, { team_id: second.id, model: 'persons', interval: 'every 5 minutes' });
   const b = await makeTenant(db);
-  const foreign = await call('batch_exports_create', { key: a.key, params: { organization_id: a.organization.id }, body: body({ team_id: b.project.id }) });
+  const foreign = await call('batch_exports_create', {
+    key: a.key,
+    params: { organization_id: a.organization.id },
+    body: body({ team_id: b.project.id }),
+  });
   t.match(foreign, { status: 400, body: { attr: 'team_id', code: 'invalid_input' } });
 
   t.test('validation names the field', async (t) => {
@@ -54,10 +71,27 @@ t.test('batch_exports_create at organization scope', async (t) => {
     const cases: [Record<string, unknown>, string | null, RegExp | string][] = [
       [{ destination: S3, interval: 'hour' }, 'name', 'This field is required.'],
       [body({ interval: 'minute' }), 'interval', '"minute" is not a valid choice.'],
-      [body({ model: 'sessions' }), 'model', '"sessions" is not a valid choice.'],
-      [body({ destination: { type: 'Snowflake', config: {} } }), 'destination__type', '"Snowflake" is not a valid choice.'],
-      [body({ destination: { type: 'S3', config: { region: 'x' } } }), 'destination__config__bucket_name', "Configuration missing required field: 'bucket_name'"],
-      [body({ destination: { type: 'S3', config: { ...S3.config, colour: 'red' } } }), 'destination__config', "Configuration has unknown field/s: 'colour'"],
+      [body({ model: 'sessionz' }), 'model', '"sessionz" is not a valid choice.'],
+      [
+        body({ model: 'sessions', destination: { type: 'HTTP', config: { url: 'http://127.0.0.1:9/', token: 't' } } }),
+        null,
+        'HTTP batch exports only support the events model',
+      ],
+      [
+        body({ destination: { type: 'Snowflake', config: {} } }),
+        'destination__type',
+        '"Snowflake" is not a valid choice.',
+      ],
+      [
+        body({ destination: { type: 'S3', config: { region: 'x' } } }),
+        'destination__config__bucket_name',
+        "Configuration missing required field: 'bucket_name'",
+      ],
+      [
+        body({ destination: { type: 'S3', config: { ...S3.config, colour: 'red' } } }),
+        'destination__config',
+        "Configuration has unknown field/s: 'colour'",
+      ],
       [
         body({ destination: { type: 'S3', config: { ...S3.config, file_format: 'Parquet' } } }),
         'destination__config__file_format',
@@ -68,17 +102,51 @@ t.test('batch_exports_create at organization scope', async (t) => {
         'destination__config__compression',
         "Compression zstd is not supported for file format JSONLines. Supported compressions are ['gzip', 'brotli']",
       ],
-      [body({ destination: { type: 'Postgres', config: { host: 'h', database: 'd', user: 'u', password: 'p', port: 'x' } } }), 'destination__config__port', 'A valid integer is required.'],
-      [body({ destination: { type: 'Postgres', config: { host: 'h', database: 'd', user: 'u' } } }), 'destination__config__password', "Configuration missing required field: 'password'"],
-      [body({ destination: { type: 'HTTP', config: { url: 'not a url', token: 't' } } }), 'destination__config__url', 'Enter a valid URL.'],
-      [body({ destination: { type: 'HTTP', config: { url: 'http://x/batch/', token: 't' } }, model: 'persons' }), null, 'HTTP batch exports only support the events model'],
+      [
+        body({
+          destination: { type: 'Postgres', config: { host: 'h', database: 'd', user: 'u', password: 'p', port: 'x' } },
+        }),
+        'destination__config__port',
+        'A valid integer is required.',
+      ],
+      [
+        body({ destination: { type: 'Postgres', config: { host: 'h', database: 'd', user: 'u' } } }),
+        'destination__config__password',
+        "Configuration missing required field: 'password'",
+      ],
+      [
+        body({ destination: { type: 'HTTP', config: { url: 'not a url', token: 't' } } }),
+        'destination__config__url',
+        'Enter a valid URL.',
+      ],
+      [
+        body({ destination: { type: 'HTTP', config: { url: 'http://x/batch/', token: 't' } }, model: 'persons' }),
+        null,
+        'HTTP batch exports only support the events model',
+      ],
       [body({ start_at: 'yesterday' }), 'start_at', /Datetime has wrong format/],
-      [body({ hogql_query: 'SELECT event FROM events UNION ALL SELECT event FROM events' }), 'hogql_query', 'UNIONs are not supported'],
-      [body({ hogql_query: 'SELECT event FROM events JOIN persons ON events.person_id = persons.id' }), 'hogql_query', 'JOINs are not supported'],
+      [
+        body({ hogql_query: 'SELECT event FROM events UNION ALL SELECT event FROM events' }),
+        'hogql_query',
+        'UNIONs are not supported',
+      ],
+      [
+        body({ hogql_query: 'SELECT event FROM events JOIN persons ON events.person_id = persons.id' }),
+        'hogql_query',
+        'JOINs are not supported',
+      ],
       [body({ hogql_query: 'SELECT id FROM persons' }), 'hogql_query', 'Query must only SELECT FROM events'],
       [body({ hogql_query: 'SELECT event FROM events WHERE' }), 'hogql_query', 'Failed to parse query'],
-      [body({ hogql_query: 'SELECT nope FROM events' }), 'hogql_query', 'Invalid HogQL query: Unable to resolve field: nope'],
-      [body({ hogql_query: 'SELECT event FROM events', model: 'persons' }), 'hogql_query', /only be used with the events model/],
+      [
+        body({ hogql_query: 'SELECT nope FROM events' }),
+        'hogql_query',
+        'Invalid HogQL query: Unable to resolve field: nope',
+      ],
+      [
+        body({ hogql_query: 'SELECT event FROM events', model: 'persons' }),
+        'hogql_query',
+        /only be used with the events model/,
+      ],
     ];
     for (const [payload, attr, detail] of cases) {
       const res = await call('batch_exports_create', { key: a.key, params: org, body: payload });
@@ -95,7 +163,10 @@ t.test('batch_exports_create at organization scope', async (t) => {
     const res = await call('batch_exports_create', {
       key: a.key,
       params: { organization_id: a.organization.id },
-      body: body({ hogql_query: "select event, properties.$browser as browser, properties['plan'] from events where properties.$browser = 'Chrome'" }),
+      body: body({
+        hogql_query:
+          "select event, properties.$browser as browser, properties['plan'] from events where properties.$browser = 'Chrome'",
+      }),
     });
     t.equal(res.status, 201);
     t.same(res.body.schema, {
@@ -105,15 +176,27 @@ t.test('batch_exports_create at organization scope', async (t) => {
         { expression: 'properties.plan', alias: 'plan' },
       ],
       values: {},
-      hogql_query: "SELECT event, properties.$browser AS browser, properties.plan FROM events WHERE properties.$browser = 'Chrome'",
+      hogql_query:
+        "SELECT event, properties.$browser AS browser, properties.plan FROM events WHERE properties.$browser = 'Chrome'",
     });
-    t.notOk('hogql_query' in res.body, 'hogql_query itself is write-only');
+    t.equal(
+      res.body.hogql_query,
+      res.body.schema.hogql_query,
+      'hogql_query is returned as stored (normalised), as PostHog does',
+    );
   });
 
   t.test('401, 403', async (t) => {
-    t.equal((await call('batch_exports_create', { params: { organization_id: a.organization.id }, body: body() })).status, 401);
+    t.equal(
+      (await call('batch_exports_create', { params: { organization_id: a.organization.id }, body: body() })).status,
+      401,
+    );
     const reader = await makeKey(db, a.user, ['batch_export:read']);
-    const denied = await call('batch_exports_create', { key: reader, params: { organization_id: a.organization.id }, body: body() });
+    const denied = await call('batch_exports_create', {
+      key: reader,
+      params: { organization_id: a.organization.id },
+      body: body(),
+    });
     t.same(denied.body, {
       type: 'authentication_error',
       code: 'permission_denied',
@@ -121,7 +204,11 @@ t.test('batch_exports_create at organization scope', async (t) => {
       attr: null,
     });
     const outsider = await makeTenant(db);
-    const other = await call('batch_exports_create', { key: outsider.key, params: { organization_id: a.organization.id }, body: body() });
+    const other = await call('batch_exports_create', {
+      key: outsider.key,
+      params: { organization_id: a.organization.id },
+      body: body(),
+    });
     t.equal(other.status, 403, 'a non-member is refused');
   });
 });
@@ -129,7 +216,11 @@ t.test('batch_exports_create at organization scope', async (t) => {
 t.test('list and retrieve at both scopes', async (t) => {
   const a = await makeTenant(db);
   const other = await makeProject(db, a);
-  const first = await call('projects_batch_exports_create', { key: a.key, params: { project_id: a.project.id }, body: body({ name: 'first' }) });
+  const first = await call('projects_batch_exports_create', {
+    key: a.key,
+    params: { project_id: a.project.id },
+    body: body({ name: 'first' }),
+  });
   t.equal(first.status, 201);
   t.equal(first.body.team_id, a.project.id);
   const second = await call('projects_batch_exports_create', {
@@ -144,31 +235,81 @@ t.test('list and retrieve at both scopes', async (t) => {
     ['second', 'first'],
     'the organization sees every project, newest first',
   );
-  const projectList = await call('projects_batch_exports_list', { key: a.key, params: { project_id: a.project.id }, query: { limit: 1 } });
+  const projectList = await call('projects_batch_exports_list', {
+    key: a.key,
+    params: { project_id: a.project.id },
+    query: { limit: 1 },
+  });
   t.match(projectList.body, { count: 1, next: null, results: [{ name: 'first' }] });
-  const got = await call('projects_batch_exports_retrieve', { key: a.key, params: { project_id: a.project.id, id: first.body.id } });
+  const got = await call('projects_batch_exports_retrieve', {
+    key: a.key,
+    params: { project_id: a.project.id, id: first.body.id },
+  });
   t.equal(got.body.id, first.body.id);
-  const wrongProject = await call('projects_batch_exports_retrieve', { key: a.key, params: { project_id: other.id, id: first.body.id } });
+  const wrongProject = await call('projects_batch_exports_retrieve', {
+    key: a.key,
+    params: { project_id: other.id, id: first.body.id },
+  });
   t.equal(wrongProject.status, 404, "another project's export is not found there");
-  const viaOrg = await call('batch_exports_retrieve', { key: a.key, params: { organization_id: a.organization.id, id: second.body.id } });
+  const viaOrg = await call('batch_exports_retrieve', {
+    key: a.key,
+    params: { organization_id: a.organization.id, id: second.body.id },
+  });
   t.equal(viaOrg.body.name, 'second');
 
   const b = await makeTenant(db);
-  const theirs = await call('batch_exports_retrieve', { key: b.key, params: { organization_id: b.organization.id, id: first.body.id } });
-  t.same(theirs.body, { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null }, "another organization's export is a 404");
-  t.equal((await call('batch_exports_retrieve', { key: b.key, params: { organization_id: a.organization.id, id: first.body.id } })).status, 403);
-  t.equal((await call('projects_batch_exports_retrieve', { key: b.key, params: { project_id: a.project.id, id: first.body.id } })).status, 403);
-  t.equal((await call('batch_exports_retrieve', { key: a.key, params: { organization_id: a.organization.id, id: 'nope' } })).status, 404);
+  const theirs = await call('batch_exports_retrieve', {
+    key: b.key,
+    params: { organization_id: b.organization.id, id: first.body.id },
+  });
+  t.same(
+    theirs.body,
+    { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null },
+    "another organization's export is a 404",
+  );
+  t.equal(
+    (
+      await call('batch_exports_retrieve', {
+        key: b.key,
+        params: { organization_id: a.organization.id, id: first.body.id },
+      })
+    ).status,
+    403,
+  );
+  t.equal(
+    (
+      await call('projects_batch_exports_retrieve', {
+        key: b.key,
+        params: { project_id: a.project.id, id: first.body.id },
+      })
+    ).status,
+    403,
+  );
+  t.equal(
+    (await call('batch_exports_retrieve', { key: a.key, params: { organization_id: a.organization.id, id: 'nope' } }))
+      .status,
+    404,
+  );
   t.equal((await call('batch_exports_list', { params: { organization_id: a.organization.id } })).status, 401);
   const noScope = await makeKey(db, a.user, ['dashboard:read']);
-  t.equal((await call('projects_batch_exports_list', { key: noScope, params: { project_id: a.project.id } })).status, 403);
+  t.equal(
+    (await call('projects_batch_exports_list', { key: noScope, params: { project_id: a.project.id } })).status,
+    403,
+  );
   const member = await makeMember(db, a, 1, ['batch_export:read']);
-  t.equal((await call('batch_exports_list', { key: member.key, params: { organization_id: a.organization.id } })).body.count, 2);
+  t.equal(
+    (await call('batch_exports_list', { key: member.key, params: { organization_id: a.organization.id } })).body.count,
+    2,
+  );
 });
 
 t.test('batch_exports_partial_update merges the destination config', async (t) => {
   const a = await makeTenant(db);
-  const created = await call('batch_exports_create', { key: a.key, params: { organization_id: a.organization.id }, body: body() });
+  const created = await call('batch_exports_create', {
+    key: a.key,
+    params: { organization_id: a.organization.id },
+    body: body(),
+  });
   const params = { organization_id: a.organization.id, id: created.body.id };
   const res = await call('batch_exports_partial_update', {
     key: a.key,
@@ -177,29 +318,69 @@ t.test('batch_exports_partial_update merges the destination config', async (t) =
   });
   t.equal(res.status, 200);
   t.match(res.body, { id: created.body.id, name: 'Renamed', team_id: a.project.id });
-  t.same(res.body.destination.config, { bucket_name: 'my-bucket', region: 'us-east-1', prefix: 'new/', compression: 'gzip' });
+  t.same(res.body.destination.config, {
+    bucket_name: 'my-bucket',
+    region: 'us-east-1',
+    prefix: 'new/',
+    compression: 'gzip',
+  });
   const [stored] = await db.select().from(batch_exports).where(eq(batch_exports.id, created.body.id));
-  t.equal(box.open(stored!.destination_config.aws_secret_access_key as string), 'very-secret', 'the secret left out of the PATCH is kept');
+  t.equal(
+    box.open(stored!.destination_config.aws_secret_access_key as string),
+    'very-secret',
+    'the secret left out of the PATCH is kept',
+  );
 
-  const bad = await call('batch_exports_partial_update', { key: a.key, params, body: { destination: { config: { compression: 'lz4' } } } });
+  const bad = await call('batch_exports_partial_update', {
+    key: a.key,
+    params,
+    body: { destination: { config: { compression: 'lz4' } } },
+  });
   t.match(bad, { status: 400, body: { attr: 'destination__config__compression' } });
-  const retyped = await call('batch_exports_partial_update', { key: a.key, params, body: { destination: { type: 'HTTP', config: { url: 'https://example.com/batch/' } } } });
-  t.match(retyped.body, { attr: 'destination__config__token', detail: "Configuration missing required field: 'token'" });
-  const hog = await call('batch_exports_partial_update', { key: a.key, params, body: { hogql_query: 'SELECT uuid, event FROM events' } });
-  t.same(hog.body.schema.fields.map((f: { alias: string }) => f.alias), ['uuid', 'event']);
+  const retyped = await call('batch_exports_partial_update', {
+    key: a.key,
+    params,
+    body: { destination: { type: 'HTTP', config: { url: 'https://example.com/batch/' } } },
+  });
+  t.match(retyped.body, {
+    attr: 'destination__config__token',
+    detail: "Configuration missing required field: 'token'",
+  });
+  const hog = await call('batch_exports_partial_update', {
+    key: a.key,
+    params,
+    body: { hogql_query: 'SELECT uuid, event FROM events' },
+  });
+  t.same(
+    hog.body.schema.fields.map((f: { alias: string }) => f.alias),
+    ['uuid', 'event'],
+  );
   const cleared = await call('batch_exports_partial_update', { key: a.key, params, body: { hogql_query: '' } });
   t.equal(cleared.body.schema, null);
   const typed = await call('batch_exports_partial_update', { key: a.key, params, body: { paused: 'yes' } });
   t.match(typed.body, { attr: 'paused', detail: 'Must be a valid boolean.' });
   const b = await makeTenant(db);
-  t.equal((await call('batch_exports_partial_update', { key: b.key, params: { organization_id: b.organization.id, id: created.body.id }, body: {} })).status, 404);
+  t.equal(
+    (
+      await call('batch_exports_partial_update', {
+        key: b.key,
+        params: { organization_id: b.organization.id, id: created.body.id },
+        body: {},
+      })
+    ).status,
+    404,
+  );
   const reader = await makeKey(db, a.user, ['batch_export:read']);
   t.equal((await call('batch_exports_partial_update', { key: reader, params, body: {} })).status, 403);
 });
 
 t.test('pause and unpause are idempotent', async (t) => {
   const a = await makeTenant(db);
-  const created = await call('projects_batch_exports_create', { key: a.key, params: { project_id: a.project.id }, body: body() });
+  const created = await call('projects_batch_exports_create', {
+    key: a.key,
+    params: { project_id: a.project.id },
+    body: body(),
+  });
   const params = { project_id: a.project.id, id: created.body.id };
   const paused = await call('projects_batch_exports_pause_create', { key: a.key, params });
   t.same([paused.status, paused.body], [200, { paused: true }]);
@@ -215,16 +396,30 @@ t.test('pause and unpause are idempotent', async (t) => {
   const unpaused = (await call('projects_batch_exports_retrieve', { key: a.key, params })).body;
   t.equal(unpaused.paused, false);
   await new Promise((r) => setTimeout(r, 20));
-  t.same((await call('projects_batch_exports_unpause_create', { key: a.key, params, body: { backfill: true } })).body, { paused: false });
-  t.equal((await call('projects_batch_exports_retrieve', { key: a.key, params })).body.last_updated_at, unpaused.last_updated_at);
-  const none = await call('projects_batch_exports_backfills_list', { key: a.key, params: { project_id: a.project.id, batch_export_id: created.body.id } });
+  t.same((await call('projects_batch_exports_unpause_create', { key: a.key, params, body: { backfill: true } })).body, {
+    paused: false,
+  });
+  t.equal(
+    (await call('projects_batch_exports_retrieve', { key: a.key, params })).body.last_updated_at,
+    unpaused.last_updated_at,
+  );
+  const none = await call('projects_batch_exports_backfills_list', {
+    key: a.key,
+    params: { project_id: a.project.id, batch_export_id: created.body.id },
+  });
   t.same(none.body.results, [], 'unpausing a running export backfills nothing');
 
   t.test('unpause with backfill covers the paused gap', async (t) => {
     const pausedAt = new Date(Date.now() - 3 * 3_600_000);
-    await db.update(batch_exports).set({ paused: true, last_paused_at: pausedAt }).where(eq(batch_exports.id, created.body.id));
+    await db
+      .update(batch_exports)
+      .set({ paused: true, last_paused_at: pausedAt })
+      .where(eq(batch_exports.id, created.body.id));
     await call('projects_batch_exports_unpause_create', { key: a.key, params, body: { backfill: true } });
-    const list = await call('projects_batch_exports_backfills_list', { key: a.key, params: { project_id: a.project.id, batch_export_id: created.body.id } });
+    const list = await call('projects_batch_exports_backfills_list', {
+      key: a.key,
+      params: { project_id: a.project.id, batch_export_id: created.body.id },
+    });
     t.equal(list.body.results.length, 1);
     const hour = 3_600_000;
     t.equal(list.body.results[0].start_at, pausedAt.toISOString());
@@ -234,26 +429,57 @@ t.test('pause and unpause are idempotent', async (t) => {
 
   t.test('errors', async (t) => {
     const b = await makeTenant(db);
-    t.equal((await call('batch_exports_pause_create', { key: b.key, params: { organization_id: b.organization.id, id: created.body.id } })).status, 404);
+    t.equal(
+      (
+        await call('batch_exports_pause_create', {
+          key: b.key,
+          params: { organization_id: b.organization.id, id: created.body.id },
+        })
+      ).status,
+      404,
+    );
     const reader = await makeKey(db, a.user, ['batch_export:read']);
     t.equal((await call('projects_batch_exports_pause_create', { key: reader, params })).status, 403);
     t.equal((await call('projects_batch_exports_unpause_create', { params })).status, 401);
-    const typed = await call('projects_batch_exports_unpause_create', { key: a.key, params, body: { backfill: 'true' } });
+    const typed = await call('projects_batch_exports_unpause_create', {
+      key: a.key,
+      params,
+      body: { backfill: 'true' },
+    });
     t.match(typed.body, { attr: 'backfill' });
   });
 });
 
 t.test('backfill validation', async (t) => {
   const a = await makeTenant(db);
-  const created = await call('batch_exports_create', { key: a.key, params: { organization_id: a.organization.id }, body: body({ interval: 'hour' }) });
+  const created = await call('batch_exports_create', {
+    key: a.key,
+    params: { organization_id: a.organization.id },
+    body: body({ interval: 'hour' }),
+  });
   const params = { organization_id: a.organization.id, id: created.body.id };
-  const noData = await call('batch_exports_backfill_create', { key: a.key, params, body: { start_at: '2024-01-01T00:00:00Z', end_at: '2024-01-02T00:00:00Z' } });
-  t.same(noData.body, { type: 'validation_error', code: 'invalid_input', detail: 'There is no data to backfill for this model.', attr: null });
-  await insertEvents(db, a.project.id, [{ timestamp: new Date('2024-03-01T10:20:00Z') }, { timestamp: new Date('2024-03-01T12:10:00Z') }]);
+  const noData = await call('batch_exports_backfill_create', {
+    key: a.key,
+    params,
+    body: { start_at: '2024-01-01T00:00:00Z', end_at: '2024-01-02T00:00:00Z' },
+  });
+  t.same(noData.body, {
+    type: 'validation_error',
+    code: 'invalid_input',
+    detail: 'There is no data to backfill for this model.',
+    attr: null,
+  });
+  await insertEvents(db, a.project.id, [
+    { timestamp: new Date('2024-03-01T10:20:00Z') },
+    { timestamp: new Date('2024-03-01T12:10:00Z') },
+  ]);
   const cases: [Record<string, unknown>, string][] = [
     [{ start_at: '2024-03-01T10:00:00', end_at: '2024-03-01T12:00:00Z' }, 'Input 2024-03-01T10:00:00 is naive.'],
     [{ start_at: 'soon', end_at: '2024-03-01T12:00:00Z' }, 'Input soon is not a valid ISO formatted datetime.'],
-    [{ start_at: '2024-03-01T12:00:00Z', end_at: '2024-03-01T11:00:00Z' }, "The initial backfill datetime 'start_at' happens after 'end_at'"],
+    [
+      { start_at: '2024-03-01T12:00:00Z', end_at: '2024-03-01T11:00:00Z' },
+      "The initial backfill datetime 'start_at' happens after 'end_at'",
+    ],
     [
       { start_at: '2024-02-01T00:00:00Z', end_at: '2024-02-02T00:00:00Z' },
       'The provided backfill date range contains no data. The earliest possible backfill start date is 2024-03-01 10:00:00',
@@ -264,10 +490,18 @@ t.test('backfill validation', async (t) => {
     t.same([res.status, res.body.detail, res.body.attr], [400, detail, null]);
   }
   const future = new Date(Date.now() + 3 * 3_600_000).toISOString();
-  const tooLate = await call('batch_exports_backfill_create', { key: a.key, params, body: { start_at: '2024-03-01T10:00:00Z', end_at: future } });
+  const tooLate = await call('batch_exports_backfill_create', {
+    key: a.key,
+    params,
+    body: { start_at: '2024-03-01T10:00:00Z', end_at: future },
+  });
   t.equal(tooLate.body.detail, `The provided 'end_at' (${future}) is in the future`);
 
-  const ok = await call('batch_exports_backfill_create', { key: a.key, params, body: { start_at: '2024-02-01T00:00:00+02:00', end_at: '2024-03-01T12:30:00Z' } });
+  const ok = await call('batch_exports_backfill_create', {
+    key: a.key,
+    params,
+    body: { start_at: '2024-02-01T00:00:00+02:00', end_at: '2024-03-01T12:30:00Z' },
+  });
   t.equal(ok.status, 200);
   t.match(ok.body, { backfill_id: /^[0-9a-f-]{36}$/ });
   const backfill = await call('batch_exports_backfills_retrieve', {
@@ -289,7 +523,11 @@ t.test('backfill validation', async (t) => {
     query: { ordering: 'data_interval_start', start: '2024-01-01T00:00:00Z' },
   });
   t.same(
-    runs.body.results.map((r: { data_interval_start: string; data_interval_end: string; status: string }) => [r.data_interval_start, r.data_interval_end, r.status]),
+    runs.body.results.map((r: { data_interval_start: string; data_interval_end: string; status: string }) => [
+      r.data_interval_start,
+      r.data_interval_end,
+      r.status,
+    ]),
     [
       ['2024-03-01T10:00:00.000Z', '2024-03-01T11:00:00.000Z', 'Starting'],
       ['2024-03-01T11:00:00.000Z', '2024-03-01T12:00:00.000Z', 'Starting'],
@@ -297,18 +535,39 @@ t.test('backfill validation', async (t) => {
     ],
     'one run per hour, aligned to the grid',
   );
-  const whole = await call('batch_exports_backfill_create', { key: a.key, params, body: { end_at: '2024-03-01T11:00:00Z' } });
+  const whole = await call('batch_exports_backfill_create', {
+    key: a.key,
+    params,
+    body: { end_at: '2024-03-01T11:00:00Z' },
+  });
   const single = await call('batch_exports_backfills_retrieve', {
     key: a.key,
     params: { organization_id: a.organization.id, batch_export_id: created.body.id, id: whole.body.backfill_id },
   });
-  t.match(single.body, { start_at: null, progress: { total_runs: 1 } }, 'no start_at: everything before end_at in one run');
-  t.equal((await call('batch_exports_backfill_create', { key: a.key, params: { ...params, id: '00000000-0000-0000-0000-000000000000' }, body: {} })).status, 404);
+  t.match(
+    single.body,
+    { start_at: null, progress: { total_runs: 1 } },
+    'no start_at: everything before end_at in one run',
+  );
+  t.equal(
+    (
+      await call('batch_exports_backfill_create', {
+        key: a.key,
+        params: { ...params, id: '00000000-0000-0000-0000-000000000000' },
+        body: {},
+      })
+    ).status,
+    404,
+  );
 });
 
 t.test('batch_exports_destroy and logs', async (t) => {
   const a = await makeTenant(db);
-  const created = await call('batch_exports_create', { key: a.key, params: { organization_id: a.organization.id }, body: body() });
+  const created = await call('batch_exports_create', {
+    key: a.key,
+    params: { organization_id: a.organization.id },
+    body: body(),
+  });
   const params = { organization_id: a.organization.id, id: created.body.id };
   const base = { project_id: a.project.id, batch_export_id: created.body.id };
   await insertLog(db, { ...base, instance_id: 'run-1', level: 'INFO', message: 'Batch export run started' });
@@ -316,16 +575,35 @@ t.test('batch_exports_destroy and logs', async (t) => {
   await insertLog(db, { ...base, instance_id: 'run-2', level: 'WARNING', message: 'Slow destination' });
   const all = await call('batch_exports_logs_retrieve', { key: a.key, params });
   t.equal(all.body.count, 3);
-  t.same(all.body.results.map((l: { message: string }) => l.message), ['Slow destination', 'Bucket vanished', 'Batch export run started'], 'newest first');
-  t.match(all.body.results[0], { log_source_id: created.body.id, instance_id: 'run-2', level: 'WARNING', timestamp: /Z$/ });
+  t.same(
+    all.body.results.map((l: { message: string }) => l.message),
+    ['Slow destination', 'Bucket vanished', 'Batch export run started'],
+    'newest first',
+  );
+  t.match(all.body.results[0], {
+    log_source_id: created.body.id,
+    instance_id: 'run-2',
+    level: 'WARNING',
+    timestamp: /Z$/,
+  });
   const levels = await call('batch_exports_logs_retrieve', { key: a.key, params, query: { level: 'error,warning' } });
   t.equal(levels.body.count, 2);
-  t.equal((await call('batch_exports_logs_retrieve', { key: a.key, params, query: { search: 'BUCKET' } })).body.count, 1);
-  t.equal((await call('batch_exports_logs_retrieve', { key: a.key, params, query: { instance_id: 'run-1' } })).body.count, 2);
+  t.equal(
+    (await call('batch_exports_logs_retrieve', { key: a.key, params, query: { search: 'BUCKET' } })).body.count,
+    1,
+  );
+  t.equal(
+    (await call('batch_exports_logs_retrieve', { key: a.key, params, query: { instance_id: 'run-1' } })).body.count,
+    2,
+  );
   const paged = await call('batch_exports_logs_retrieve', { key: a.key, params, query: { limit: 1 } });
   t.match(paged.body, { count: 3, results: [{ message: 'Slow destination' }] });
   t.ok(paged.body.next.includes('offset=1'));
-  const future = await call('batch_exports_logs_retrieve', { key: a.key, params, query: { after: new Date(Date.now() + 60_000).toISOString() } });
+  const future = await call('batch_exports_logs_retrieve', {
+    key: a.key,
+    params,
+    query: { after: new Date(Date.now() + 60_000).toISOString() },
+  });
   t.equal(future.body.count, 0);
   const tooMany = await call('batch_exports_logs_retrieve', { key: a.key, params, query: { limit: 501 } });
   t.match(tooMany.body, { attr: 'limit', detail: 'Ensure this value is less than or equal to 500.' });
@@ -352,19 +630,30 @@ t.test('batch_exports_destroy and logs', async (t) => {
   });
 
   const b = await makeTenant(db);
-  t.equal((await call('batch_exports_destroy', { key: b.key, params: { organization_id: b.organization.id, id: created.body.id } })).status, 404);
+  t.equal(
+    (
+      await call('batch_exports_destroy', {
+        key: b.key,
+        params: { organization_id: b.organization.id, id: created.body.id },
+      })
+    ).status,
+    404,
+  );
   const reader = await makeKey(db, a.user, ['batch_export:read']);
   t.equal((await call('batch_exports_destroy', { key: reader, params })).status, 403);
   const gone = await call('batch_exports_destroy', { key: a.key, params });
   t.same([gone.status, gone.raw], [204, '']);
   t.equal((await call('batch_exports_retrieve', { key: a.key, params })).status, 404);
-  t.equal((await call('batch_exports_list', { key: a.key, params: { organization_id: a.organization.id } })).body.count, 0, 'deleted exports are not listed');
-  const [stopped] = await db.select().from(batch_export_backfills).where(eq(batch_export_backfills.id, backfill.body.backfill_id));
+  t.equal(
+    (await call('batch_exports_list', { key: a.key, params: { organization_id: a.organization.id } })).body.count,
+    0,
+    'deleted exports are not listed',
+  );
+  const [stopped] = await db
+    .select()
+    .from(batch_export_backfills)
+    .where(eq(batch_export_backfills.id, backfill.body.backfill_id));
   t.equal(stopped!.status, 'Cancelled', 'its backfill is cancelled');
   const left = await db.select().from(batch_export_runs).where(eq(batch_export_runs.batch_export_id, created.body.id));
-  t.same(
-    [...new Set(left.map((r) => r.status))].sort(),
-    ['Cancelled', 'Completed'],
-    'and its unfinished runs',
-  );
+  t.same([...new Set(left.map((r) => r.status))].sort(), ['Cancelled', 'Completed'], 'and its unfinished runs');
 });

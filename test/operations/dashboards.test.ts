@@ -6,10 +6,40 @@ const ctx = await buildTestApp(t);
 const { call, db } = ctx;
 
 const LIST_FIELDS = [
-  'id', 'name', 'description', 'pinned', 'created_at', 'created_by', 'is_shared', 'deleted', 'creation_mode', 'tags',
-  'restriction_level', 'effective_restriction_level', 'effective_privilege_level',
+  'id',
+  'name',
+  'description',
+  'pinned',
+  'created_at',
+  'created_by',
+  'is_shared',
+  'deleted',
+  'creation_mode',
+  'tags',
+  'restriction_level',
+  'effective_restriction_level',
+  'effective_privilege_level',
+  // PostHog's current DashboardBasic adds these.
+  'last_accessed_at',
+  'last_viewed_at',
+  'user_access_level',
+  'access_control_version',
+  'last_refresh',
+  'team_id',
 ].sort();
-const FULL_FIELDS = [...LIST_FIELDS, 'use_template', 'use_dashboard', 'delete_insights', 'filters', 'tiles'].sort();
+const FULL_FIELDS = [
+  ...LIST_FIELDS,
+  'use_template',
+  'use_dashboard',
+  'delete_insights',
+  'filters',
+  'tiles',
+  'variables',
+  'breakdown_colors',
+  'data_color_theme_id',
+  'persisted_filters',
+  'persisted_variables',
+].sort();
 
 const denied = (scope: string) => ({
   type: 'authentication_error',
@@ -18,11 +48,25 @@ const denied = (scope: string) => ({
   attr: null,
 });
 const notFound = (detail = 'Not found.') => ({ type: 'invalid_request', code: 'not_found', detail, attr: null });
-const invalid = (attr: string | null, detail: string) => ({ type: 'validation_error', code: 'invalid_input', detail, attr });
+const invalid = (attr: string | null, detail: string) => ({
+  type: 'validation_error',
+  code: 'invalid_input',
+  detail,
+  attr,
+});
 const NO_EDIT = "You don't have edit permissions for this dashboard.";
 
-async function dashboard(tenant: Tenant, body: Record<string, unknown> = {}, key = tenant.key, project = tenant.project.id) {
-  const res = await call('dashboards_create', { key, params: { project_id: project }, body: { name: 'Dash', ...body } });
+async function dashboard(
+  tenant: Tenant,
+  body: Record<string, unknown> = {},
+  key = tenant.key,
+  project = tenant.project.id,
+) {
+  const res = await call('dashboards_create', {
+    key,
+    params: { project_id: project },
+    body: { name: 'Dash', ...body },
+  });
   if (res.status !== 201) throw new Error(`could not create a dashboard: ${res.raw}`);
   return res.body;
 }
@@ -32,7 +76,10 @@ async function patch(tenant: Tenant, id: number, body: Record<string, unknown>, 
 }
 
 async function withTextTiles(tenant: Tenant, id: number, ...bodies: string[]) {
-  const tiles = bodies.map((body, i) => ({ text: { body }, layouts: { sm: { x: (i % 2) * 6, y: Math.floor(i / 2) * 5, w: 6, h: 5 } } }));
+  const tiles = bodies.map((body, i) => ({
+    text: { body },
+    layouts: { sm: { x: (i % 2) * 6, y: Math.floor(i / 2) * 5, w: 6, h: 5 } },
+  }));
   const res = await patch(tenant, id, { tiles });
   if (res.status !== 200) throw new Error(`could not add tiles: ${res.raw}`);
   return res.body;
@@ -53,7 +100,11 @@ t.test('dashboards_list', async (t) => {
   const res = await call('dashboards_list', { key: a.key, params });
   t.equal(res.status, 200);
   t.equal(res.body.count, 3, 'deleted dashboards and other projects are left out');
-  t.same(res.body.results.map((d: any) => d.name), ['zeta', 'alpha', 'beta'], 'pinned first, then by name');
+  t.same(
+    res.body.results.map((d: any) => d.name),
+    ['zeta', 'alpha', 'beta'],
+    'pinned first, then by name',
+  );
   t.same(Object.keys(res.body.results[0]).sort(), LIST_FIELDS, 'list items carry exactly the listed fields');
   t.match(res.body.results[1], {
     tags: ['marketing', 'web'],
@@ -67,9 +118,15 @@ t.test('dashboards_list', async (t) => {
 
   t.test('tags filter keeps dashboards with any of the tags', async (t) => {
     const one = await call('dashboards_list', { key: a.key, params, query: { tags: ' Marketing ' } });
-    t.same(one.body.results.map((d: any) => d.name), ['alpha']);
+    t.same(
+      one.body.results.map((d: any) => d.name),
+      ['alpha'],
+    );
     const two = await call('dashboards_list', { key: a.key, params, query: { tags: ['sales', 'web'] } });
-    t.same(two.body.results.map((d: any) => d.name), ['alpha', 'beta']);
+    t.same(
+      two.body.results.map((d: any) => d.name),
+      ['alpha', 'beta'],
+    );
     const none = await call('dashboards_list', { key: a.key, params, query: { tags: 'nothing' } });
     t.equal(none.body.count, 0);
   });
@@ -87,7 +144,10 @@ t.test('dashboards_list', async (t) => {
     t.equal((await call('dashboards_list', { params })).status, 401);
     const noScope = await call('dashboards_list', { key: await makeKey(db, a.user, ['organization:read']), params });
     t.same(noScope.body, denied('dashboard:read'));
-    t.equal((await call('dashboards_list', { key: await makeKey(db, a.user, ['dashboard:write']), params })).status, 200);
+    t.equal(
+      (await call('dashboards_list', { key: await makeKey(db, a.user, ['dashboard:write']), params })).status,
+      200,
+    );
     const foreign = await call('dashboards_list', { key: b.key, params });
     t.equal(foreign.status, 403);
     t.equal(foreign.body.detail, "You don't have access to the project.");
@@ -112,7 +172,14 @@ t.test('dashboards_create', async (t) => {
   const res = await call('dashboards_create', {
     key: a.key,
     params,
-    body: { name: 'Sales', description: 'Money', tags: [' B ', 'a', 'A', 'b', '  '], creation_mode: 'template', is_shared: true, id: 987654 },
+    body: {
+      name: 'Sales',
+      description: 'Money',
+      tags: [' B ', 'a', 'A', 'b', '  '],
+      creation_mode: 'template',
+      is_shared: true,
+      id: 987654,
+    },
   });
   t.equal(res.status, 201);
   t.same(Object.keys(res.body).sort(), FULL_FIELDS);
@@ -143,7 +210,11 @@ t.test('dashboards_create', async (t) => {
     const app = await dashboard(a, { name: null, use_template: 'DEFAULT_APP' });
     t.match(app, { name: 'Product analytics', creation_mode: 'template', use_template: 'DEFAULT_APP' });
     t.equal(app.tiles.length, 6, 'the template creates text tiles');
-    t.match(app.tiles[0], { text: { body: /Daily active users/, created_by: { id: a.user.id } }, insight: null, order: 0 });
+    t.match(app.tiles[0], {
+      text: { body: /Daily active users/, created_by: { id: a.user.id } },
+      insight: null,
+      order: 0,
+    });
     t.match(app.tiles[1].layouts, { sm: { x: 6, y: 0, w: 6, h: 5 } });
     const named = await dashboard(a, { name: 'Mine', use_template: 'Product analytics' });
     t.match(named, { name: 'Mine', creation_mode: 'template' });
@@ -162,8 +233,15 @@ t.test('dashboards_create', async (t) => {
     const copy = await dashboard(a, { name: 'Copy', use_dashboard: source.id });
     t.match(copy, { name: 'Copy', creation_mode: 'duplicate', use_dashboard: source.id, tags: [] });
     t.same(copy.filters, { date_from: '-30d' });
-    t.same(copy.tiles.map((x: any) => x.text.body), ['one', 'two']);
-    t.notSame(copy.tiles.map((x: any) => x.id), withTiles.tiles.map((x: any) => x.id), 'tiles are copies');
+    t.same(
+      copy.tiles.map((x: any) => x.text.body),
+      ['one', 'two'],
+    );
+    t.notSame(
+      copy.tiles.map((x: any) => x.id),
+      withTiles.tiles.map((x: any) => x.id),
+      'tiles are copies',
+    );
     const again = await call('dashboards_retrieve', { key: a.key, params: { ...params, id: source.id } });
     t.equal(again.body.tiles.length, 2, 'the source keeps its tiles');
     const elsewhere = await dashboard(a, {}, a.key, (await makeProject(db, a)).id);
@@ -171,7 +249,11 @@ t.test('dashboards_create', async (t) => {
       const res = await call('dashboards_create', { key: a.key, params, body: { use_dashboard: id } });
       t.same(res.body, invalid('use_dashboard', 'Invalid value provided'), `use_dashboard ${id}`);
     }
-    const both = await call('dashboards_create', { key: a.key, params, body: { use_dashboard: source.id, use_template: 'BLANK' } });
+    const both = await call('dashboards_create', {
+      key: a.key,
+      params,
+      body: { use_dashboard: source.id, use_template: 'BLANK' },
+    });
     t.same(both.body, invalid(null, '`use_dashboard` and `use_template` cannot be used together'));
   });
 
@@ -209,7 +291,17 @@ t.test('dashboards_retrieve', async (t) => {
   const res = await call('dashboards_retrieve', { key: a.key, params: { ...params, id: d.id } });
   t.equal(res.status, 200);
   t.same(Object.keys(res.body).sort(), FULL_FIELDS);
-  t.same(res.body, d, 'the same as the create answer');
+  t.same({ ...res.body, last_accessed_at: null }, d, 'the same as the create answer, but for the access time');
+  t.equal(d.last_accessed_at, null, 'never retrieved yet');
+  t.ok(Date.now() - Date.parse(res.body.last_accessed_at) < 60_000, 'a retrieve sets last_accessed_at');
+  const again = await call('dashboards_retrieve', { key: a.key, params: { ...params, id: d.id } });
+  t.ok(again.body.last_accessed_at >= res.body.last_accessed_at, 'and moves it on each retrieve');
+  t.match(res.body, {
+    team_id: a.project.id,
+    last_viewed_at: null,
+    user_access_level: 'manager',
+    access_control_version: 'v1',
+  });
 
   t.test('privileges are computed per caller', async (t) => {
     const member = await makeMember(db, a, 1);
@@ -237,7 +329,10 @@ t.test('dashboards_retrieve', async (t) => {
   t.test('auth', async (t) => {
     t.equal((await call('dashboards_retrieve', { params: { ...params, id: d.id } })).status, 401);
     const key = await makeKey(db, a.user, ['sharing_configuration:read']);
-    t.same((await call('dashboards_retrieve', { key, params: { ...params, id: d.id } })).body, denied('dashboard:read'));
+    t.same(
+      (await call('dashboards_retrieve', { key, params: { ...params, id: d.id } })).body,
+      denied('dashboard:read'),
+    );
   });
 });
 
@@ -257,7 +352,13 @@ t.test('dashboards_partial_update', async (t) => {
   });
   t.equal(res.status, 200);
   t.same(Object.keys(res.body).sort(), FULL_FIELDS);
-  t.match(res.body, { name: 'After', description: 'New words', pinned: true, tags: ['new', 'other'], creation_mode: 'default' });
+  t.match(res.body, {
+    name: 'After',
+    description: 'New words',
+    pinned: true,
+    tags: ['new', 'other'],
+    creation_mode: 'default',
+  });
   t.same(res.body.filters, { date_from: '-14d' });
   t.same(res.body.tiles, [], 'use_template is ignored on update');
   const listed = await call('dashboards_list', { key: a.key, params, query: { tags: 'old' } });
@@ -275,7 +376,11 @@ t.test('dashboards_partial_update', async (t) => {
     t.equal((await patch(a, x.id, { deleted: true })).status, 404);
     const back = await patch(a, x.id, { deleted: false });
     t.match(back, { status: 200, body: { deleted: false, name: 'Doomed' } });
-    t.same(back.body.tiles.map((tile: any) => tile.text.body), ['kept'], 'restored with its tiles');
+    t.same(
+      back.body.tiles.map((tile: any) => tile.text.body),
+      ['kept'],
+      'restored with its tiles',
+    );
     t.equal((await call('dashboards_retrieve', { key: a.key, params: { ...params, id: x.id } })).status, 200);
   });
 
@@ -287,7 +392,8 @@ t.test('dashboards_partial_update', async (t) => {
     t.same(refused.body, {
       type: 'authentication_error',
       code: 'permission_denied',
-      detail: "Only the dashboard owner and project admins have the restriction rights required to change the dashboard's restriction level.",
+      detail:
+        "Only the dashboard owner and project admins have the restriction rights required to change the dashboard's restriction level.",
       attr: null,
     });
     t.equal((await patch(a, x.id, { name: 'member may edit at 21' }, member.key)).status, 200);
@@ -296,7 +402,9 @@ t.test('dashboards_partial_update', async (t) => {
     t.match(blocked, { status: 403, body: { code: 'permission_denied', detail: NO_EDIT } });
     const own = await dashboard(a, {}, member.key);
     t.match((await patch(a, own.id, { restriction_level: 37 }, member.key)).body, { restriction_level: 37 });
-    t.match((await patch(a, own.id, { name: 'admin edits anything' }, admin.key)).body, { name: 'admin edits anything' });
+    t.match((await patch(a, own.id, { name: 'admin edits anything' }, admin.key)).body, {
+      name: 'admin edits anything',
+    });
     const added = await call('dashboards_collaborators_create', {
       key: a.key,
       params: { ...params, dashboard_id: x.id },
@@ -317,14 +425,31 @@ t.test('dashboards_partial_update', async (t) => {
     });
     t.equal(added.status, 200);
     const [first, second] = added.body.tiles;
-    t.match(first, { text: { body: 'First', created_by: { id: a.user.id }, last_modified_by: null }, color: null, order: 0 });
+    t.match(first, {
+      text: { body: 'First', created_by: { id: a.user.id }, last_modified_by: null },
+      color: null,
+      order: 0,
+    });
     t.match(second, { text: { body: 'Second' }, color: 'blue', layouts: { sm: { w: 12 } }, order: 1 });
     const member = await makeMember(db, a, 1);
-    const changed = await patch(a, x.id, { tiles: [{ id: second.id, text: { body: 'Edited' }, color: 'green' }] }, member.key);
-    t.match(changed.body.tiles[1], { id: second.id, text: { body: 'Edited', last_modified_by: { id: member.user.id } }, color: 'green' });
+    const changed = await patch(
+      a,
+      x.id,
+      { tiles: [{ id: second.id, text: { body: 'Edited' }, color: 'green' }] },
+      member.key,
+    );
+    t.match(changed.body.tiles[1], {
+      id: second.id,
+      text: { body: 'Edited', last_modified_by: { id: member.user.id } },
+      color: 'green',
+    });
     t.same(changed.body.tiles[1].layouts, second.layouts, 'unsent tile fields are kept');
     const removed = await patch(a, x.id, { tiles: [{ id: first.id, deleted: true }] });
-    t.same(removed.body.tiles.map((tile: any) => tile.id), [second.id], 'a deleted tile is gone');
+    t.same(
+      removed.body.tiles.map((tile: any) => tile.id),
+      [second.id],
+      'a deleted tile is gone',
+    );
     const revive = await patch(a, x.id, { name: 'untouched', tiles: [{ id: first.id, deleted: false }] });
     t.match(revive.body, { attr: 'tiles__0__id', type: 'validation_error' });
     const other = await dashboard(a, { name: 'Other' });
@@ -340,7 +465,10 @@ t.test('dashboards_partial_update', async (t) => {
 
   t.test('validation and auth', async (t) => {
     t.match((await patch(a, d.id, { name: 'x'.repeat(401) })).body, { attr: 'name', code: 'max_length' });
-    t.match((await patch(a, d.id, { restriction_level: 1 })).body, { attr: 'restriction_level', code: 'invalid_choice' });
+    t.match((await patch(a, d.id, { restriction_level: 1 })).body, {
+      attr: 'restriction_level',
+      code: 'invalid_choice',
+    });
     t.match((await patch(a, d.id, { deleted: 'true' })).body, { attr: 'deleted', code: 'invalid_input' });
     t.same((await patch(a, d.id, { filters: 'x' })).body, invalid('filters', 'Filters must be a dictionary'));
     t.match((await patch(a, d.id, { tiles: {} })).body, { attr: 'tiles', code: 'not_a_list' });
@@ -350,7 +478,10 @@ t.test('dashboards_partial_update', async (t) => {
     const other = await dashboard(b);
     t.same((await patch(a, other.id, { name: 'hijack' })).body, notFound());
     t.same((await patch(a, other.id, { deleted: false })).body, notFound());
-    t.equal((await call('dashboards_partial_update', { key: b.key, params: { ...params, id: d.id }, body: {} })).status, 403);
+    t.equal(
+      (await call('dashboards_partial_update', { key: b.key, params: { ...params, id: d.id }, body: {} })).status,
+      403,
+    );
   });
 });
 
@@ -362,12 +493,19 @@ t.test('dashboards_destroy', async (t) => {
   const res = await call('dashboards_destroy', { key: a.key, params: { ...params, id: d.id } });
   t.equal(res.status, 405);
   t.equal(res.raw, '', 'the body is empty');
-  t.equal((await call('dashboards_retrieve', { key: a.key, params: { ...params, id: d.id } })).status, 200, 'still there');
+  t.equal(
+    (await call('dashboards_retrieve', { key: a.key, params: { ...params, id: d.id } })).status,
+    200,
+    'still there',
+  );
   const unknown = await call('dashboards_destroy', { key: a.key, params: { ...params, id: 999999 } });
   t.equal(unknown.status, 405, 'refused before any lookup, as PostHog does');
   t.equal((await call('dashboards_destroy', { params: { ...params, id: d.id } })).status, 401);
   const reader = await makeKey(db, a.user, ['dashboard:read']);
-  t.same((await call('dashboards_destroy', { key: reader, params: { ...params, id: d.id } })).body, denied('dashboard:write'));
+  t.same(
+    (await call('dashboards_destroy', { key: reader, params: { ...params, id: d.id } })).body,
+    denied('dashboard:write'),
+  );
   t.equal((await call('dashboards_destroy', { key: b.key, params: { ...params, id: d.id } })).status, 403);
   const foreign = await call('dashboards_destroy', { key: a.key, params: { project_id: b.project.id, id: d.id } });
   t.equal(foreign.status, 403);
@@ -386,16 +524,30 @@ t.test('dashboards_move_tile_partial_update', async (t) => {
   const res = await move({ tile: { id: moving.id }, toDashboard: to.id });
   t.equal(res.status, 200);
   t.equal(res.body.id, from.id, 'the answer is the source dashboard');
-  t.same(res.body.tiles.map((tile: any) => tile.text.body), ['stays']);
+  t.same(
+    res.body.tiles.map((tile: any) => tile.text.body),
+    ['stays'],
+  );
   const target = await call('dashboards_retrieve', { key: a.key, params: { ...params, id: to.id } });
-  t.same(target.body.tiles.map((tile: any) => [tile.id, tile.text.body]), [[moving.id, 'moves']]);
+  t.same(
+    target.body.tiles.map((tile: any) => [tile.id, tile.text.body]),
+    [[moving.id, 'moves']],
+  );
 
   t.test('not found', async (t) => {
-    t.same((await move({ tile: { id: moving.id }, toDashboard: to.id })).body, notFound(), 'the tile is no longer here');
+    t.same(
+      (await move({ tile: { id: moving.id }, toDashboard: to.id })).body,
+      notFound(),
+      'the tile is no longer here',
+    );
     const stays = from.tiles.find((tile: any) => tile.text.body === 'stays').id;
     const sibling = await dashboard(a, {}, a.key, (await makeProject(db, a)).id);
     t.same((await move({ tile: { id: stays }, toDashboard: sibling.id })).body, notFound(), 'another project');
-    t.equal((await move({ tile: { id: stays }, toDashboard: (await dashboard(b)).id })).status, 404, 'another organization');
+    t.equal(
+      (await move({ tile: { id: stays }, toDashboard: (await dashboard(b)).id })).status,
+      404,
+      'another organization',
+    );
     t.equal((await move({ tile: { id: stays }, toDashboard: 99999999999 })).status, 404);
     const gone = await dashboard(a);
     await patch(a, gone.id, { deleted: true });
@@ -409,9 +561,16 @@ t.test('dashboards_move_tile_partial_update', async (t) => {
     const open = await withTextTiles(a, (await dashboard(a, { name: 'Open' })).id, 'tile');
     const locked = await dashboard(a, { name: 'Locked', restriction_level: 37 });
     const toLocked = await move({ tile: { id: open.tiles[0].id }, toDashboard: locked.id }, member.key, open.id);
-    t.match(toLocked.body, { code: 'permission_denied', detail: "You don't have edit permissions for the destination dashboard." });
+    t.match(toLocked.body, {
+      code: 'permission_denied',
+      detail: "You don't have edit permissions for the destination dashboard.",
+    });
     const lockedSource = await withTextTiles(a, locked.id, 'locked tile');
-    const fromLocked = await move({ tile: { id: lockedSource.tiles[0].id }, toDashboard: open.id }, member.key, locked.id);
+    const fromLocked = await move(
+      { tile: { id: lockedSource.tiles[0].id }, toDashboard: open.id },
+      member.key,
+      locked.id,
+    );
     t.match(fromLocked.body, { code: 'permission_denied', detail: NO_EDIT });
   });
 
@@ -419,7 +578,10 @@ t.test('dashboards_move_tile_partial_update', async (t) => {
     t.match((await move({ tile: { id: moving.id } })).body, { attr: 'toDashboard', code: 'required' });
     t.match((await move({ tile: { id: 'x' }, toDashboard: to.id })).body, { attr: 'tile__id', code: 'invalid_input' });
     t.match((await move({ toDashboard: to.id })).body, { attr: 'tile', code: 'required' });
-    t.equal((await call('dashboards_move_tile_partial_update', { params: { ...params, id: from.id }, body: {} })).status, 401);
+    t.equal(
+      (await call('dashboards_move_tile_partial_update', { params: { ...params, id: from.id }, body: {} })).status,
+      401,
+    );
     const reader = await makeKey(db, a.user, ['dashboard:read']);
     t.same((await move({ tile: { id: 1 }, toDashboard: to.id }, reader)).body, denied('dashboard:write'));
   });
@@ -429,7 +591,8 @@ t.test('dashboards_create_from_template_json_create', async (t) => {
   const a = await makeTenant(db);
   const b = await makeTenant(db);
   const params = { project_id: a.project.id };
-  const create = (body: unknown, key = a.key) => call('dashboards_create_from_template_json_create', { key, params, body });
+  const create = (body: unknown, key = a.key) =>
+    call('dashboards_create_from_template_json_create', { key, params, body });
   const template = {
     template_name: 'Web analytics',
     dashboard_description: 'Traffic at a glance',
@@ -451,9 +614,12 @@ t.test('dashboards_create_from_template_json_create', async (t) => {
     created_by: { id: a.user.id },
   });
   t.same(res.body.filters, { date_from: '-7d' });
-  t.match(res.body.tiles, [{ text: { body: '# Visitors' }, color: 'green', layouts: { sm: { w: 12 } } }, { text: { body: 'Notes' } }]);
+  t.match(res.body.tiles, [
+    { text: { body: '# Visitors' }, color: 'green', layouts: { sm: { w: 12 } } },
+    { text: { body: 'Notes' } },
+  ]);
   const got = await call('dashboards_retrieve', { key: a.key, params: { ...params, id: res.body.id } });
-  t.same(got.body, res.body, 'stored as answered');
+  t.same({ ...got.body, last_accessed_at: null }, res.body, 'stored as answered');
   const minimal = await create({ template: { template_name: 'Just a name' } });
   t.match(minimal.body, { name: 'Just a name', description: '', tiles: [], tags: [] });
 
@@ -461,14 +627,27 @@ t.test('dashboards_create_from_template_json_create', async (t) => {
     const before = (await call('dashboards_list', { key: a.key, params })).body.count;
     t.match((await create({})).body, { attr: 'template', code: 'required' });
     t.match((await create({ template: { tiles: [] } })).body, { attr: 'template__template_name', code: 'required' });
-    t.match((await create({ template: { template_name: '' } })).body, { attr: 'template__template_name', code: 'blank' });
-    t.match((await create({ template: { ...template, tiles: 'x' } })).body, { attr: 'template__tiles', code: 'not_a_list' });
+    t.match((await create({ template: { template_name: '' } })).body, {
+      attr: 'template__template_name',
+      code: 'blank',
+    });
+    t.match((await create({ template: { ...template, tiles: 'x' } })).body, {
+      attr: 'template__tiles',
+      code: 'not_a_list',
+    });
     t.match((await create({ template: { ...template, tags: [true] } })).body, { attr: 'template__tags__0' });
     const insight = await create({ template: { ...template, tiles: [{ type: 'INSIGHT', name: 'DAU' }] } });
-    t.match(insight.body, { type: 'validation_error', code: 'invalid_input', attr: 'template__tiles', detail: /INSIGHT/ });
+    t.match(insight.body, {
+      type: 'validation_error',
+      code: 'invalid_input',
+      attr: 'template__tiles',
+      detail: /INSIGHT/,
+    });
     const noBody = await create({ template: { ...template, tiles: [{ type: 'TEXT' }] } });
     t.match(noBody.body, { attr: 'template__tiles__0__body', code: 'required' });
-    t.match((await create({ template: { ...template, tiles: [{ body: 'x' }] } })).body, { attr: 'template__tiles__0__type' });
+    t.match((await create({ template: { ...template, tiles: [{ body: 'x' }] } })).body, {
+      attr: 'template__tiles__0__type',
+    });
     t.equal((await call('dashboards_list', { key: a.key, params })).body.count, before, 'nothing was created');
   });
 
@@ -488,30 +667,58 @@ t.test('dashboard collaborators', async (t) => {
   const params = { project_id: a.project.id };
   const d = await dashboard(a, { name: 'Shared work' });
   const at = (dashboardId: number) => ({ ...params, dashboard_id: dashboardId });
-  const add = (body: unknown, key = a.key, id = d.id) => call('dashboards_collaborators_create', { key, params: at(id), body });
+  const add = (body: unknown, key = a.key, id = d.id) =>
+    call('dashboards_collaborators_create', { key, params: at(id), body });
   const list = (key = a.key, id = d.id) => call('dashboards_collaborators_list', { key, params: at(id) });
   const remove = (uuid: string, key = a.key, id = d.id) =>
     call('dashboards_collaborators_destroy', { key, params: { ...at(id), user__uuid: uuid } });
 
   t.test('create', async (t) => {
-    t.same((await add({ user_uuid: member.user.uuid, level: 37 })).body, invalid(null, 'Cannot add collaborators to a dashboard on the lowest restriction level.'));
+    t.same(
+      (await add({ user_uuid: member.user.uuid, level: 37 })).body,
+      invalid(null, 'Cannot add collaborators to a dashboard on the lowest restriction level.'),
+    );
     await patch(a, d.id, { restriction_level: 37 });
     t.equal((await add({ user_uuid: member.user.uuid, level: 37 }, member.key)).status, 403, 'only editors may add');
     t.match((await add({ user_uuid: member.user.uuid, level: 37 }, member.key)).body, { detail: NO_EDIT });
-    t.same((await add({ user_uuid: member.user.uuid, level: 21 })).body, invalid(null, 'Only edit access can be explicitly specified currently.'));
-    t.same((await add({ user_uuid: '6f1c0d3e-0000-4000-8000-000000000000', level: 37 })).body, invalid(null, 'User does not exist.'));
-    t.same((await add({ user_uuid: b.user.uuid, level: 37 })).body, invalid(null, 'Cannot add collaborators that have no access to the project.'));
-    const inherent = invalid(null, 'Cannot add collaborators that already have inherent access (the dashboard owner or a project admins).');
+    t.same(
+      (await add({ user_uuid: member.user.uuid, level: 21 })).body,
+      invalid(null, 'Only edit access can be explicitly specified currently.'),
+    );
+    t.same(
+      (await add({ user_uuid: '6f1c0d3e-0000-4000-8000-000000000000', level: 37 })).body,
+      invalid(null, 'User does not exist.'),
+    );
+    t.same(
+      (await add({ user_uuid: b.user.uuid, level: 37 })).body,
+      invalid(null, 'Cannot add collaborators that have no access to the project.'),
+    );
+    const inherent = invalid(
+      null,
+      'Cannot add collaborators that already have inherent access (the dashboard owner or a project admins).',
+    );
     t.same((await add({ user_uuid: admin.user.uuid, level: 37 })).body, inherent, 'a project admin');
     t.same((await add({ user_uuid: a.user.uuid, level: 37 })).body, inherent, 'the owner');
     const res = await add({ user_uuid: member.user.uuid, level: 37 });
     t.equal(res.status, 201);
-    t.match(res.body, { dashboard_id: d.id, level: 37, user_uuid: member.user.uuid, user: { id: member.user.id, email: member.user.email } });
+    t.match(res.body, {
+      dashboard_id: d.id,
+      level: 37,
+      user_uuid: member.user.uuid,
+      user: { id: member.user.id, email: member.user.email },
+    });
     t.match(res.body.id, /^[0-9a-f-]{36}$/);
-    t.same((await add({ user_uuid: member.user.uuid, level: 37 })).body, invalid(null, 'User already is a collaborator.'));
+    t.same(
+      (await add({ user_uuid: member.user.uuid, level: 37 })).body,
+      invalid(null, 'User already is a collaborator.'),
+    );
     const creator = await makeMember(db, a, 1);
     const theirs = await dashboard(a, { restriction_level: 37 }, creator.key);
-    t.same((await add({ user_uuid: creator.user.uuid, level: 37 }, a.key, theirs.id)).body, inherent, 'the dashboard creator');
+    t.same(
+      (await add({ user_uuid: creator.user.uuid, level: 37 }, a.key, theirs.id)).body,
+      inherent,
+      'the dashboard creator',
+    );
   });
 
   t.test('validation', async (t) => {
@@ -525,7 +732,10 @@ t.test('dashboard collaborators', async (t) => {
     const res = await list(member.key);
     t.equal(res.status, 200);
     t.ok(Array.isArray(res.body), 'a plain array');
-    t.same(res.body.map((c: any) => c.user.uuid), [member.user.uuid]);
+    t.same(
+      res.body.map((c: any) => c.user.uuid),
+      [member.user.uuid],
+    );
     const open = await dashboard(a);
     t.same((await list(a.key, open.id)).body, []);
   });
@@ -533,7 +743,10 @@ t.test('dashboard collaborators', async (t) => {
   t.test('destroy', async (t) => {
     await patch(a, d.id, { restriction_level: 21 });
     t.equal((await list()).body.length, 1, 'collaborators survive lowering the restriction');
-    t.same((await remove(member.user.uuid)).body, invalid(null, 'Cannot remove collaborators from a dashboard on the lowest restriction level.'));
+    t.same(
+      (await remove(member.user.uuid)).body,
+      invalid(null, 'Cannot remove collaborators from a dashboard on the lowest restriction level.'),
+    );
     await patch(a, d.id, { restriction_level: 37 });
     const stranger = await makeMember(db, a, 1);
     t.match((await remove(member.user.uuid, stranger.key)).body, { code: 'permission_denied', detail: NO_EDIT });
@@ -550,7 +763,10 @@ t.test('dashboard collaborators', async (t) => {
   t.test('not found and auth', async (t) => {
     const other = await dashboard(b, { restriction_level: 37 });
     t.same((await list(a.key, other.id)).body, notFound('Dashboard not found.'));
-    t.same((await add({ user_uuid: member.user.uuid, level: 37 }, a.key, other.id)).body, notFound('Dashboard not found.'));
+    t.same(
+      (await add({ user_uuid: member.user.uuid, level: 37 }, a.key, other.id)).body,
+      notFound('Dashboard not found.'),
+    );
     t.same((await remove(b.user.uuid, a.key, other.id)).body, notFound('Dashboard not found.'));
     const gone = await dashboard(a, { restriction_level: 37 });
     await patch(a, gone.id, { deleted: true });
@@ -558,7 +774,11 @@ t.test('dashboard collaborators', async (t) => {
     t.equal((await list(b.key)).status, 403);
     t.equal((await call('dashboards_collaborators_list', { params: at(d.id) })).status, 401);
     t.equal((await call('dashboards_collaborators_create', { params: at(d.id), body: {} })).status, 401);
-    t.equal((await call('dashboards_collaborators_destroy', { params: { ...at(d.id), user__uuid: member.user.uuid } })).status, 401);
+    t.equal(
+      (await call('dashboards_collaborators_destroy', { params: { ...at(d.id), user__uuid: member.user.uuid } }))
+        .status,
+      401,
+    );
     const reader = await makeKey(db, a.user, ['dashboard:read']);
     const none = await makeKey(db, a.user, ['sharing_configuration:write']);
     t.same((await list(none)).body, denied('dashboard:read'));
@@ -574,10 +794,12 @@ t.test('dashboard sharing', async (t) => {
   const d = await withTextTiles(a, (await dashboard(a, { name: 'Public' })).id, 'for everyone');
   const at = (id: number) => ({ ...params, dashboard_id: id });
   const get = (key = a.key, id = d.id) => call('dashboards_sharing_list', { key, params: at(id) });
-  const save = (body: unknown, key = a.key, id = d.id) => call('dashboards_sharing_partial_update', { key, params: at(id), body });
+  const save = (body: unknown, key = a.key, id = d.id) =>
+    call('dashboards_sharing_partial_update', { key, params: at(id), body });
   const refresh = (key = a.key, id = d.id) => call('dashboards_sharing_refresh_create', { key, params: at(id) });
   const open = (token: string) => call('shared_dashboard_retrieve', { params: { access_token: token } });
-  const isShared = async () => (await call('dashboards_retrieve', { key: a.key, params: { ...params, id: d.id } })).body.is_shared;
+  const isShared = async () =>
+    (await call('dashboards_retrieve', { key: a.key, params: { ...params, id: d.id } })).body.is_shared;
 
   const first = await get();
   t.equal(first.status, 200);
@@ -594,8 +816,17 @@ t.test('dashboard sharing', async (t) => {
 
   const shared = await open(token);
   t.equal(shared.status, 200, 'no key needed');
-  t.match(shared.body, { id: d.id, name: 'Public', is_shared: true, effective_restriction_level: 37, effective_privilege_level: 21 });
-  t.same(shared.body.tiles.map((tile: any) => tile.text.body), ['for everyone']);
+  t.match(shared.body, {
+    id: d.id,
+    name: 'Public',
+    is_shared: true,
+    effective_restriction_level: 37,
+    effective_privilege_level: 21,
+  });
+  t.same(
+    shared.body.tiles.map((tile: any) => tile.text.body),
+    ['for everyone'],
+  );
   t.equal((await open(`${token}.json`)).status, 200);
   t.same((await open('not-a-token')).body, notFound());
 
@@ -628,7 +859,10 @@ t.test('dashboard sharing', async (t) => {
     const member = await makeMember(db, a, 1);
     const locked = await dashboard(a, { restriction_level: 37 });
     t.equal((await get(member.key, locked.id)).status, 200, 'anyone in the project may read it');
-    t.match((await save({ enabled: true }, member.key, locked.id)).body, { code: 'permission_denied', detail: NO_EDIT });
+    t.match((await save({ enabled: true }, member.key, locked.id)).body, {
+      code: 'permission_denied',
+      detail: NO_EDIT,
+    });
     t.match((await refresh(member.key, locked.id)).body, { code: 'permission_denied', detail: NO_EDIT });
     t.equal((await save({ enabled: true }, member.key)).status, 200, 'at restriction 21 members may share');
   });

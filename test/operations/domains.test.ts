@@ -33,7 +33,9 @@ async function linguisticDomainCollation(): Promise<boolean> {
   } catch {
     return false;
   }
-  const probe = rowsOf(await db.execute(sql`select x from (values ('a-z.t.io'), ('a.t.io')) v(x) order by x collate linguistic`));
+  const probe = rowsOf(
+    await db.execute(sql`select x from (values ('a-z.t.io'), ('a.t.io')) v(x) order by x collate linguistic`),
+  );
   // A build without ICU may accept the collation and still sort bytewise.
   if (probe[0]?.x !== 'a.t.io') return false;
   await db.execute(sql`alter table organization_domains alter column domain type varchar(128) collate linguistic`);
@@ -50,12 +52,19 @@ t.test('domains_list', async (t) => {
   // Byte order puts "-" (0x2d) before "." (0x2e); a linguistic collation would put a.io first.
   const suffix = `t${process.pid}x${++n}`;
   const domains = [`a.${suffix}.io`, `a-z.${suffix}.io`, `b.${suffix}.com`, `0x.${suffix}.net`];
-  for (const domain of domains) t.equal((await call('domains_create', { key: a.key, params: org, body: { domain } })).status, 201);
-  await call('domains_create', { key: b.key, params: { organization_id: b.organization.id }, body: { domain: uniqueDomain('other') } });
+  for (const domain of domains)
+    t.equal((await call('domains_create', { key: a.key, params: org, body: { domain } })).status, 201);
+  await call('domains_create', {
+    key: b.key,
+    params: { organization_id: b.organization.id },
+    body: { domain: uniqueDomain('other') },
+  });
 
   if (await linguisticDomainCollation()) {
     const plain = rowsOf(
-      await db.execute(sql`select domain from organization_domains where organization_id = ${a.organization.id} order by domain`),
+      await db.execute(
+        sql`select domain from organization_domains where organization_id = ${a.organization.id} order by domain`,
+      ),
     );
     t.equal(plain[0]?.domain, `0x.${suffix}.net`);
     t.equal(plain[1]?.domain, `a.${suffix}.io`, 'the column’s own collation is not byte order');
@@ -68,10 +77,23 @@ t.test('domains_list', async (t) => {
     [`0x.${suffix}.net`, `a-z.${suffix}.io`, `a.${suffix}.io`, `b.${suffix}.com`],
     'byte order of domain',
   );
-  t.match(res.body.results[0], { is_verified: false, verified_at: null, has_saml: false, jit_provisioning_enabled: false, sso_enforcement: '' });
+  t.match(res.body.results[0], {
+    is_verified: false,
+    verified_at: null,
+    has_saml: false,
+    jit_provisioning_enabled: false,
+    sso_enforcement: '',
+  });
 
-  const page = await call('domains_list', { key: a.key, params: { organization_id: '@current' }, query: { limit: 2, offset: 2 } });
-  t.same(page.body.results.map((d: { domain: string }) => d.domain), [`a.${suffix}.io`, `b.${suffix}.com`]);
+  const page = await call('domains_list', {
+    key: a.key,
+    params: { organization_id: '@current' },
+    query: { limit: 2, offset: 2 },
+  });
+  t.same(
+    page.body.results.map((d: { domain: string }) => d.domain),
+    [`a.${suffix}.io`, `b.${suffix}.com`],
+  );
   t.equal(page.body.previous, 'http://localhost/api/organizations/%40current/domains/?limit=2');
   t.equal(page.body.next, null);
   t.match(await call('domains_list', { key: a.key, params: org, query: { offset: 'x' as never } }), {
@@ -88,7 +110,10 @@ t.test('domains_list', async (t) => {
   const wrongScope = await makeKey(db, a.user, ['organization_member:read']);
   t.same((await call('domains_list', { key: wrongScope, params: org })).body, missingScope('organization:read'));
   const other = await call('domains_list', { key: a.key, params: { organization_id: b.organization.id } });
-  t.match(other, { status: 403, body: { code: 'permission_denied', detail: 'You do not have permission to perform this action.' } });
+  t.match(other, {
+    status: 403,
+    body: { code: 'permission_denied', detail: 'You do not have permission to perform this action.' },
+  });
 });
 
 t.test('domains_create', async (t) => {
@@ -129,16 +154,39 @@ t.test('domains_create', async (t) => {
   t.equal(second.body.has_saml, false);
 
   t.test('unique across organizations', async (t) => {
-    const taken = { type: 'validation_error', code: 'unique', detail: 'domain with this domain already exists.', attr: 'domain' };
+    const taken = {
+      type: 'validation_error',
+      code: 'unique',
+      detail: 'domain with this domain already exists.',
+      attr: 'domain',
+    };
     t.same((await call('domains_create', { key: a.key, params: org, body: { domain } })).body, taken);
-    const elsewhere = await call('domains_create', { key: b.key, params: { organization_id: b.organization.id }, body: { domain } });
+    const elsewhere = await call('domains_create', {
+      key: b.key,
+      params: { organization_id: b.organization.id },
+      body: { domain },
+    });
     t.equal(elsewhere.status, 400);
     t.same(elsewhere.body, taken);
   });
 
   t.test('validation', async (t) => {
-    const invalid = { type: 'validation_error', code: 'invalid_input', detail: 'Please enter a valid domain or subdomain name.', attr: 'domain' };
-    for (const bad of ['Example.com', 'no-tld', 'https://example.com', '-x.com', 'x-.com', 'a..com', 'example.c0m', 'exa mple.com']) {
+    const invalid = {
+      type: 'validation_error',
+      code: 'invalid_input',
+      detail: 'Please enter a valid domain or subdomain name.',
+      attr: 'domain',
+    };
+    for (const bad of [
+      'Example.com',
+      'no-tld',
+      'https://example.com',
+      '-x.com',
+      'x-.com',
+      'a..com',
+      'example.c0m',
+      'exa mple.com',
+    ]) {
       t.same((await call('domains_create', { key: a.key, params: org, body: { domain: bad } })).body, invalid, bad);
     }
     t.same((await call('domains_create', { key: a.key, params: org, body: {} })).body, {
@@ -147,16 +195,24 @@ t.test('domains_create', async (t) => {
       detail: 'This field is required.',
       attr: 'domain',
     });
-    t.match((await call('domains_create', { key: a.key, params: org, body: { domain: `${'a'.repeat(130)}.com` } })).body, {
-      code: 'max_length',
-      attr: 'domain',
-    });
+    t.match(
+      (await call('domains_create', { key: a.key, params: org, body: { domain: `${'a'.repeat(130)}.com` } })).body,
+      {
+        code: 'max_length',
+        attr: 'domain',
+      },
+    );
     t.match((await call('domains_create', { key: a.key, params: org, body: { domain: 42 } })).body, { attr: 'domain' });
     t.match(
-      (await call('domains_create', { key: a.key, params: org, body: { domain: uniqueDomain(), saml_acs_url: 7 } })).body,
+      (await call('domains_create', { key: a.key, params: org, body: { domain: uniqueDomain(), saml_acs_url: 7 } }))
+        .body,
       { code: 'invalid_input', attr: 'saml_acs_url', detail: 'Not a valid string.' },
     );
-    t.equal((await call('domains_list', { key: a.key, params: org })).body.count, 2, 'nothing was created by the refusals');
+    t.equal(
+      (await call('domains_list', { key: a.key, params: org })).body.count,
+      2,
+      'nothing was created by the refusals',
+    );
   });
 
   t.test('access', async (t) => {
@@ -167,8 +223,15 @@ t.test('domains_create', async (t) => {
     const admin = await makeMember(db, a, 8);
     t.equal((await call('domains_create', { key: admin.key, params: org, body })).status, 201, 'administrators may');
     const readOnly = await makeKey(db, a.user, ['organization:read', 'organization_member:write']);
-    t.same((await call('domains_create', { key: readOnly, params: org, body: { domain: uniqueDomain() } })).body, missingScope('organization:write'));
-    const other = await call('domains_create', { key: a.key, params: { organization_id: b.organization.id }, body: { domain: uniqueDomain() } });
+    t.same(
+      (await call('domains_create', { key: readOnly, params: org, body: { domain: uniqueDomain() } })).body,
+      missingScope('organization:write'),
+    );
+    const other = await call('domains_create', {
+      key: a.key,
+      params: { organization_id: b.organization.id },
+      body: { domain: uniqueDomain() },
+    });
     t.equal(other.status, 403);
     const scoped = await makeKey(db, a.user, ['*'], { scoped_organizations: [b.organization.id] });
     t.equal((await call('domains_create', { key: scoped, params: org, body: { domain: uniqueDomain() } })).status, 403);
@@ -180,21 +243,42 @@ t.test('domains_retrieve', async (t) => {
   const b = await makeTenant(db);
   const org = { organization_id: a.organization.id };
   const created = (await call('domains_create', { key: a.key, params: org, body: { domain: uniqueDomain() } })).body;
-  const theirs = (await call('domains_create', { key: b.key, params: { organization_id: b.organization.id }, body: { domain: uniqueDomain() } })).body;
+  const theirs = (
+    await call('domains_create', {
+      key: b.key,
+      params: { organization_id: b.organization.id },
+      body: { domain: uniqueDomain() },
+    })
+  ).body;
 
   const res = await call('domains_retrieve', { key: a.key, params: { ...org, id: created.id } });
   t.equal(res.status, 200);
   t.same(res.body, created);
   const member = await makeMember(db, a, 1, ['organization:read']);
-  t.equal((await call('domains_retrieve', { key: member.key, params: { organization_id: '@current', id: created.id } })).status, 200);
+  t.equal(
+    (await call('domains_retrieve', { key: member.key, params: { organization_id: '@current', id: created.id } }))
+      .status,
+    200,
+  );
 
   const notFound = { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null };
-  t.same((await call('domains_retrieve', { key: a.key, params: { ...org, id: theirs.id } })).body, notFound, 'another organization’s domain');
+  t.same(
+    (await call('domains_retrieve', { key: a.key, params: { ...org, id: theirs.id } })).body,
+    notFound,
+    'another organization’s domain',
+  );
   t.same((await call('domains_retrieve', { key: a.key, params: { ...org, id: 'not-a-uuid' } })).body, notFound);
-  t.equal((await call('domains_retrieve', { key: a.key, params: { organization_id: b.organization.id, id: theirs.id } })).status, 403);
+  t.equal(
+    (await call('domains_retrieve', { key: a.key, params: { organization_id: b.organization.id, id: theirs.id } }))
+      .status,
+    403,
+  );
   t.equal((await call('domains_retrieve', { params: { ...org, id: created.id } })).status, 401);
   const noScope = await makeKey(db, a.user, ['organization_member:write']);
-  t.same((await call('domains_retrieve', { key: noScope, params: { ...org, id: created.id } })).body, missingScope('organization:read'));
+  t.same(
+    (await call('domains_retrieve', { key: noScope, params: { ...org, id: created.id } })).body,
+    missingScope('organization:read'),
+  );
 });
 
 t.test('domains_partial_update', async (t) => {
@@ -208,28 +292,54 @@ t.test('domains_partial_update', async (t) => {
   const saml = await call('domains_partial_update', {
     key: a.key,
     params,
-    body: { saml_entity_id: 'e', saml_acs_url: 'https://acs', saml_x509_cert: 'cert', domain: 'changed.com', is_verified: true },
+    body: {
+      saml_entity_id: 'e',
+      saml_acs_url: 'https://acs',
+      saml_x509_cert: 'cert',
+      is_verified: true,
+      has_scim: true,
+    },
   });
   t.equal(saml.status, 200);
-  t.match(saml.body, { domain, has_saml: true, is_verified: false, saml_x509_cert: 'cert' }, 'domain and read-only fields unchanged');
-  t.equal((await call('domains_partial_update', { key: a.key, params, body: { saml_x509_cert: null } })).body.has_saml, false);
+  t.match(
+    saml.body,
+    { domain, has_saml: true, is_verified: false, saml_x509_cert: 'cert', has_scim: false },
+    'read-only fields unchanged',
+  );
+  t.equal(
+    (await call('domains_partial_update', { key: a.key, params, body: { saml_x509_cert: null } })).body.has_saml,
+    false,
+  );
 
-  for (const [field, value] of [['jit_provisioning_enabled', true], ['sso_enforcement', 'saml']] as const) {
-    t.same((await call('domains_partial_update', { key: a.key, params, body: { [field]: value } })).body, {
-      type: 'validation_error',
-      code: 'verification_required',
-      detail: 'This attribute cannot be updated until the domain is verified.',
-      attr: field,
-    }, `${field} waits for verification`);
+  for (const [field, value] of [
+    ['jit_provisioning_enabled', true],
+    ['sso_enforcement', 'saml'],
+  ] as const) {
+    t.same(
+      (await call('domains_partial_update', { key: a.key, params, body: { [field]: value } })).body,
+      {
+        type: 'validation_error',
+        code: 'verification_required',
+        detail: 'This attribute cannot be updated until the domain is verified.',
+        attr: field,
+      },
+      `${field} waits for verification`,
+    );
   }
-  t.match((await call('domains_partial_update', { key: a.key, params, body: { sso_enforcement: 'x'.repeat(29) } })).body, {
-    code: 'max_length',
-    attr: 'sso_enforcement',
-  });
-  t.match((await call('domains_partial_update', { key: a.key, params, body: { jit_provisioning_enabled: 'yes' } })).body, {
-    code: 'invalid_input',
-    attr: 'jit_provisioning_enabled',
-  });
+  t.match(
+    (await call('domains_partial_update', { key: a.key, params, body: { sso_enforcement: 'x'.repeat(29) } })).body,
+    {
+      code: 'max_length',
+      attr: 'sso_enforcement',
+    },
+  );
+  t.match(
+    (await call('domains_partial_update', { key: a.key, params, body: { jit_provisioning_enabled: 'yes' } })).body,
+    {
+      code: 'invalid_input',
+      attr: 'jit_provisioning_enabled',
+    },
+  );
 
   dns.txt.set(`_posthog-challenge.${domain}`, [created.verification_challenge]);
   t.equal((await call('domains_verify_create', { key: a.key, params })).body.is_verified, true);
@@ -243,13 +353,38 @@ t.test('domains_partial_update', async (t) => {
   t.equal((await call('domains_retrieve', { key: a.key, params })).body.sso_enforcement, 'google-oauth2', 'stored');
 
   const member = await makeMember(db, a, 1);
-  t.same((await call('domains_partial_update', { key: member.key, params, body: { saml_entity_id: 'x' } })).body, levelDenied);
-  const theirs = (await call('domains_create', { key: b.key, params: { organization_id: b.organization.id }, body: { domain: uniqueDomain() } })).body;
-  t.equal((await call('domains_partial_update', { key: a.key, params: { ...org, id: theirs.id }, body: { saml_entity_id: 'x' } })).status, 404);
-  t.equal((await call('domains_retrieve', { key: b.key, params: { organization_id: b.organization.id, id: theirs.id } })).body.saml_entity_id, null);
+  t.same(
+    (await call('domains_partial_update', { key: member.key, params, body: { saml_entity_id: 'x' } })).body,
+    levelDenied,
+  );
+  const theirs = (
+    await call('domains_create', {
+      key: b.key,
+      params: { organization_id: b.organization.id },
+      body: { domain: uniqueDomain() },
+    })
+  ).body;
+  t.equal(
+    (
+      await call('domains_partial_update', {
+        key: a.key,
+        params: { ...org, id: theirs.id },
+        body: { saml_entity_id: 'x' },
+      })
+    ).status,
+    404,
+  );
+  t.equal(
+    (await call('domains_retrieve', { key: b.key, params: { organization_id: b.organization.id, id: theirs.id } })).body
+      .saml_entity_id,
+    null,
+  );
   t.equal((await call('domains_partial_update', { params, body: {} })).status, 401);
   const readOnly = await makeKey(db, a.user, ['organization:read']);
-  t.same((await call('domains_partial_update', { key: readOnly, params, body: {} })).body, missingScope('organization:write'));
+  t.same(
+    (await call('domains_partial_update', { key: readOnly, params, body: {} })).body,
+    missingScope('organization:write'),
+  );
 });
 
 t.test('domains_destroy', async (t) => {
@@ -265,7 +400,11 @@ t.test('domains_destroy', async (t) => {
   const readOnly = await makeKey(db, a.user, ['organization:read']);
   t.same((await call('domains_destroy', { key: readOnly, params })).body, missingScope('organization:write'));
   t.equal((await call('domains_destroy', { params })).status, 401);
-  t.equal((await call('domains_destroy', { key: b.key, params: { organization_id: b.organization.id, id: created.id } })).status, 404);
+  t.equal(
+    (await call('domains_destroy', { key: b.key, params: { organization_id: b.organization.id, id: created.id } }))
+      .status,
+    404,
+  );
   t.equal((await call('domains_destroy', { key: b.key, params })).status, 403, 'not a member of the path organization');
 
   const res = await call('domains_destroy', { key: a.key, params });
@@ -273,7 +412,11 @@ t.test('domains_destroy', async (t) => {
   t.equal(res.raw, '');
   t.equal((await call('domains_retrieve', { key: a.key, params })).status, 404);
   t.equal((await call('domains_destroy', { key: a.key, params })).status, 404);
-  const again = await call('domains_create', { key: b.key, params: { organization_id: b.organization.id }, body: { domain } });
+  const again = await call('domains_create', {
+    key: b.key,
+    params: { organization_id: b.organization.id },
+    body: { domain },
+  });
   t.equal(again.status, 201, 'the name is free for another organization');
 });
 
@@ -296,7 +439,11 @@ t.test('domains_verify_create', async (t) => {
     dns.txt.set(`_posthog-challenge.${d.domain}`, ['not-the-challenge', `${d.verification_challenge}x`]);
     t.equal((await call('domains_verify_create', { key: a.key, params })).body.is_verified, false);
     dns.txt.set(d.domain, [d.verification_challenge]);
-    t.equal((await call('domains_verify_create', { key: a.key, params })).body.is_verified, false, 'only _posthog-challenge counts');
+    t.equal(
+      (await call('domains_verify_create', { key: a.key, params })).body.is_verified,
+      false,
+      'only _posthog-challenge counts',
+    );
   });
 
   t.test('a matching record verifies, once', async (t) => {
@@ -329,7 +476,8 @@ t.test('domains_verify_create', async (t) => {
     const dead = await buildTestApp(t, { dnsServers: ['127.0.0.1:9'] });
     const tenant = await makeTenant(dead.db);
     const o = { organization_id: tenant.organization.id };
-    const d = (await dead.call('domains_create', { key: tenant.key, params: o, body: { domain: uniqueDomain() } })).body;
+    const d = (await dead.call('domains_create', { key: tenant.key, params: o, body: { domain: uniqueDomain() } }))
+      .body;
     const res = await dead.call('domains_verify_create', { key: tenant.key, params: { ...o, id: d.id } });
     t.equal(res.status, 200);
     t.equal(res.body.is_verified, false);
@@ -343,7 +491,183 @@ t.test('domains_verify_create', async (t) => {
     const readOnly = await makeKey(db, a.user, ['organization:read']);
     t.same((await call('domains_verify_create', { key: readOnly, params })).body, missingScope('organization:write'));
     t.equal((await call('domains_verify_create', { params })).status, 401);
-    t.equal((await call('domains_verify_create', { key: b.key, params: { organization_id: b.organization.id, id: d.id } })).status, 404);
+    t.equal(
+      (await call('domains_verify_create', { key: b.key, params: { organization_id: b.organization.id, id: d.id } }))
+        .status,
+      404,
+    );
     t.equal((await call('domains_verify_create', { key: a.key, params: { ...org, id: 'nope' } })).status, 404);
   });
+});
+
+t.test('domains_partial_update: renaming and SCIM', async (t) => {
+  const a = await makeTenant(db);
+  const b = await makeTenant(db);
+  const org = { organization_id: a.organization.id };
+  const domain = uniqueDomain();
+  const created = (await call('domains_create', { key: a.key, params: org, body: { domain, scim_enabled: true } }))
+    .body;
+  t.match(
+    created,
+    { has_scim: false, scim_enabled: false, scim_base_url: null, scim_bearer_token: null },
+    'scim_enabled is ignored on create',
+  );
+  const params = { ...org, id: created.id };
+  dns.txt.set(`_posthog-challenge.${domain}`, [created.verification_challenge]);
+  await call('domains_verify_create', { key: a.key, params });
+  await call('domains_partial_update', {
+    key: a.key,
+    params,
+    body: { jit_provisioning_enabled: true, sso_enforcement: 'google-oauth2' },
+  });
+
+  const theirs = (
+    await call('domains_create', {
+      key: b.key,
+      params: { organization_id: b.organization.id },
+      body: { domain: uniqueDomain() },
+    })
+  ).body;
+  t.same(
+    (await call('domains_partial_update', { key: a.key, params, body: { domain: theirs.domain } })).body,
+    {
+      type: 'validation_error',
+      code: 'unique',
+      detail: 'domain with this domain already exists.',
+      attr: 'domain',
+    },
+    "another organization's name is taken",
+  );
+  t.match((await call('domains_partial_update', { key: a.key, params, body: { domain: 'Not A Domain' } })).body, {
+    code: 'invalid_input',
+    detail: 'Please enter a valid domain or subdomain name.',
+    attr: 'domain',
+  });
+  t.equal(
+    (await call('domains_retrieve', { key: a.key, params })).body.is_verified,
+    true,
+    'refused renames change nothing',
+  );
+
+  const same = await call('domains_partial_update', { key: a.key, params, body: { domain } });
+  t.match(same.body, { domain, is_verified: true, sso_enforcement: 'google-oauth2' }, 'the same name is no rename');
+
+  const renamed = uniqueDomain('renamed');
+  const res = await call('domains_partial_update', {
+    key: a.key,
+    params,
+    body: { domain: renamed, jit_provisioning_enabled: true },
+  });
+  t.equal(res.status, 200);
+  t.match(
+    res.body,
+    { domain: renamed, is_verified: false, verified_at: null, jit_provisioning_enabled: false, sso_enforcement: '' },
+    'a new name must be verified again',
+  );
+  t.not(res.body.verification_challenge, created.verification_challenge, 'with a new challenge');
+  t.equal(
+    (await call('domains_retrieve', { key: b.key, params: { organization_id: b.organization.id, id: theirs.id } })).body
+      .domain,
+    theirs.domain,
+  );
+
+  t.same((await call('domains_partial_update', { key: a.key, params, body: { scim_enabled: false } })).body, {
+    type: 'validation_error',
+    code: 'feature_not_available',
+    detail: 'SCIM provisioning is not available for this organization.',
+    attr: 'scim_enabled',
+  });
+});
+
+t.test('domains_update', async (t) => {
+  const a = await makeTenant(db);
+  const b = await makeTenant(db);
+  const org = { organization_id: a.organization.id };
+  const created = (await call('domains_create', { key: a.key, params: org, body: { domain: uniqueDomain() } })).body;
+  const params = { ...org, id: created.id };
+  const next = uniqueDomain('put');
+  const res = await call('domains_update', { key: a.key, params, body: { domain: next, saml_entity_id: 'entity' } });
+  t.equal(res.status, 200);
+  t.match(res.body, { domain: next, saml_entity_id: 'entity', is_verified: false });
+  t.match((await call('domains_update', { key: a.key, params, body: { saml_entity_id: 'x' } })).body, {
+    code: 'required',
+    attr: 'domain',
+  });
+
+  const member = await makeMember(db, a, 1);
+  t.same((await call('domains_update', { key: member.key, params, body: { domain: next } })).body, levelDenied);
+  const theirs = (
+    await call('domains_create', {
+      key: b.key,
+      params: { organization_id: b.organization.id },
+      body: { domain: uniqueDomain() },
+    })
+  ).body;
+  t.equal(
+    (await call('domains_update', { key: a.key, params: { ...org, id: theirs.id }, body: { domain: uniqueDomain() } }))
+      .status,
+    404,
+  );
+  t.equal(
+    (
+      await call('domains_update', {
+        key: a.key,
+        params: { organization_id: b.organization.id, id: theirs.id },
+        body: { domain: uniqueDomain() },
+      })
+    ).status,
+    403,
+  );
+  t.equal(
+    (await call('domains_retrieve', { key: b.key, params: { organization_id: b.organization.id, id: theirs.id } })).body
+      .domain,
+    theirs.domain,
+    'nothing changed',
+  );
+  t.equal((await call('domains_update', { params, body: { domain: next } })).status, 401);
+  const readOnly = await makeKey(db, a.user, ['organization:read']);
+  t.same(
+    (await call('domains_update', { key: readOnly, params, body: { domain: next } })).body,
+    missingScope('organization:write'),
+  );
+});
+
+t.test('domains_scim_token_create', async (t) => {
+  const a = await makeTenant(db);
+  const b = await makeTenant(db);
+  const org = { organization_id: a.organization.id };
+  const created = (await call('domains_create', { key: a.key, params: org, body: { domain: uniqueDomain() } })).body;
+  const params = { ...org, id: created.id };
+  t.same(
+    (await call('domains_scim_token_create', { key: a.key, params })).body,
+    {
+      type: 'authentication_error',
+      code: 'permission_denied',
+      detail: 'SCIM is not available for this organization',
+      attr: null,
+    },
+    'no SCIM API here, so no token',
+  );
+  const member = await makeMember(db, a, 1);
+  t.same((await call('domains_scim_token_create', { key: member.key, params })).body, levelDenied);
+  const theirs = (
+    await call('domains_create', {
+      key: b.key,
+      params: { organization_id: b.organization.id },
+      body: { domain: uniqueDomain() },
+    })
+  ).body;
+  t.equal((await call('domains_scim_token_create', { key: a.key, params: { ...org, id: theirs.id } })).status, 404);
+  t.equal(
+    (
+      await call('domains_scim_token_create', {
+        key: a.key,
+        params: { organization_id: b.organization.id, id: theirs.id },
+      })
+    ).status,
+    403,
+  );
+  t.equal((await call('domains_scim_token_create', { params })).status, 401);
+  const readOnly = await makeKey(db, a.user, ['organization:read']);
+  t.same((await call('domains_scim_token_create', { key: readOnly, params })).body, missingScope('organization:write'));
 });

@@ -1,5 +1,8 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import ts from 'typescript';
 import { eq } from 'drizzle-orm';
 import { event_definitions } from '../../src/db/schema/index.js';
 import { buildTestApp } from '../helpers/app.js';
@@ -28,13 +31,22 @@ t.test('event_definitions_list', async (t) => {
   await capture(ctx, b.project.api_token, [{ event: 'secret', distinct_id: 'x' }]);
   const params = { project_id: a.project.id };
   // Two days apart, so the default order (day of last_seen_at, then name) shows.
-  await db.update(event_definitions).set({ last_seen_at: new Date('2024-01-01T10:00:00Z') }).where(eq(event_definitions.id, id('signed up')));
-  await db.update(event_definitions).set({ last_seen_at: null }).where(eq(event_definitions.id, id('$autocapture')));
+  await db
+    .update(event_definitions)
+    .set({ last_seen_at: new Date('2024-01-01T10:00:00Z') })
+    .where(eq(event_definitions.id, id('signed up')));
+  await db
+    .update(event_definitions)
+    .set({ last_seen_at: null })
+    .where(eq(event_definitions.id, id('$autocapture')));
 
   const res = await call('event_definitions_list', { key: a.key, params });
   t.equal(res.status, 200);
   t.equal(res.body.count, 4);
-  t.same(res.body.results.map((d: any) => d.name), ['$pageview', 'Purchase Completed', 'signed up', '$autocapture']);
+  t.same(
+    res.body.results.map((d: any) => d.name),
+    ['$pageview', 'Purchase Completed', 'signed up', '$autocapture'],
+  );
   t.match(res.body.results[0], {
     id: id('$pageview'),
     name: '$pageview',
@@ -64,32 +76,66 @@ t.test('event_definitions_list', async (t) => {
   t.same(await names({ event_type: 'action_event' }), []);
   t.equal((await names({ event_type: 'all' })).length, 4);
   t.same(await names({ ordering: '-name' }), ['signed up', 'Purchase Completed', '$pageview', '$autocapture']);
-  t.same(await names({ ordering: 'last_seen_at' }), ['signed up', '$pageview', 'Purchase Completed', '$autocapture'], 'ties by name, never seen last');
-  t.same(await names({ ordering: ['-last_seen_at::date', '-name'] }), ['Purchase Completed', '$pageview', 'signed up', '$autocapture'], 'repeatable');
-  t.same(await names({ excluded_properties: '["$pageview","signed up"]', ordering: 'name' }), ['$autocapture', 'Purchase Completed']);
-  const page = await call('event_definitions_list', { key: a.key, params, query: { limit: 1, offset: 1, ordering: 'name' } });
-  t.same(page.body.results.map((d: any) => d.name), ['$pageview']);
+  t.same(
+    await names({ ordering: 'last_seen_at' }),
+    ['signed up', '$pageview', 'Purchase Completed', '$autocapture'],
+    'ties by name, never seen last',
+  );
+  t.same(
+    await names({ ordering: ['-last_seen_at::date', '-name'] }),
+    ['Purchase Completed', '$pageview', 'signed up', '$autocapture'],
+    'repeatable',
+  );
+  t.same(await names({ excluded_properties: '["$pageview","signed up"]', ordering: 'name' }), [
+    '$autocapture',
+    'Purchase Completed',
+  ]);
+  const page = await call('event_definitions_list', {
+    key: a.key,
+    params,
+    query: { limit: 1, offset: 1, ordering: 'name' },
+  });
+  t.same(
+    page.body.results.map((d: any) => d.name),
+    ['$pageview'],
+  );
   t.match(page.body, { count: 4, next: /limit=1&offset=2/, previous: /limit=1/ });
 
-  await call('event_definitions_partial_update', { key: a.key, params: { ...params, id: id('$pageview') }, body: { hidden: true } });
+  await call('event_definitions_partial_update', {
+    key: a.key,
+    params: { ...params, id: id('$pageview') },
+    body: { hidden: true },
+  });
   t.notOk((await names({ exclude_hidden: true })).includes('$pageview'));
   t.ok((await names({})).includes('$pageview'));
 
   const badOrdering = await call('event_definitions_list', { key: a.key, params, query: { ordering: 'volume' } });
   t.match(badOrdering, { status: 400, body: { code: 'invalid_choice', attr: 'ordering' } });
   const badType = await call('event_definitions_list', { key: a.key, params, query: { event_type: 'cohort' } });
-  t.same(badType.body, { type: 'validation_error', code: 'invalid_choice', detail: '"cohort" is not a valid choice.', attr: 'event_type' });
+  t.same(badType.body, {
+    type: 'validation_error',
+    code: 'invalid_choice',
+    detail: '"cohort" is not a valid choice.',
+    attr: 'event_type',
+  });
   const badExcluded = await call('event_definitions_list', { key: a.key, params, query: { excluded_properties: '{' } });
   t.match(badExcluded, { status: 400, body: { attr: 'excluded_properties' } });
 
   t.equal((await call('event_definitions_list', { params })).status, 401);
   const noScope = await makeKey(db, a.user, ['query:read']);
-  t.same((await call('event_definitions_list', { key: noScope, params })).body.detail, "API key missing required scope 'event_definition:read'");
+  t.same(
+    (await call('event_definitions_list', { key: noScope, params })).body.detail,
+    "API key missing required scope 'event_definition:read'",
+  );
   const writer = await makeKey(db, a.user, ['event_definition:write']);
   t.equal((await call('event_definitions_list', { key: writer, params })).status, 200, 'write implies read');
   t.equal((await call('event_definitions_list', { key: b.key, params })).status, 403, "another organization's project");
   const own = await call('event_definitions_list', { key: b.key, params: { project_id: b.project.id } });
-  t.same(own.body.results.map((d: any) => d.name), ['secret'], 'each project sees only its own');
+  t.same(
+    own.body.results.map((d: any) => d.name),
+    ['secret'],
+    'each project sees only its own',
+  );
 });
 
 t.test('event_definitions_retrieve', async (t) => {
@@ -99,8 +145,19 @@ t.test('event_definitions_retrieve', async (t) => {
   const res = await call('event_definitions_retrieve', { key: a.key, params });
   t.match(res, { status: 200, body: { id: id('signed up'), name: 'signed up' } });
   t.equal((await call('event_definitions_retrieve', { key: a.key, params: { ...params, id: 'nope' } })).status, 404);
-  t.equal((await call('event_definitions_retrieve', { key: a.key, params: { ...params, id: randomUUID() } })).status, 404);
-  t.equal((await call('event_definitions_retrieve', { key: b.key, params: { project_id: b.project.id, id: id('signed up') } })).status, 404);
+  t.equal(
+    (await call('event_definitions_retrieve', { key: a.key, params: { ...params, id: randomUUID() } })).status,
+    404,
+  );
+  t.equal(
+    (
+      await call('event_definitions_retrieve', {
+        key: b.key,
+        params: { project_id: b.project.id, id: id('signed up') },
+      })
+    ).status,
+    404,
+  );
   t.equal((await call('event_definitions_retrieve', { key: b.key, params })).status, 403);
   t.equal((await call('event_definitions_retrieve', { params })).status, 401);
   const noScope = await makeKey(db, a.user, ['query:read']);
@@ -114,28 +171,57 @@ t.test('event_definitions_partial_update', async (t) => {
   const params = { project_id: a.project.id, id: id('signed up') };
   const patch = (body: unknown, key = a.key) => call('event_definitions_partial_update', { key, params, body });
 
-  const res = await patch({ description: 'A user signs up', tags: ['KPI', ' Growth ', 'growth', ''], owner: member.user.id, name: 'renamed', verified: true });
+  const res = await patch({
+    description: 'A user signs up',
+    tags: ['KPI', ' Growth ', 'growth', ''],
+    owner: member.user.id,
+    name: 'renamed',
+    verified: true,
+  });
   t.equal(res.status, 200);
-  t.match(res.body, { name: 'signed up', description: 'A user signs up', tags: ['growth', 'kpi'], verified: true, hidden: false });
+  t.match(res.body, {
+    name: 'signed up',
+    description: 'A user signs up',
+    tags: ['growth', 'kpi'],
+    verified: true,
+    hidden: false,
+  });
   t.match(res.body.owner, { id: member.user.id, email: member.user.email });
   t.match(res.body.verified_by, { id: a.user.id });
   t.match(res.body.updated_by, { id: a.user.id });
   t.match(res.body.verified_at, /^\d{4}-/);
 
   const byMember = await patch({ hidden: true }, member.key);
-  t.match(byMember.body, { hidden: true, verified: false, verified_at: null, verified_by: null }, 'hiding clears verification');
+  t.match(
+    byMember.body,
+    { hidden: true, verified: false, verified_at: null, verified_by: null },
+    'hiding clears verification',
+  );
   t.match(byMember.body.updated_by, { id: member.user.id }, 'any member may edit');
   const verifyAgain = await patch({ verified: true });
   t.match(verifyAgain.body, { hidden: false, verified: true }, 'verifying shows it again');
   const both = await patch({ hidden: true, verified: true });
-  t.same(both.body, { type: 'validation_error', code: 'invalid_input', detail: 'An event cannot be both hidden and verified', attr: null });
+  t.same(both.body, {
+    type: 'validation_error',
+    code: 'invalid_input',
+    detail: 'An event cannot be both hidden and verified',
+    attr: null,
+  });
   const unverify = await patch({ verified: false, owner: null, description: null, tags: [] });
   t.match(unverify.body, { verified: false, verified_by: null, owner: null, description: null, tags: [] });
 
   const stranger = await makeUser(db);
   const badOwner = await patch({ owner: stranger.id });
-  t.same(badOwner.body, { type: 'validation_error', code: 'does_not_exist', detail: `Invalid pk "${stranger.id}" - object does not exist.`, attr: 'owner' });
-  t.match(await patch({ owner: 'me' }), { status: 400, body: { attr: 'owner', detail: 'A valid integer is required.' } });
+  t.same(badOwner.body, {
+    type: 'validation_error',
+    code: 'does_not_exist',
+    detail: `Invalid pk "${stranger.id}" - object does not exist.`,
+    attr: 'owner',
+  });
+  t.match(await patch({ owner: 'me' }), {
+    status: 400,
+    body: { attr: 'owner', detail: 'A valid integer is required.' },
+  });
   t.match(await patch({ tags: 'growth' }), { status: 400, body: { attr: 'tags', code: 'not_a_list' } });
   t.match(await patch({ verified: 'yes' }), { status: 400, body: { attr: 'verified' } });
   t.match(await patch({ tags: ['x'.repeat(256)] }), { status: 400, body: { attr: 'tags__0' } });
@@ -144,7 +230,16 @@ t.test('event_definitions_partial_update', async (t) => {
   const readOnly = await makeKey(db, a.user, ['event_definition:read']);
   t.equal((await patch({ description: 'x' }, readOnly)).status, 403);
   t.equal((await patch({ description: 'x' }, b.key)).status, 403);
-  t.equal((await call('event_definitions_partial_update', { key: b.key, params: { project_id: b.project.id, id: id('signed up') }, body: {} })).status, 404);
+  t.equal(
+    (
+      await call('event_definitions_partial_update', {
+        key: b.key,
+        params: { project_id: b.project.id, id: id('signed up') },
+        body: {},
+      })
+    ).status,
+    404,
+  );
   t.equal((await call('event_definitions_partial_update', { params, body: {} })).status, 401);
   const stored = (await definitions(db, a.project.id)).find((d) => d.name === 'signed up')!;
   t.equal(stored.description, null, 'refused updates changed nothing');
@@ -157,7 +252,11 @@ t.test('event_definitions_destroy', async (t) => {
   const readOnly = await makeKey(db, a.user, ['event_definition:read']);
   t.equal((await call('event_definitions_destroy', { key: readOnly, params })).status, 403);
   t.equal((await call('event_definitions_destroy', { key: b.key, params })).status, 403);
-  t.equal((await call('event_definitions_destroy', { key: b.key, params: { project_id: b.project.id, id: id('signed up') } })).status, 404);
+  t.equal(
+    (await call('event_definitions_destroy', { key: b.key, params: { project_id: b.project.id, id: id('signed up') } }))
+      .status,
+    404,
+  );
   t.equal((await call('event_definitions_destroy', { params })).status, 401);
   const res = await call('event_definitions_destroy', { key: a.key, params });
   t.equal(res.status, 204);
@@ -167,4 +266,163 @@ t.test('event_definitions_destroy', async (t) => {
   await capture(ctx, a.project.api_token, [{ event: 'signed up', distinct_id: 'd' }]);
   const again = (await definitions(db, a.project.id)).find((d) => d.name === 'signed up');
   t.ok(again && again.id !== id('signed up'), 'the next event of that name creates a fresh definition');
+});
+
+t.test('event_definitions_update (PUT)', async (t) => {
+  const { tenant, id } = await seeded();
+  const other = await seeded();
+  const params = { project_id: tenant.project.id, id: id('signed up') };
+  const first = await call('event_definitions_update', {
+    key: tenant.key,
+    params,
+    body: { description: 'Sign-ups', owner: tenant.user.id },
+  });
+  t.match(first.body, { description: 'Sign-ups', owner: { id: tenant.user.id } });
+  const second = await call('event_definitions_update', { key: tenant.key, params, body: { hidden: true } });
+  t.match(
+    second.body,
+    { description: 'Sign-ups', owner: { id: tenant.user.id }, hidden: true },
+    'fields left out keep their values',
+  );
+  const stranger = await makeUser(db);
+  const bad = await call('event_definitions_update', { key: tenant.key, params, body: { owner: stranger.id } });
+  t.match(bad.body, { code: 'does_not_exist', attr: 'owner' });
+  const cross = await call('event_definitions_update', {
+    key: tenant.key,
+    params: { project_id: tenant.project.id, id: other.id('signed up') },
+    body: { description: 'x' },
+  });
+  t.equal(cross.status, 404);
+  const [row] = await db
+    .select()
+    .from(event_definitions)
+    .where(eq(event_definitions.id, other.id('signed up')));
+  t.equal(row!.description, null, 'another project’s definition is unchanged');
+  t.equal(
+    (
+      await call('event_definitions_update', {
+        key: tenant.key,
+        params: { project_id: other.tenant.project.id, id: other.id('signed up') },
+        body: {},
+      })
+    ).status,
+    403,
+  );
+  t.equal(
+    (
+      await call('event_definitions_update', {
+        key: await makeKey(db, tenant.user, ['event_definition:read']),
+        params,
+        body: {},
+      })
+    ).status,
+    403,
+  );
+  t.equal((await call('event_definitions_update', { params, body: {} })).status, 401);
+});
+
+t.test('event_definitions_metrics_retrieve', async (t) => {
+  const { tenant, id } = await seeded();
+  const other = await seeded();
+  const old = new Date(Date.now() - 40 * 86_400_000).toISOString();
+  await capture(ctx, tenant.project.api_token, [
+    { event: 'signed up', distinct_id: 'e' },
+    { event: 'signed up', distinct_id: 'f', timestamp: old },
+  ]);
+  const params = { project_id: tenant.project.id, id: id('signed up') };
+  const res = await call('event_definitions_metrics_retrieve', { key: tenant.key, params });
+  t.same(
+    res.body,
+    { query_usage_30_day: null, volume_30_day: 2 },
+    'events older than 30 days and other projects’ events do not count',
+  );
+  const cross = await call('event_definitions_metrics_retrieve', {
+    key: tenant.key,
+    params: { project_id: tenant.project.id, id: other.id('signed up') },
+  });
+  t.equal(cross.status, 404);
+  t.equal(
+    (
+      await call('event_definitions_metrics_retrieve', {
+        key: tenant.key,
+        params: { project_id: other.tenant.project.id, id: other.id('signed up') },
+      })
+    ).status,
+    403,
+  );
+  t.equal((await call('event_definitions_metrics_retrieve', { params })).status, 401);
+  t.equal(
+    (
+      await call('event_definitions_metrics_retrieve', {
+        key: await makeKey(db, tenant.user, ['dashboard:read']),
+        params,
+      })
+    ).status,
+    403,
+  );
+});
+
+t.test('event_definitions_typescript_retrieve: a module that type-checks against posthog-js', async (t) => {
+  const { tenant } = await seeded();
+  const other = await makeTenant(db);
+  await capture(ctx, other.project.api_token, [{ event: 'their event', distinct_id: 'x' }]);
+  const params = { project_id: tenant.project.id };
+  const res = await call('event_definitions_typescript_retrieve', { key: tenant.key, params });
+  t.equal(res.status, 200);
+  t.match(res.body, { event_count: 3, generator_version: '1.0.0', schema_hash: /^[0-9a-f]{32}$/ });
+  t.match(
+    res.body.content,
+    /"\$pageview": Record<string, any>\n {2}"Purchase Completed": Record<string, any>\n {2}"signed up": Record<string, any>\n/,
+  );
+  t.notMatch(res.body.content, /\$autocapture|their event/, 'other PostHog events and other projects stay out');
+  const again = await call('event_definitions_typescript_retrieve', { key: tenant.key, params });
+  t.equal(again.body.schema_hash, res.body.schema_hash, 'the hash does not move without a change');
+  await capture(ctx, tenant.project.api_token, [{ event: 'logged out', distinct_id: 'd' }]);
+  const more = await call('event_definitions_typescript_retrieve', { key: tenant.key, params });
+  t.not(more.body.schema_hash, res.body.schema_hash);
+
+  // The module and a use of it compile together under strict settings against the installed posthog-js.
+  const dir = mkdtempSync(join(process.cwd(), '.tap', 'typescript-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'posthog-typed.ts'), more.body.content);
+  writeFileSync(
+    join(dir, 'use.ts'),
+    [
+      "import posthog from './posthog-typed'",
+      "posthog.capture('signed up', { plan: 'pro' })",
+      "posthog.capture('logged out')",
+      "posthog.capture('not defined yet', { any: 1 })",
+      "posthog.captureRaw('anything')",
+      'declare const name: string',
+      '// @ts-expect-error a plain string is not a known event name',
+      'posthog.capture(name)',
+    ].join('\n'),
+  );
+  const program = ts.createProgram([join(dir, 'use.ts')], {
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    esModuleInterop: true,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    target: ts.ScriptTarget.ES2020,
+  });
+  const errors = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+  t.same(errors, [], 'no type errors');
+
+  t.equal((await call('event_definitions_typescript_retrieve', { params })).status, 401);
+  t.equal(
+    (await call('event_definitions_typescript_retrieve', { key: tenant.key, params: { project_id: other.project.id } }))
+      .status,
+    403,
+  );
+  t.equal(
+    (
+      await call('event_definitions_typescript_retrieve', {
+        key: await makeKey(db, tenant.user, ['dashboard:read']),
+        params,
+      })
+    ).status,
+    403,
+  );
 });

@@ -11,18 +11,38 @@ const a = await makeTenant(db);
 const b = await makeTenant(db);
 // Each event's name says what it holds; `u1` and `u2` have person properties, `anon` has none.
 await capture(ctx, a.project.api_token, [
-  { event: 'chrome', distinct_id: 'u1', timestamp: iso(T0), properties: { browser: 'Chrome', n: 10, signup: '2024-01-15', $set: { plan: 'pro', age: 30 } } },
-  { event: 'firefox', distinct_id: 'u2', timestamp: iso(T0 + 1), properties: { browser: 'Firefox', n: '5', signup: '2024-03-01T10:00:00Z', $set: { plan: 'free' } } },
-  { event: 'safari', distinct_id: 'anon', timestamp: iso(T0 + 2), properties: { browser: 'Safari 100%', n: 2.5, flag: true, signup: 'not a date' } },
+  {
+    event: 'chrome',
+    distinct_id: 'u1',
+    timestamp: iso(T0),
+    properties: { browser: 'Chrome', n: 10, signup: '2024-01-15', $set: { plan: 'pro', age: 30 } },
+  },
+  {
+    event: 'firefox',
+    distinct_id: 'u2',
+    timestamp: iso(T0 + 1),
+    properties: { browser: 'Firefox', n: '5', signup: '2024-03-01T10:00:00Z', $set: { plan: 'free' } },
+  },
+  {
+    event: 'safari',
+    distinct_id: 'anon',
+    timestamp: iso(T0 + 2),
+    properties: { browser: 'Safari 100%', n: 2.5, flag: true, signup: 'not a date' },
+  },
   { event: 'bare', distinct_id: 'anon', timestamp: iso(T0 + 3), properties: { n: null } },
 ]);
-await capture(ctx, b.project.api_token, [{ event: 'other project', distinct_id: 'u1', properties: { browser: 'Chrome' } }]);
+await capture(ctx, b.project.api_token, [
+  { event: 'other project', distinct_id: 'u1', properties: { browser: 'Chrome' } },
+]);
 
 async function matching(properties: unknown): Promise<string[]> {
   const res = await call('events_list', {
     key: a.key,
     params: { project_id: a.project.id },
-    query: { properties: typeof properties === 'string' ? properties : JSON.stringify(properties), orderBy: '["timestamp"]' },
+    query: {
+      properties: typeof properties === 'string' ? properties : JSON.stringify(properties),
+      orderBy: '["timestamp"]',
+    },
   });
   if (res.status !== 200) throw new Error(`${res.status} ${res.raw}`);
   return res.body.results.map((e: any) => e.event);
@@ -35,7 +55,11 @@ t.test('each operator', async (t) => {
     ['exact number matches number and text', [{ key: 'n', value: 5, operator: 'exact' }], ['firefox']],
     ['exact number as text', [{ key: 'n', value: '10', operator: 'exact' }], ['chrome']],
     ['exact boolean', [{ key: 'flag', value: true }], ['safari']],
-    ['is_not includes events without the property', [{ key: 'browser', value: 'Chrome', operator: 'is_not' }], ['firefox', 'safari', 'bare']],
+    [
+      'is_not includes events without the property',
+      [{ key: 'browser', value: 'Chrome', operator: 'is_not' }],
+      ['firefox', 'safari', 'bare'],
+    ],
     ['icontains', [{ key: 'browser', value: 'FIRE', operator: 'icontains' }], ['firefox']],
     ['icontains escapes wildcards', [{ key: 'browser', value: '100%', operator: 'icontains' }], ['safari']],
     ['not_icontains', [{ key: 'browser', value: 'o', operator: 'not_icontains' }], ['safari', 'bare']],
@@ -52,13 +76,46 @@ t.test('each operator', async (t) => {
     ['is_date_after', [{ key: 'signup', value: '2024-02-01T00:00:00+01:00', operator: 'is_date_after' }], ['firefox']],
     ['is_date_exact', [{ key: 'signup', value: '2024-03-01T10:00:00Z', operator: 'is_date_exact' }], ['firefox']],
     ['person properties', [{ key: 'plan', value: 'pro', type: 'person' }], ['chrome']],
-    ['person is_not includes events without a person property', [{ key: 'plan', value: 'pro', type: 'person', operator: 'is_not' }], ['firefox', 'safari', 'bare']],
+    [
+      'person is_not includes events without a person property',
+      [{ key: 'plan', value: 'pro', type: 'person', operator: 'is_not' }],
+      ['firefox', 'safari', 'bare'],
+    ],
     ['person gt', [{ key: 'age', value: 18, operator: 'gt', type: 'person' }], ['chrome']],
-    ['all filters must hold', [{ key: 'browser', value: 'o', operator: 'icontains' }, { key: 'plan', value: 'free', type: 'person' }], ['firefox']],
-    ['OR group', { type: 'OR', values: [{ key: 'browser', value: 'Chrome' }, { key: 'flag', operator: 'is_set' }] }, ['chrome', 'safari']],
+    [
+      'all filters must hold',
+      [
+        { key: 'browser', value: 'o', operator: 'icontains' },
+        { key: 'plan', value: 'free', type: 'person' },
+      ],
+      ['firefox'],
+    ],
+    [
+      'OR group',
+      {
+        type: 'OR',
+        values: [
+          { key: 'browser', value: 'Chrome' },
+          { key: 'flag', operator: 'is_set' },
+        ],
+      },
+      ['chrome', 'safari'],
+    ],
     [
       'nested groups',
-      { type: 'AND', values: [{ type: 'OR', values: [{ key: 'n', value: 3, operator: 'gt' }, { key: 'flag', value: true }] }, { key: 'browser', value: 'Chrome', operator: 'is_not' }] },
+      {
+        type: 'AND',
+        values: [
+          {
+            type: 'OR',
+            values: [
+              { key: 'n', value: 3, operator: 'gt' },
+              { key: 'flag', value: true },
+            ],
+          },
+          { key: 'browser', value: 'Chrome', operator: 'is_not' },
+        ],
+      },
       ['firefox', 'safari'],
     ],
     ['a single filter object', { key: 'browser', value: 'Safari 100%' }, ['safari']],

@@ -13,8 +13,19 @@ t.test('events_list', async (t) => {
   const b = await makeTenant(db);
   const uuid = randomUUID();
   await capture(ctx, a.project.api_token, [
-    { event: 'first', distinct_id: 'u1', timestamp: iso(T0), uuid, properties: { $browser: 'Chrome', $set: { email: 'u1@x' } } },
-    { event: 'second', distinct_id: 'u2', timestamp: iso(T0 + 1000), elements_chain: 'a.nav:href="/x"nth-child="1"nth-of-type="2"text="Go"' },
+    {
+      event: 'first',
+      distinct_id: 'u1',
+      timestamp: iso(T0),
+      uuid,
+      properties: { $browser: 'Chrome', $set: { email: 'u1@x' } },
+    },
+    {
+      event: 'second',
+      distinct_id: 'u2',
+      timestamp: iso(T0 + 1000),
+      elements_chain: 'a.nav:href="/x"nth-child="1"nth-of-type="2"text="Go"',
+    },
   ]);
   await capture(ctx, b.project.api_token, [{ event: 'secret', distinct_id: 'b1', timestamp: iso(T0 + 5000) }]);
   const params = { project_id: a.project.id };
@@ -23,7 +34,11 @@ t.test('events_list', async (t) => {
   t.equal(res.status, 200);
   t.same(Object.keys(res.body).sort(), ['next', 'results'], 'no count');
   t.equal(res.body.next, null);
-  t.same(res.body.results.map((e: any) => e.event), ['second', 'first'], 'newest first, only this project');
+  t.same(
+    res.body.results.map((e: any) => e.event),
+    ['second', 'first'],
+    'newest first, only this project',
+  );
   t.match(res.body.results[1], {
     id: uuid,
     distinct_id: 'u1',
@@ -35,7 +50,17 @@ t.test('events_list', async (t) => {
     properties: { $browser: 'Chrome' },
   });
   t.same(res.body.results[0].elements, [
-    { text: 'Go', tag_name: 'a', attr_class: ['nav'], href: '/x', attr_id: null, nth_child: 1, nth_of_type: 2, attributes: {}, order: 0 },
+    {
+      text: 'Go',
+      tag_name: 'a',
+      attr_class: ['nav'],
+      href: '/x',
+      attr_id: null,
+      nth_child: 1,
+      nth_of_type: 2,
+      attributes: {},
+      order: 0,
+    },
   ]);
   const current = await call('events_list', { key: a.key, params: { project_id: '@current' } });
   t.equal(current.body.results.length, 2, '@current works');
@@ -52,7 +77,10 @@ t.test('events_list', async (t) => {
   t.test('auth and tenancy', async (t) => {
     t.equal((await call('events_list', { params })).status, 401);
     const noScope = await makeKey(db, a.user, ['event_definition:read']);
-    t.same((await call('events_list', { key: noScope, params })).body.detail, "API key missing required scope 'query:read'");
+    t.same(
+      (await call('events_list', { key: noScope, params })).body.detail,
+      "API key missing required scope 'query:read'",
+    );
     const reader = await makeKey(db, a.user, ['query:read']);
     t.equal((await call('events_list', { key: reader, params })).status, 200);
     const other = await call('events_list', { key: b.key, params });
@@ -80,8 +108,15 @@ t.test('events_list', async (t) => {
       params,
       query: { where: JSON.stringify(["properties.$browser = 'Chrome'", "event IN ('first', 'other')"]) },
     });
-    t.same(where.body.results.map((e: any) => e.event), ['first']);
-    const none = await call('events_list', { key: a.key, params, query: { where: JSON.stringify(["distinct_id = 'b1'"]) } });
+    t.same(
+      where.body.results.map((e: any) => e.event),
+      ['first'],
+    );
+    const none = await call('events_list', {
+      key: a.key,
+      params,
+      query: { where: JSON.stringify(["distinct_id = 'b1'"]) },
+    });
     t.same(none.body.results, [], "another project's events stay out of reach");
     const both = await call('events_list', {
       key: a.key,
@@ -89,11 +124,23 @@ t.test('events_list', async (t) => {
       query: { select: JSON.stringify(['uuid']), where: JSON.stringify(["event = 'first'"]) },
     });
     t.same(both.body.results, [[uuid]]);
-    const csv = await call('events_list', { key: a.key, params, query: { select: JSON.stringify(['event', 'distinct_id']), format: 'csv' } });
+    const csv = await call('events_list', {
+      key: a.key,
+      params,
+      query: { select: JSON.stringify(['event', 'distinct_id']), format: 'csv' },
+    });
     t.equal(csv.raw, 'event,distinct_id\r\nsecond,u2\r\nfirst,u1\r\n');
-    const injected = await call('events_list', { key: a.key, params, query: { where: JSON.stringify(['1=1) UNION SELECT * FROM users --']) } });
+    const injected = await call('events_list', {
+      key: a.key,
+      params,
+      query: { where: JSON.stringify(['1=1) UNION SELECT * FROM users --']) },
+    });
     t.match(injected.body, { status: undefined, type: 'validation_error', attr: 'where' });
-    const join = await call('events_list', { key: a.key, params, query: { select: JSON.stringify(['(SELECT email FROM users)']) } });
+    const join = await call('events_list', {
+      key: a.key,
+      params,
+      query: { select: JSON.stringify(['(SELECT email FROM users)']) },
+    });
     t.match(join.body, { type: 'validation_error', attr: 'select' });
     const notJson = await call('events_list', { key: a.key, params, query: { select: 'event' } });
     t.same(notJson.body, {
@@ -102,7 +149,11 @@ t.test('events_list', async (t) => {
       detail: 'select must be a JSON array of expression strings.',
       attr: 'select',
     });
-    const unknownField = await call('events_list', { key: a.key, params, query: { where: JSON.stringify(['password = 1']) } });
+    const unknownField = await call('events_list', {
+      key: a.key,
+      params,
+      query: { where: JSON.stringify(['password = 1']) },
+    });
     t.match(unknownField.body, { type: 'validation_error', attr: 'where' });
   });
 });
@@ -147,7 +198,8 @@ t.test('filters: event, distinct_id, person_id, after, before', async (t) => {
 t.test('pagination returns every event once, even with equal timestamps', async (t) => {
   const a = await makeTenant(db);
   const batch = [];
-  for (let i = 0; i < 23; i++) batch.push({ event: `e${i}`, distinct_id: 'd', timestamp: iso(T0 + (i < 15 ? 0 : i) * 1000) });
+  for (let i = 0; i < 23; i++)
+    batch.push({ event: `e${i}`, distinct_id: 'd', timestamp: iso(T0 + (i < 15 ? 0 : i) * 1000) });
   await capture(ctx, a.project.api_token, batch);
   for (const order of ['["-timestamp"]', '["timestamp"]']) {
     const seen: string[] = [];
@@ -159,7 +211,11 @@ t.test('pagination returns every event once, even with equal timestamps', async 
       const body = res.json();
       seen.push(...body.results.map((e: any) => e.event));
       url = body.next ? new URL(body.next).pathname + new URL(body.next).search : null;
-      if (body.next) t.match(body.next, /^http:\/\/localhost\/api\/projects\/\d+\/events\/\?.*(before|after)=2024-06-01T12%3A00%3A\d\d\.000000Z.*cursor=/);
+      if (body.next)
+        t.match(
+          body.next,
+          /^http:\/\/localhost\/api\/projects\/\d+\/events\/\?.*(before|after)=2024-06-01T12%3A00%3A\d\d\.000000Z.*cursor=/,
+        );
       pages++;
     }
     t.equal(pages, 6);
@@ -168,13 +224,21 @@ t.test('pagination returns every event once, even with equal timestamps', async 
   }
   const r = await call('events_list', { key: a.key, params: { project_id: a.project.id }, query: { cursor: '!!' } });
   t.match(r, { status: 400, body: { attr: 'cursor' } });
-  const offset = await call('events_list', { key: a.key, params: { project_id: a.project.id }, query: { limit: 5, offset: 20 } });
+  const offset = await call('events_list', {
+    key: a.key,
+    params: { project_id: a.project.id },
+    query: { limit: 5, offset: 20 },
+  });
   t.equal(offset.body.results.length, 3, 'offset still works');
 });
 
 t.test('default limit 100, clamped at 1000', async (t) => {
   const a = await makeTenant(db);
-  const batch = Array.from({ length: 1005 }, (_, i) => ({ event: 'bulk', distinct_id: `d${i % 7}`, timestamp: iso(T0 + i) }));
+  const batch = Array.from({ length: 1005 }, (_, i) => ({
+    event: 'bulk',
+    distinct_id: `d${i % 7}`,
+    timestamp: iso(T0 + i),
+  }));
   await capture(ctx, a.project.api_token, batch);
   const params = { project_id: a.project.id };
   const first = await call('events_list', { key: a.key, params });
@@ -188,7 +252,12 @@ t.test('default limit 100, clamped at 1000', async (t) => {
 t.test('CSV', async (t) => {
   const a = await makeTenant(db);
   await capture(ctx, a.project.api_token, [
-    { event: 'quote "me"', distinct_id: 'a,b', timestamp: iso(T0), properties: { note: 'line1\nline2', n: 3, nested: { deep: true } } },
+    {
+      event: 'quote "me"',
+      distinct_id: 'a,b',
+      timestamp: iso(T0),
+      properties: { note: 'line1\nline2', n: 3, nested: { deep: true } },
+    },
     { event: 'plain', distinct_id: 'c', timestamp: iso(T0 + 1000), properties: { other: 'x' } },
   ]);
   const params = { project_id: a.project.id };
@@ -204,7 +273,12 @@ t.test('CSV', async (t) => {
   t.match(res.raw, /,"quote ""me""","a,b",2024-06-01T12:00:00\.000Z,,,127\.0\.0\.1,3,true,"line1\nline2",\r\n$/);
   const byAccept = await call('events_list', { key: a.key, params, headers: { accept: 'text/csv' } });
   t.equal(byAccept.raw, res.raw, 'Accept: text/csv selects CSV');
-  const json = await call('events_list', { key: a.key, params, query: { format: 'json' }, headers: { accept: 'text/csv' } });
+  const json = await call('events_list', {
+    key: a.key,
+    params,
+    query: { format: 'json' },
+    headers: { accept: 'text/csv' },
+  });
   t.equal(json.body.results.length, 2, 'format=json wins over Accept');
   const empty = await call('events_list', { key: a.key, params, query: { format: 'csv', event: 'none' } });
   t.equal(empty.raw, 'id,event,distinct_id,timestamp,elements_chain\r\n');
@@ -216,7 +290,9 @@ t.test('events_retrieve', async (t) => {
   const a = await makeTenant(db);
   const b = await makeTenant(db);
   const uuid = randomUUID();
-  await capture(ctx, a.project.api_token, [{ event: 'one', distinct_id: 'd', uuid, timestamp: iso(T0), properties: { k: 'v' } }]);
+  await capture(ctx, a.project.api_token, [
+    { event: 'one', distinct_id: 'd', uuid, timestamp: iso(T0), properties: { k: 'v' } },
+  ]);
   const params = { project_id: a.project.id, id: uuid };
   const res = await call('events_retrieve', { key: a.key, params });
   t.match(res, { status: 200, body: { id: uuid, event: 'one', properties: { k: 'v' }, person: null } });
@@ -225,7 +301,12 @@ t.test('events_retrieve', async (t) => {
   const withPerson = await call('events_retrieve', { key: a.key, params, query: { include_person: true } });
   t.same(withPerson.body.person.distinct_ids, ['d']);
   const csv = await call('events_retrieve', { key: a.key, params, query: { format: 'csv' } });
-  t.match(csv.raw, new RegExp(`^id,event,distinct_id,timestamp,elements_chain,person,properties.\\$ip,properties.k\\r\\n${uuid},one,d,`));
+  t.match(
+    csv.raw,
+    new RegExp(
+      `^id,event,distinct_id,timestamp,elements_chain,person,properties.\\$ip,properties.k\\r\\n${uuid},one,d,`,
+    ),
+  );
   const invalid = await call('events_retrieve', { key: a.key, params: { ...params, id: 'nope' } });
   t.same(invalid.body, { type: 'validation_error', code: 'invalid_input', detail: 'Invalid UUID', attr: 'id' });
   const missing = randomUUID();
@@ -245,7 +326,12 @@ t.test('events_values_retrieve', async (t) => {
   const b = await makeTenant(db);
   const now = Date.now();
   await capture(ctx, a.project.api_token, [
-    { event: 'view', distinct_id: 'd1', timestamp: iso(now - 1000), properties: { browser: 'Chrome', tags: ['x', 'y'], flag: true, obj: { b: 1 } } },
+    {
+      event: 'view',
+      distinct_id: 'd1',
+      timestamp: iso(now - 1000),
+      properties: { browser: 'Chrome', tags: ['x', 'y'], flag: true, obj: { b: 1 } },
+    },
     { event: 'view', distinct_id: 'd2', timestamp: iso(now - 2000), properties: { browser: 'Chrome' } },
     { event: 'click', distinct_id: 'd1', timestamp: iso(now - 3000), properties: { browser: 'Firefox', tags: ['x'] } },
     { event: '$pageview', distinct_id: 'd1', timestamp: iso(now - 4000), properties: { browser: 'Safari' } },
@@ -258,9 +344,16 @@ t.test('events_values_retrieve', async (t) => {
     t.equal(r.status, 200);
     return r.body;
   };
-  t.same(await values({ key: 'browser' }), [{ name: 'Chrome' }, { name: 'Firefox' }, { name: 'Safari' }], 'most frequent first; last 7 days; own project');
+  t.same(
+    await values({ key: 'browser' }),
+    [{ name: 'Chrome' }, { name: 'Firefox' }, { name: 'Safari' }],
+    'most frequent first; last 7 days; own project',
+  );
   t.same(await values({ key: 'browser', value: 'FIRE' }), [{ name: 'Firefox' }]);
-  t.same(await values({ key: 'browser', event_name: ['click', '$pageview'] }), [{ name: 'Firefox' }, { name: 'Safari' }]);
+  t.same(await values({ key: 'browser', event_name: ['click', '$pageview'] }), [
+    { name: 'Firefox' },
+    { name: 'Safari' },
+  ]);
   t.same(await values({ key: 'tags' }), [{ name: 'x' }, { name: 'y' }], 'lists count element by element');
   t.same(await values({ key: 'flag' }), [{ name: 'true' }]);
   t.same(await values({ key: 'obj' }), [{ name: '{"b": 1}' }]);
@@ -269,8 +362,17 @@ t.test('events_values_retrieve', async (t) => {
   const csv = await call('events_values_retrieve', { key: a.key, params, query: { key: 'browser', format: 'csv' } });
   t.equal(csv.raw, 'name\r\nChrome\r\nFirefox\r\nSafari\r\n');
   const missing = await call('events_values_retrieve', { key: a.key, params });
-  t.same(missing.body, { type: 'validation_error', code: 'invalid_input', detail: 'You must provide a key', attr: 'key' });
-  const badColumn = await call('events_values_retrieve', { key: a.key, params, query: { key: 'timestamp', is_column: true } });
+  t.same(missing.body, {
+    type: 'validation_error',
+    code: 'invalid_input',
+    detail: 'You must provide a key',
+    attr: 'key',
+  });
+  const badColumn = await call('events_values_retrieve', {
+    key: a.key,
+    params,
+    query: { key: 'timestamp', is_column: true },
+  });
   t.match(badColumn, { status: 400, body: { attr: 'key' } });
   t.equal((await call('events_values_retrieve', { params, query: { key: 'browser' } })).status, 401);
   const noScope = await makeKey(db, a.user, ['event_definition:read']);

@@ -3,6 +3,7 @@ import { parse } from 'yaml';
 import { buildTestApp } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
 
+const ME = { uuid: '@me' };
 const ctx = await buildTestApp(t);
 const { call, inject, db } = ctx;
 
@@ -40,9 +41,19 @@ t.test('errors have one shape', async (t) => {
   const unknown = await inject({ url: '/api/nothing-here/', headers: auth });
   t.equal(unknown.statusCode, 404);
   t.same(unknown.json(), { type: 'invalid_request', code: 'not_found', detail: 'Endpoint not found.', attr: null });
-  const put = await inject({ method: 'PUT', url: `/api/organizations/${a.organization.id}/`, headers: auth, payload: {} });
+  const put = await inject({
+    method: 'PUT',
+    url: `/api/organizations/${a.organization.id}/invites/`,
+    headers: auth,
+    payload: {},
+  });
   t.equal(put.statusCode, 405);
-  t.same(put.json(), { type: 'invalid_request', code: 'method_not_allowed', detail: 'Method "PUT" not allowed.', attr: null });
+  t.same(put.json(), {
+    type: 'invalid_request',
+    code: 'method_not_allowed',
+    detail: 'Method "PUT" not allowed.',
+    attr: null,
+  });
   t.match(put.headers.allow, /GET/);
   const slashless = await inject({ url: '/api/organizations', headers: auth });
   t.equal(slashless.statusCode, 200, 'the trailing slash is optional');
@@ -94,13 +105,17 @@ t.test('a lost database is a 503, not a crash', async (t) => {
 });
 
 t.test('throttling per key answers 429 with Retry-After', async (t) => {
-  const throttled = await buildTestApp(t, { rateLimits: true, rateLimitBurst: '3/minute', rateLimitSustained: '100/hour' });
+  const throttled = await buildTestApp(t, {
+    rateLimits: true,
+    rateLimitBurst: '3/minute',
+    rateLimitSustained: '100/hour',
+  });
   const a = await makeTenant(throttled.db);
-  for (let i = 0; i < 3; i++) t.equal((await throttled.call('users_retrieve', { key: a.key })).status, 200);
-  const res = await throttled.call('users_retrieve', { key: a.key });
+  for (let i = 0; i < 3; i++) t.equal((await throttled.call('users_retrieve', { key: a.key, params: ME })).status, 200);
+  const res = await throttled.call('users_retrieve', { key: a.key, params: ME });
   t.equal(res.status, 429);
   t.same(res.body, { type: 'throttled_error', code: 'throttled', detail: 'Request was throttled.', attr: null });
   t.ok(Number(res.headers['retry-after']) > 0 && Number(res.headers['retry-after']) <= 60);
   const other = await makeTenant(throttled.db);
-  t.equal((await throttled.call('users_retrieve', { key: other.key })).status, 200, 'limits are per key');
+  t.equal((await throttled.call('users_retrieve', { key: other.key, params: ME })).status, 200, 'limits are per key');
 });

@@ -11,7 +11,10 @@ t.test('projects_list', async (t) => {
   const second = await makeProject(db, a);
   const res = await call('projects_list', { key: a.key });
   t.equal(res.status, 200);
-  t.same(res.body.results.map((p: { id: number }) => p.id), [a.project.id, second.id]);
+  t.same(
+    res.body.results.map((p: { id: number }) => p.id),
+    [a.project.id, second.id],
+  );
   t.match(res.body.results[0], { organization: a.organization.id, api_token: /^phc_/, project_id: a.project.id });
   t.notOk(res.raw.includes(b.project.api_token), 'another organization’s projects are invisible');
   t.equal((await call('projects_list')).status, 401);
@@ -30,12 +33,22 @@ t.test('projects_create', async (t) => {
     body: { name: 'Web', timezone: 'Europe/Berlin', api_token: 'phc_mine', id: 7 },
   });
   t.equal(res.status, 201);
-  t.match(res.body, { name: 'Web', timezone: 'Europe/Berlin', organization: a.organization.id, effective_membership_level: 15 });
+  t.match(res.body, {
+    name: 'Web',
+    timezone: 'Europe/Berlin',
+    organization: a.organization.id,
+    effective_membership_level: 15,
+  });
   t.not(res.body.api_token, 'phc_mine', 'read-only fields are ignored');
   const listed = await call('projects_retrieve', { key: a.key, params: { id: res.body.id } });
   t.equal(listed.status, 200, 'the new project is reachable at once');
   const tz = await call('projects_create', { key: a.key, body: { name: 'X', timezone: 'Mars/Olympus' } });
-  t.same(tz.body, { type: 'validation_error', code: 'invalid_choice', detail: '"Mars/Olympus" is not a valid choice.', attr: 'timezone' });
+  t.same(tz.body, {
+    type: 'validation_error',
+    code: 'invalid_choice',
+    detail: '"Mars/Olympus" is not a valid choice.',
+    attr: 'timezone',
+  });
   const long = await call('projects_create', { key: a.key, body: { name: 'x'.repeat(201) } });
   t.match(long.body, { code: 'max_length', attr: 'name' });
   const member = await makeMember(db, a, 1);
@@ -49,7 +62,13 @@ t.test('projects_retrieve', async (t) => {
   const a = await makeTenant(db);
   const b = await makeTenant(db);
   const res = await call('projects_retrieve', { key: a.key, params: { id: a.project.id } });
-  t.match(res.body, { id: a.project.id, uuid: a.project.uuid, name: 'Default project', app_urls: [], anonymize_ips: false });
+  t.match(res.body, {
+    id: a.project.id,
+    uuid: a.project.uuid,
+    name: 'Default project',
+    app_urls: [],
+    anonymize_ips: false,
+  });
   t.equal((await call('projects_retrieve', { key: a.key, params: { id: '@current' } })).body.id, a.project.id);
   const other = await call('projects_retrieve', { key: a.key, params: { id: b.project.id } });
   t.same(other.body, { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null });
@@ -60,8 +79,19 @@ t.test('projects_retrieve', async (t) => {
   t.equal(refused.body.detail, `API key does not have access to the requested project: ID ${a.project.id}.`);
   const otherOrgScope = await makeKey(db, a.user, ['project:read'], { scoped_organizations: [b.organization.id] });
   const refusedOrg = await call('projects_retrieve', { key: otherOrgScope, params: { id: a.project.id } });
-  t.equal(refusedOrg.body.detail, `API key does not have access to the requested organization: ID ${a.organization.id}.`);
-  t.equal((await call('projects_retrieve', { key: await makeKey(db, a.user, ['dashboard:read']), params: { id: a.project.id } })).status, 403);
+  t.equal(
+    refusedOrg.body.detail,
+    `API key does not have access to the requested organization: ID ${a.organization.id}.`,
+  );
+  t.equal(
+    (
+      await call('projects_retrieve', {
+        key: await makeKey(db, a.user, ['dashboard:read']),
+        params: { id: a.project.id },
+      })
+    ).status,
+    403,
+  );
 });
 
 t.test('projects_partial_update', async (t) => {
@@ -74,13 +104,38 @@ t.test('projects_partial_update', async (t) => {
     body: { name: 'Renamed', anonymize_ips: true, app_urls: ['https://example.com'], organization: b.organization.id },
   });
   t.equal(res.status, 200);
-  t.match(res.body, { name: 'Renamed', anonymize_ips: true, app_urls: ['https://example.com'], organization: a.organization.id });
-  const bad = await call('projects_partial_update', { key: a.key, params: { id: a.project.id }, body: { anonymize_ips: 'yes' } });
+  t.match(res.body, {
+    name: 'Renamed',
+    anonymize_ips: true,
+    app_urls: ['https://example.com'],
+    organization: a.organization.id,
+  });
+  const bad = await call('projects_partial_update', {
+    key: a.key,
+    params: { id: a.project.id },
+    body: { anonymize_ips: 'yes' },
+  });
   t.match(bad.body, { attr: 'anonymize_ips', detail: 'Must be a valid boolean.' });
-  const nested = await call('projects_partial_update', { key: a.key, params: { id: a.project.id }, body: { test_account_filters: [1] } });
+  const nested = await call('projects_partial_update', {
+    key: a.key,
+    params: { id: a.project.id },
+    body: { test_account_filters: [1] },
+  });
   t.match(nested.body, { attr: 'test_account_filters__0' });
-  t.equal((await call('projects_partial_update', { key: a.key, params: { id: b.project.id }, body: { name: 'x' } })).status, 404);
-  t.equal((await call('projects_partial_update', { key: await makeKey(db, a.user, ['project:read']), params: { id: a.project.id }, body: {} })).status, 403);
+  t.equal(
+    (await call('projects_partial_update', { key: a.key, params: { id: b.project.id }, body: { name: 'x' } })).status,
+    404,
+  );
+  t.equal(
+    (
+      await call('projects_partial_update', {
+        key: await makeKey(db, a.user, ['project:read']),
+        params: { id: a.project.id },
+        body: {},
+      })
+    ).status,
+    403,
+  );
 });
 
 t.test('projects_destroy', async (t) => {

@@ -10,7 +10,11 @@ const { call, db } = ctx;
 const ORIGIN = 'http://127.0.0.1:4567';
 const distFile = (name: string) => readFileSync(createRequire(import.meta.url).resolve(`posthog-js/dist/${name}`));
 const UUID = /^[0-9a-f-]{36}$/;
-const SDK_VERSION = (JSON.parse(readFileSync(createRequire(import.meta.url).resolve('posthog-js/package.json'), 'utf8')) as { version: string }).version;
+const SDK_VERSION = (
+  JSON.parse(readFileSync(createRequire(import.meta.url).resolve('posthog-js/package.json'), 'utf8')) as {
+    version: string;
+  }
+).version;
 
 t.test('flags_create answers v2 with no flags and CORS for the caller', async (t) => {
   const a = await makeTenant(db);
@@ -26,10 +30,24 @@ t.test('flags_create answers v2 with no flags and CORS for the caller', async (t
   t.equal(res.headers['access-control-allow-credentials'], 'true');
 
   const legacy = await call('flags_create', { body: { api_key: a.project.api_token } });
-  t.same(Object.keys(legacy.body).sort(), ['errorsWhileComputingFlags', 'featureFlagPayloads', 'featureFlags', 'requestId']);
+  t.same(Object.keys(legacy.body).sort(), [
+    'errorsWhileComputingFlags',
+    'featureFlagPayloads',
+    'featureFlags',
+    'requestId',
+  ]);
 
-  const withConfig = await call('flags_create', { query: { v: 2, config: true }, body: { token: a.project.api_token } });
-  t.match(withConfig.body, { flags: {}, autocapture_opt_out: false, heatmaps: false, sessionRecording: false, supportedCompression: ['gzip', 'gzip-js'] });
+  const withConfig = await call('flags_create', {
+    query: { v: 2, config: true },
+    body: { token: a.project.api_token },
+  });
+  t.match(withConfig.body, {
+    flags: {},
+    autocapture_opt_out: false,
+    heatmaps: false,
+    sessionRecording: false,
+    supportedCompression: ['gzip', 'gzip-js'],
+  });
 
   const gz = await call('flags_create', {
     query: { v: 2, compression: 'gzip-js' },
@@ -52,11 +70,21 @@ t.test('flags_create answers v2 with no flags and CORS for the caller', async (t
 
 t.test('the CORS preflight of every browser route', async (t) => {
   const a = await makeTenant(db);
-  for (const url of ['/flags/?v=2', '/decide/?v=3', `/array/${a.project.api_token}/config`, `/array/${a.project.api_token}/config.js`, '/e/']) {
+  for (const url of [
+    '/flags/?v=2',
+    '/decide/?v=3',
+    `/array/${a.project.api_token}/config`,
+    `/array/${a.project.api_token}/config.js`,
+    '/e/',
+  ]) {
     const res = await ctx.inject({
       method: 'OPTIONS',
       url,
-      headers: { origin: ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      headers: {
+        origin: ORIGIN,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
     });
     t.equal(res.statusCode, 200, url);
     t.equal(res.headers['access-control-allow-origin'], ORIGIN, url);
@@ -68,11 +96,22 @@ t.test('decide_create answers each version in its shape, with the config', async
   const a = await makeTenant(db);
   const body = { token: a.project.api_token, distinct_id: 'd' };
   const v4 = await call('decide_create', { query: { v: 4 }, body, headers: { origin: ORIGIN } });
-  t.match(v4.body, { flags: {}, errorsWhileComputingFlags: false, config: { enable_collect_everything: true }, autocapture_opt_out: false });
+  t.match(v4.body, {
+    flags: {},
+    errorsWhileComputingFlags: false,
+    config: { enable_collect_everything: true },
+    autocapture_opt_out: false,
+  });
   t.notOk('featureFlags' in v4.body);
   t.equal(v4.headers['access-control-allow-origin'], ORIGIN);
   const v3 = await call('decide_create', { query: { v: 3 }, body });
-  t.match(v3.body, { featureFlags: {}, featureFlagPayloads: {}, isAuthenticated: false, toolbarParams: {}, siteApps: [] });
+  t.match(v3.body, {
+    featureFlags: {},
+    featureFlagPayloads: {},
+    isAuthenticated: false,
+    toolbarParams: {},
+    siteApps: [],
+  });
   t.notOk('flags' in v3.body);
   t.same((await call('decide_create', { query: { v: 2 }, body })).body.featureFlags, {});
   t.same((await call('decide_create', { body })).body.featureFlags, []);
@@ -82,7 +121,10 @@ t.test('decide_create answers each version in its shape, with the config', async
 t.test('array_config_retrieve follows the project settings', async (t) => {
   const a = await makeTenant(db);
   const b = await makeTenant(db);
-  const res = await call('array_config_retrieve', { params: { token: a.project.api_token }, headers: { origin: ORIGIN } });
+  const res = await call('array_config_retrieve', {
+    params: { token: a.project.api_token },
+    headers: { origin: ORIGIN },
+  });
   t.equal(res.status, 200);
   t.match(res.body, {
     token: a.project.api_token,
@@ -96,14 +138,25 @@ t.test('array_config_retrieve follows the project settings', async (t) => {
     siteApps: [],
   });
   t.equal(res.headers['access-control-allow-origin'], ORIGIN);
-  await call('projects_partial_update', { key: a.key, params: { id: a.project.id }, body: { autocapture_opt_out: true, heatmaps_opt_in: true } });
+  await call('projects_partial_update', {
+    key: a.key,
+    params: { id: a.project.id },
+    body: { autocapture_opt_out: true, heatmaps_opt_in: true },
+  });
   const after = await call('array_config_retrieve', { params: { token: a.project.api_token } });
   t.match(after.body, { autocapture_opt_out: true, heatmaps: true });
   const other = await call('array_config_retrieve', { params: { token: b.project.api_token } });
   t.match(other.body, { autocapture_opt_out: false, heatmaps: false }, "another project's settings are its own");
-  t.match(await call('array_config_retrieve', { params: { token: 'phc_nobody' } }), { status: 404, body: { code: 'not_found' } });
+  t.match(await call('array_config_retrieve', { params: { token: 'phc_nobody' } }), {
+    status: 404,
+    body: { code: 'not_found' },
+  });
   for (const token of ['\u0000', 'x'.repeat(5000)]) {
-    t.equal((await call('array_config_retrieve', { params: { token } })).status, 404, 'a token no project can have is not looked up');
+    t.equal(
+      (await call('array_config_retrieve', { params: { token } })).status,
+      404,
+      'a token no project can have is not looked up',
+    );
   }
   const nul = await call('flags_create', { body: { token: 'phc_\u0000' } });
   t.match(nul, { status: 401, body: { code: 'invalid_api_key' } });
@@ -116,7 +169,8 @@ t.test('array_config_js_retrieve and array_js_retrieve hand the config to postho
   t.equal(res.status, 200);
   t.match(res.headers['content-type'], /^application\/javascript/);
   // Run the script as a browser would, against a window of its own.
-  const window: { _POSTHOG_REMOTE_CONFIG?: Record<string, { config: Record<string, unknown>; siteApps: unknown[] }> } = {};
+  const window: { _POSTHOG_REMOTE_CONFIG?: Record<string, { config: Record<string, unknown>; siteApps: unknown[] }> } =
+    {};
   new Function('window', res.raw)(window);
   const loaded = window._POSTHOG_REMOTE_CONFIG?.[a.project.api_token];
   t.match(loaded, { config: { token: a.project.api_token, heatmaps: true, autocapture_opt_out: false }, siteApps: [] });
@@ -135,19 +189,28 @@ t.test('static_retrieve serves the installed posthog-js bundles', async (t) => {
     t.match(res.headers['content-type'], /^application\/javascript/);
     t.equal(res.headers['cache-control'], 'public, max-age=3600');
     t.ok(res.raw === distFile(file).toString('utf8'), `${file} is the package's file, byte for byte`);
-    const again = await call('static_retrieve', { params: { file }, headers: { 'if-none-match': String(res.headers.etag) } });
+    const again = await call('static_retrieve', {
+      params: { file },
+      headers: { 'if-none-match': String(res.headers.etag) },
+    });
     t.equal(again.status, 304, 'a cached copy is confirmed without a body');
     t.equal(again.raw, '');
   }
   for (const file of ['nope.js', '..%2Fpackage.json', 'array.js.map', '.env']) {
     t.equal((await call('static_retrieve', { params: { file } })).status, 404, file);
   }
-  const versioned = await call('static_versioned_retrieve', { params: { version: SDK_VERSION, file: 'surveys.js' }, headers: { origin: ORIGIN } });
+  const versioned = await call('static_versioned_retrieve', {
+    params: { version: SDK_VERSION, file: 'surveys.js' },
+    headers: { origin: ORIGIN },
+  });
   t.equal(versioned.status, 200);
   t.ok(versioned.raw === distFile('surveys.js').toString('utf8'), 'the lazily loaded extension of this version');
   t.equal(versioned.headers['access-control-allow-origin'], ORIGIN, 'posthog-js loads it as a CORS script');
   t.equal(versioned.headers['cache-control'], 'public, max-age=86400, immutable');
-  const older = await call('static_versioned_retrieve', { params: { version: '1.0.0', file: 'surveys.js' }, headers: { origin: ORIGIN } });
+  const older = await call('static_versioned_retrieve', {
+    params: { version: '1.0.0', file: 'surveys.js' },
+    headers: { origin: ORIGIN },
+  });
   t.equal(older.status, 404, 'another version is not here: posthog-js falls back to the unversioned path');
   t.equal(older.headers['access-control-allow-origin'], ORIGIN, 'and can read that 404');
   const traversal = await ctx.inject({ method: 'GET', url: '/static/../package.json' });

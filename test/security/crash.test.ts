@@ -11,10 +11,26 @@ t.test('archives with unsafe or oversized entries leave the server serving', asy
   const files = await startFileServer(t);
   const main = SOURCES.pipeline_destinations;
   // The unsafe entry comes first and has content, so the tar stream is still reading it when refused.
-  files.set('/climb.tgz', await tarGzArchive({ '../x': 'x'.repeat(4096), 'plugin.json': pluginJson('Climb', '1.0.0'), 'index.ts': main }, ''));
-  files.set('/big.tgz', await tarGzArchive({ 'plugin.json': pluginJson('Big', '1.0.0'), 'index.ts': main, 'big.bin': new Uint8Array(4 << 20) }));
-  files.set('/big.zip', zipArchive({ 'plugin.json': pluginJson('Big', '1.0.0'), 'index.ts': main, 'big.bin': new Uint8Array(4 << 20) }));
-  files.set('/truncated.tgz', (await tarGzArchive({ 'plugin.json': pluginJson('Cut', '1.0.0'), 'index.ts': main.repeat(200) })).subarray(0, 300));
+  files.set(
+    '/climb.tgz',
+    await tarGzArchive({ '../x': 'x'.repeat(4096), 'plugin.json': pluginJson('Climb', '1.0.0'), 'index.ts': main }, ''),
+  );
+  files.set(
+    '/big.tgz',
+    await tarGzArchive({
+      'plugin.json': pluginJson('Big', '1.0.0'),
+      'index.ts': main,
+      'big.bin': new Uint8Array(4 << 20),
+    }),
+  );
+  files.set(
+    '/big.zip',
+    zipArchive({ 'plugin.json': pluginJson('Big', '1.0.0'), 'index.ts': main, 'big.bin': new Uint8Array(4 << 20) }),
+  );
+  files.set(
+    '/truncated.tgz',
+    (await tarGzArchive({ 'plugin.json': pluginJson('Cut', '1.0.0'), 'index.ts': main.repeat(200) })).subarray(0, 300),
+  );
 
   const pg = await openTestDatabase();
   const server = startServer({
@@ -63,5 +79,9 @@ t.test('archives with unsafe or oversized entries leave the server serving', asy
   const orgs = await fetch(`${base}/api/organizations/`, { headers: auth });
   t.equal(orgs.status, 200, 'an authenticated call answers');
   const { stdout, stderr } = server.output();
-  t.notMatch(stdout + stderr, /uncaught exception|unhandled promise rejection/, 'no error escaped to the process guard');
+  t.notMatch(
+    stdout + stderr,
+    /uncaught exception|unhandled promise rejection/,
+    'no error escaped to the process guard',
+  );
 });

@@ -11,7 +11,12 @@ const ctx = await buildTestApp(t);
 const { call, db } = ctx;
 const a = await makeTenant(db);
 await capture(ctx, a.project.api_token, [
-  { event: 'seen', distinct_id: 'u1', timestamp: iso(Date.parse('2024-06-01T12:00:00Z')), properties: { browser: 'Chrome' } },
+  {
+    event: 'seen',
+    distinct_id: 'u1',
+    timestamp: iso(Date.parse('2024-06-01T12:00:00Z')),
+    properties: { browser: 'Chrome' },
+  },
 ]);
 
 const NUL = '\u0000';
@@ -29,8 +34,14 @@ const ERROR_SHAPE = { type: 'validation_error', code: String, detail: String };
 t.test('events list', async (t) => {
   const cases: [string, Record<string, string>][] = [];
   for (const operator of ['exact', 'icontains', 'regex', 'is_not', 'not_regex', 'gt']) {
-    cases.push([`NUL in a ${operator} key`, { properties: JSON.stringify([{ key: `browser${NUL}`, value: 'x', operator }]) }]);
-    cases.push([`NUL in a ${operator} value`, { properties: JSON.stringify([{ key: 'browser', value: `Chr${NUL}ome`, operator }]) }]);
+    cases.push([
+      `NUL in a ${operator} key`,
+      { properties: JSON.stringify([{ key: `browser${NUL}`, value: 'x', operator }]) },
+    ]);
+    cases.push([
+      `NUL in a ${operator} value`,
+      { properties: JSON.stringify([{ key: 'browser', value: `Chr${NUL}ome`, operator }]) },
+    ]);
   }
   cases.push(
     ['NUL in a list value', { properties: JSON.stringify([{ key: 'browser', value: ['a', NUL] }]) }],
@@ -45,7 +56,10 @@ t.test('events list', async (t) => {
     ['a far relative after', { after: '-99999999999y' }],
     ['a far relative before', { before: '-99999999999999999999d' }],
     ['a date past year 9999 in before', { before: '99999-01-01' }],
-    ['a far relative date in a filter', { properties: JSON.stringify([{ key: 'signup', value: '-99999999999y', operator: 'is_date_after' }]) }],
+    [
+      'a far relative date in a filter',
+      { properties: JSON.stringify([{ key: 'signup', value: '-99999999999y', operator: 'is_date_after' }]) },
+    ],
     ['a huge number in a filter', { properties: JSON.stringify([{ key: 'n', value: 1e308, operator: 'gt' }]) }],
     ['a huge exact number', { properties: JSON.stringify([{ key: 'n', value: 1e308 }]) }],
   );
@@ -77,7 +91,11 @@ t.test('capture with properties nested 5,000 deep', async (t) => {
     ['gzip', gzipSync(body), { 'content-type': 'application/json', 'content-encoding': 'gzip' }],
   ] as const) {
     const res = await send(ctx, 'capture_batch_create', { body: payload, headers });
-    t.match(res, { status: 400, body: { type: 'validation_error', code: 'invalid_payload' } }, `${label}: ${res.status} ${res.raw.slice(0, 200)}`);
+    t.match(
+      res,
+      { status: 400, body: { type: 'validation_error', code: 'invalid_payload' } },
+      `${label}: ${res.status} ${res.raw.slice(0, 200)}`,
+    );
   }
   // As deep as PostHog's capture takes is stored.
   const deepest = `${'{"k":'.repeat(120)}"bottom"${'}'.repeat(120)}`;

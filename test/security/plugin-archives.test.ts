@@ -19,7 +19,8 @@ t.test('unpacked size is limited per file and in total, for both archive formats
       body: { plugin_type: 'custom', url: server.url(path) },
     });
   const count = async () =>
-    (await ctx.call('pipeline_destinations_list', { key: tenant.key, params: { organization_id } })).body.count as number;
+    (await ctx.call('pipeline_destinations_list', { key: tenant.key, params: { organization_id } })).body
+      .count as number;
   const base = { 'plugin.json': pluginJson('Sized', '1.0.0'), 'index.ts': SOURCES.pipeline_destinations };
 
   // The reported case: a 150 MB file in a tarball of about 150 KB.
@@ -29,7 +30,12 @@ t.test('unpacked size is limited per file and in total, for both archive formats
   server.set('/huge.tgz', hugeTgz);
   server.set('/huge.zip', zipArchive({ ...base, 'data.bin': new Uint8Array(30 * 1024 * 1024) }));
   // Three files of 8 MiB: each is allowed, together they are not.
-  const many = { ...base, 'a.bin': new Uint8Array(8 << 20), 'b.bin': new Uint8Array(8 << 20), 'c.bin': new Uint8Array(8 << 20) };
+  const many = {
+    ...base,
+    'a.bin': new Uint8Array(8 << 20),
+    'b.bin': new Uint8Array(8 << 20),
+    'c.bin': new Uint8Array(8 << 20),
+  };
   server.set('/many.tgz', await tarGzArchive(many));
   server.set('/many.zip', zipArchive(many));
 
@@ -41,7 +47,11 @@ t.test('unpacked size is limited per file and in total, for both archive formats
     ['/many.zip', `The plugin archive unpacks to more than ${MAX} bytes.`],
   ];
   for (const [path, detail] of cases) {
-    t.match(await install(path), { status: 400, body: { type: 'validation_error', code: 'invalid_input', attr: 'url', detail } }, path);
+    t.match(
+      await install(path),
+      { status: 400, body: { type: 'validation_error', code: 'invalid_input', attr: 'url', detail } },
+      path,
+    );
   }
   t.equal(await count(), before, 'nothing was installed');
 
@@ -52,7 +62,10 @@ t.test('unpacked size is limited per file and in total, for both archive formats
   for (const path of ['/fits.tgz', '/fits.zip']) {
     const res = await install(path);
     t.equal(res.status, 201, `${path}: ${res.raw.slice(0, 200)}`);
-    const source = await ctx.call('pipeline_destinations_source_retrieve', { key: tenant.key, params: { organization_id, id: res.body.id } });
+    const source = await ctx.call('pipeline_destinations_source_retrieve', {
+      key: tenant.key,
+      params: { organization_id, id: res.body.id },
+    });
     t.same(Object.keys(source.body).sort(), ['index.ts', 'plugin.json'], 'only the plugin files are kept');
   }
 });

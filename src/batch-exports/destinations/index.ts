@@ -11,7 +11,10 @@ export { NonRetryableError, type DestinationWriter } from './types.js';
 /** Secrets are decrypted here, for the writer alone: the row read from the database keeps them sealed. */
 export async function openDestination(sealed: DestinationContext, secrets: SecretBox): Promise<DestinationWriter> {
   const { exp } = sealed;
-  const ctx = { ...sealed, exp: { ...exp, destination_config: openDestinationSecrets(secrets, exp.destination_type, exp.destination_config) } };
+  const ctx = {
+    ...sealed,
+    exp: { ...exp, destination_config: openDestinationSecrets(secrets, exp.destination_type, exp.destination_config) },
+  };
   switch (ctx.exp.destination_type) {
     case 'S3':
       return s3Writer(ctx);

@@ -58,20 +58,13 @@ const TYPE_NAMES: Record<ExportColumn['type'], string> = {
   boolean: 'boolean',
 };
 
-/**
- * Copies each batch (COPY FROM STDIN) into a temporary table and inserts it from there with one
- * statement, all inside one transaction per run: a failed attempt leaves nothing behind. Records with
- * a key (`uuid` for events, `team_id` + `distinct_id` for persons) are upserted on it, so re-exporting
- * an interval never duplicates rows. When the table's columns have the types this export gives them
- * (always, for a table it created), the batches come as column values, which COPY reads into the
- * table's types; otherwise as JSON objects, converted with `json_populate_record` as they always were.
- */
-export async function postgresWriter({ exp, source, network, deadlineMs = 300_000 }: DestinationContext): Promise<DestinationWriter> {
-  const c = exp.destination_config as Record<string, any>;
-  const schema: string = c.schema || 'public';
-  const table: string = c.table_name || (exp.model === 'persons' ? 'persons' : 'events');
-  const target = `${ident(schema)}.${ident(table)}`;
-  const sql = postgres({
+/** One connection to the destination database, through the policy's socket. */
+export async function destinationClient(
+  c: Record<string, any>,
+  network: DestinationContext['network'],
+  timeouts: { connectTimeoutSeconds: number; idleTimeoutSeconds: number },
+): Promise<postgres.Sql> {
+  return postgres({
     host: c.host,
     port: c.port ?? 5432,
     database: c.database,
@@ -81,10 +74,31 @@ export async function postgresWriter({ exp, source, network, deadlineMs = 300_00
     max: 1,
     // postgres.js takes a `socket` factory, though its types do not declare it.
     ...({ socket: await pgSocket(network, c) } as object),
-    connect_timeout: 10,
-    idle_timeout: 30,
+    connect_timeout: timeouts.connectTimeoutSeconds,
+    idle_timeout: timeouts.idleTimeoutSeconds,
     onnotice: () => {},
   });
+}
+
+/**
+ * Copies each batch (COPY FROM STDIN) into a temporary table and inserts it from there with one
+ * statement, all inside one transaction per run: a failed attempt leaves nothing behind. Records with
+ * a key (`uuid` for events, `team_id` + `distinct_id` for persons) are upserted on it, so re-exporting
+ * an interval never duplicates rows. When the table's columns have the types this export gives them
+ * (always, for a table it created), the batches come as column values, which COPY reads into the
+ * table's types; otherwise as JSON objects, converted with `json_populate_record` as they always were.
+ */
+export async function postgresWriter({
+  exp,
+  source,
+  network,
+  deadlineMs = 300_000,
+}: DestinationContext): Promise<DestinationWriter> {
+  const c = exp.destination_config as Record<string, any>;
+  const schema: string = c.schema || 'public';
+  const table: string = c.table_name || (exp.model === 'events' ? 'events' : exp.model);
+  const target = `${ident(schema)}.${ident(table)}`;
+  const sql = await destinationClient(c, network, { connectTimeoutSeconds: 10, idleTimeoutSeconds: 30 });
   const columns = source.columns;
   const names = columns.map((col) => ident(col.name)).join(', ');
   let conflict = '';
@@ -92,7 +106,7 @@ export async function postgresWriter({ exp, source, network, deadlineMs = 300_00
     const keyCols = source.key.map(ident).join(', ');
     const rest = columns.filter((col) => !source.key!.includes(col.name));
     conflict =
-      exp.model === 'persons' && rest.length
+      exp.model !== 'events' && rest.length
         ? ` on conflict (${keyCols}) do update set ${rest.map((col) => `${ident(col.name)} = excluded.${ident(col.name)}`).join(', ')}`
         : ` on conflict (${keyCols}) do nothing`;
   }
@@ -111,15 +125,21 @@ export async function postgresWriter({ exp, source, network, deadlineMs = 300_00
   try {
     // Concurrent runs into one table would race on `if not exists` (PostgreSQL then reports a
     // duplicate); a transaction-scoped advisory lock on the table's name makes them take turns.
-    await step(sql.begin(async (tx) => {
-      await tx`select pg_advisory_xact_lock(hashtext(${target}))`;
-      if (schema !== 'public') await tx.unsafe(`create schema if not exists ${ident(schema)}`);
-      await tx.unsafe(`create table if not exists ${target} (${columns.map((col) => `${ident(col.name)} ${col.type}`).join(', ')})`);
-      if (source.key) {
-        const index = ident(`${table}_${source.key.join('_')}_export_key`.slice(0, 63));
-        await tx.unsafe(`create unique index if not exists ${index} on ${target} (${source.key.map(ident).join(', ')})`);
-      }
-    }));
+    await step(
+      sql.begin(async (tx) => {
+        await tx`select pg_advisory_xact_lock(hashtext(${target}))`;
+        if (schema !== 'public') await tx.unsafe(`create schema if not exists ${ident(schema)}`);
+        await tx.unsafe(
+          `create table if not exists ${target} (${columns.map((col) => `${ident(col.name)} ${col.type}`).join(', ')})`,
+        );
+        if (source.key) {
+          const index = ident(`${table}_${source.key.join('_')}_export_key`.slice(0, 63));
+          await tx.unsafe(
+            `create unique index if not exists ${index} on ${target} (${source.key.map(ident).join(', ')})`,
+          );
+        }
+      }),
+    );
     conn = await step(sql.reserve());
     await step(conn.unsafe('begin'));
     const types = await step(

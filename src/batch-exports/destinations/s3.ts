@@ -16,13 +16,38 @@ const GZIP_LEVEL = 3;
 const BROTLI_QUALITY = 5;
 
 const EXTENSIONS: Record<string, string> = { gzip: '.gz', brotli: '.br' };
-const FATAL_CODES = new Set(['AccessDenied', 'NoSuchBucket', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidBucketName']);
+const FATAL_CODES = new Set([
+  'AccessDenied',
+  'NoSuchBucket',
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'InvalidBucketName',
+]);
 
 /** `<prefix>/<data_interval_start>-<data_interval_end>.jsonl[.gz|.br]`, as PostHog names its objects. */
 export function s3Key(prefix: string, start: Date | null, end: Date, compression: string | null): string {
   const base = `${start ? start.toISOString() : 'START'}-${end.toISOString()}.jsonl${compression ? EXTENSIONS[compression] : ''}`;
   const clean = prefix.replace(/^\/+|\/+$/g, '');
   return clean ? `${clean}/${base}` : base;
+}
+
+/** A client for the destination's S3 (or S3-compatible server), connecting only where the policy allows. */
+export function s3Client(config: Record<string, any>, network: DestinationContext['network']): S3Client {
+  // The agents are the client's own; `client.destroy()` closes their sockets.
+  const agents = guardedAgents(network.policy, { keepAlive: true });
+  return new S3Client({
+    region: config.region,
+    requestHandler: { httpAgent: agents.http, httpsAgent: agents.https },
+    ...(config.endpoint_url
+      ? { endpoint: config.endpoint_url, forcePathStyle: !config.use_virtual_style_addressing }
+      : {}),
+    // Without keys of its own the destination gets unsigned requests (a bucket open to writes), never
+    // the SDK's default credentials: those are the operator's (environment, instance role), and a
+    // tenant must not write with them.
+    ...(config.aws_access_key_id
+      ? { credentials: { accessKeyId: config.aws_access_key_id, secretAccessKey: config.aws_secret_access_key ?? '' } }
+      : { credentials: { accessKeyId: '', secretAccessKey: '' }, signer: { sign: async <R>(request: R) => request } }),
+  });
 }
 
 /**
@@ -33,19 +58,7 @@ export function s3Key(prefix: string, start: Date | null, end: Date, compression
 export function s3Writer({ exp, run, network }: DestinationContext): DestinationWriter {
   const config = exp.destination_config as Record<string, any>;
   const compression: string | null = config.compression ?? null;
-  // The agents are the client's own; `client.destroy()` closes their sockets.
-  const agents = guardedAgents(network.policy, { keepAlive: true });
-  const client = new S3Client({
-    region: config.region,
-    requestHandler: { httpAgent: agents.http, httpsAgent: agents.https },
-    ...(config.endpoint_url ? { endpoint: config.endpoint_url, forcePathStyle: !config.use_virtual_style_addressing } : {}),
-    // Without keys of its own the destination gets unsigned requests (a bucket open to writes), never
-    // the SDK's default credentials: those are the operator's (environment, instance role), and a
-    // tenant must not write with them.
-    ...(config.aws_access_key_id
-      ? { credentials: { accessKeyId: config.aws_access_key_id, secretAccessKey: config.aws_secret_access_key ?? '' } }
-      : { credentials: { accessKeyId: '', secretAccessKey: '' }, signer: { sign: async <R>(request: R) => request } }),
-  });
+  const client = s3Client(config, network);
   let bytes = 0;
   let input: Transform | undefined;
   let upload: Upload | undefined;
@@ -69,7 +82,11 @@ export function s3Writer({ exp, run, network }: DestinationContext): Destination
         Key: s3Key(config.prefix ?? '', run.data_interval_start, run.data_interval_end, compression),
         Body: body,
         ContentType: 'application/jsonl',
-        ...(compression === 'gzip' ? { ContentEncoding: 'gzip' } : compression === 'brotli' ? { ContentEncoding: 'br' } : {}),
+        ...(compression === 'gzip'
+          ? { ContentEncoding: 'gzip' }
+          : compression === 'brotli'
+            ? { ContentEncoding: 'br' }
+            : {}),
       },
       partSize: 5 * 1024 * 1024,
       queueSize: 2,

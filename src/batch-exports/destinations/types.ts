@@ -20,7 +20,10 @@ export interface DestinationContext {
   source: RecordSource;
   /** What the destination may connect to. */
   network: TenantNetwork;
-  /** The longest one call to the destination may take before the run fails (retryably); the connection is then discarded. */
+  /**
+   * The longest one call to the destination may take before the run fails (retryably); the connection is then
+   * discarded.
+   */
   deadlineMs?: number;
 }
 

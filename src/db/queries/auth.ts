@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { rowsOf } from './util.js';
-import type { Db } from '../client.js';
-import { organization_memberships, personal_api_keys, projects, users } from '../schema/index.js';
+import { LISTENER_APPLICATION_NAME, type Db } from '../client.js';
+import { organization_memberships, organizations, personal_api_keys, projects, users } from '../schema/index.js';
 
 export type UserRow = typeof users.$inferSelect;
 export type KeyRow = typeof personal_api_keys.$inferSelect;
@@ -14,6 +14,11 @@ export interface Principal {
   memberships: Map<string, number>;
   /** project id -> organization id, for every project of the user's organizations (oldest first) */
   projects: Map<number, string>;
+  /**
+   * organization id -> name, for the organizations whose `members_can_use_personal_api_keys` is off
+   * while this user is below administrator there: this key may not act on them or their projects.
+   */
+  keyRefused: Map<string, string>;
 }
 
 export async function loadPrincipal(db: Db, secureValue: string): Promise<Principal | undefined> {
@@ -25,8 +30,14 @@ export async function loadPrincipal(db: Db, secureValue: string): Promise<Princi
     .limit(1);
   if (!row) return undefined;
   const memberships = await db
-    .select({ organization_id: organization_memberships.organization_id, level: organization_memberships.level })
+    .select({
+      organization_id: organization_memberships.organization_id,
+      level: organization_memberships.level,
+      name: organizations.name,
+      keys_allowed: organizations.members_can_use_personal_api_keys,
+    })
     .from(organization_memberships)
+    .innerJoin(organizations, eq(organizations.id, organization_memberships.organization_id))
     .where(eq(organization_memberships.user_id, row.user.id))
     .orderBy(organization_memberships.joined_at);
   const orgIds = memberships.map((m) => m.organization_id);
@@ -42,11 +53,19 @@ export async function loadPrincipal(db: Db, secureValue: string): Promise<Princi
     key: row.key,
     memberships: new Map(memberships.map((m) => [m.organization_id, m.level])),
     projects: new Map(projectRows.map((p) => [p.id, p.organization_id])),
+    // Administrators (8) and owners keep their keys whatever the setting, as in PostHog.
+    keyRefused: new Map(
+      memberships.filter((m) => !m.keys_allowed && m.level < 8).map((m) => [m.organization_id, m.name]),
+    ),
   };
 }
 
-export async function touchKey(db: Db, keyId: string): Promise<void> {
-  await db.update(personal_api_keys).set({ last_used_at: sql`now()` }).where(eq(personal_api_keys.id, keyId));
+/** Keys belong to a user, not to a tenant: the user is their scope, as in personal-api-keys. */
+export async function touchKey(db: Db, userId: number, keyId: string): Promise<void> {
+  await db
+    .update(personal_api_keys)
+    .set({ last_used_at: sql`now()` })
+    .where(and(eq(personal_api_keys.id, keyId), eq(personal_api_keys.user_id, userId)));
 }
 
 /** Which organization a project belongs to, for projects outside the caller's own (to tell 403 from 404). */
@@ -65,13 +84,13 @@ export async function unscopedOrganizationExists(db: Db, organizationId: string)
 }
 
 /**
- * Sessions of this database whose last statement was a LISTEN on one of `channels`: the processes
- * listening for permission changes (a listening connection sends nothing else).
+ * The processes listening for permission changes on this database: their LISTEN connections, found
+ * by application name (visible to every role, unlike the query text of another role's session).
  */
-export async function countListeners(db: Db, channels: string[]): Promise<number> {
-  const texts = channels.map((c) => `listen "${c}"`);
+export async function countListeners(db: Db): Promise<number> {
   const result = await db.execute(
-    sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and query in ${texts}`,
+    sql`select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and application_name = ${LISTENER_APPLICATION_NAME}`,
   );
   return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
 }

@@ -35,7 +35,9 @@ async function keysetPage<T>(
   const conditions = [where];
   if (opts.cursor) {
     const v = sql`${opts.cursor.v}::timestamptz`;
-    conditions.push(down ? sql`(${col}, ${idCol}) < (${v}, ${opts.cursor.id})` : sql`(${col}, ${idCol}) > (${v}, ${opts.cursor.id})`);
+    conditions.push(
+      down ? sql`(${col}, ${idCol}) < (${v}, ${opts.cursor.id})` : sql`(${col}, ${idCol}) > (${v}, ${opts.cursor.id})`,
+    );
   }
   const rows = (await db
     .select({ ...getTableColumns(table), _cursor: iso(col) })
@@ -64,7 +66,13 @@ export interface RunFilter {
   to: Date;
 }
 
-export async function listRuns(db: Db, exportId: string, filter: RunFilter, cursor: Cursor | undefined, limit: number): Promise<CursorPage<RunRow>> {
+export async function listRuns(
+  db: Db,
+  exportId: string,
+  filter: RunFilter,
+  cursor: Cursor | undefined,
+  limit: number,
+): Promise<CursorPage<RunRow>> {
   const r = batch_export_runs;
   const range =
     filter.orderBy === 'created_at'
@@ -87,11 +95,18 @@ export async function listBackfills(
   limit: number,
 ): Promise<CursorPage<BackfillRow>> {
   const b = batch_export_backfills;
-  return keysetPage<BackfillRow>(db, b, orderBy === 'created_at' ? b.created_at : b.start_at, b.id, eq(b.batch_export_id, exportId), {
-    descending,
-    cursor,
-    limit,
-  });
+  return keysetPage<BackfillRow>(
+    db,
+    b,
+    orderBy === 'created_at' ? b.created_at : b.start_at,
+    b.id,
+    eq(b.batch_export_id, exportId),
+    {
+      descending,
+      cursor,
+      limit,
+    },
+  );
 }
 
 export type LogRow = typeof batch_export_logs.$inferSelect;

@@ -1,7 +1,7 @@
-import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { batch_export_backfills, batch_export_runs } from '../schema/index.js';
-import type { RunRow } from './batch-exports.js';
+import { batch_export_backfills, batch_export_runs, batch_exports } from '../schema/index.js';
+import { scopeCondition, scopedExportIds, type ExportScope, type RunRow } from './batch-exports.js';
 
 export type BackfillRow = typeof batch_export_backfills.$inferSelect;
 
@@ -22,11 +22,41 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 /** Runs in these states still have work ahead of them. */
 export const PENDING: RunStatus[] = ['Starting', 'Running', 'FailedRetryable'];
 
+/** Creates runs of an export of the scope; none when the export is not the scope's. */
 export async function insertRuns(
   db: Db,
+  scope: ExportScope,
   exportId: string,
   intervals: { start: Date | null; end: Date }[],
   backfillId: string | null = null,
+): Promise<RunRow[]> {
+  return (await scopedExport(db, scope, exportId)) ? writeRuns(db, exportId, intervals, backfillId) : [];
+}
+
+/** An insert has no where clause to filter by: the export's scope is checked first, in the caller's transaction. */
+async function scopedExport(db: Db, scope: ExportScope, exportId: string): Promise<{ project_id: number } | undefined> {
+  const [row] = await db
+    .select({ project_id: batch_exports.project_id })
+    .from(batch_exports)
+    .where(and(eq(batch_exports.id, exportId), scopeCondition(scope)))
+    .limit(1);
+  return row;
+}
+
+/** The runs the scheduler owes. Unscoped: it serves every tenant, and ids come from `schedulableExports`. */
+export async function unscopedInsertScheduledRuns(
+  db: Db,
+  exportId: string,
+  intervals: { start: Date | null; end: Date }[],
+): Promise<RunRow[]> {
+  return writeRuns(db, exportId, intervals, null);
+}
+
+async function writeRuns(
+  db: Db,
+  exportId: string,
+  intervals: { start: Date | null; end: Date }[],
+  backfillId: string | null,
 ): Promise<RunRow[]> {
   if (!intervals.length) return [];
   const rows = intervals.map((i) => ({
@@ -54,11 +84,19 @@ export async function getRunById(db: Db, runId: string): Promise<RunRow | undefi
   return row;
 }
 
+// Unscoped, the run-claim writes below: the worker serves every tenant, and run ids come from our own
+// job queue, never from a request. Once claimed, a run is written only by the holder of its claim token.
+
 /**
  * Takes a run for one worker: only a waiting run, or a running one whose holder stopped heartbeating
  * for `staleSeconds`, can be claimed, so two workers never export the same run at once.
  */
-export async function claimRun(db: Db, runId: string, token: string, staleSeconds: number): Promise<RunRow | undefined> {
+export async function unscopedClaimRun(
+  db: Db,
+  runId: string,
+  token: string,
+  staleSeconds: number,
+): Promise<RunRow | undefined> {
   const [row] = await db
     .update(batch_export_runs)
     .set({
@@ -79,7 +117,7 @@ export async function claimRun(db: Db, runId: string, token: string, staleSecond
 }
 
 /** Records progress; answers false when the claim is lost (the run was cancelled or taken over). */
-export async function heartbeatRun(
+export async function unscopedHeartbeatRun(
   db: Db,
   runId: string,
   token: string,
@@ -88,12 +126,18 @@ export async function heartbeatRun(
   const rows = await db
     .update(batch_export_runs)
     .set({ ...progress, heartbeat_at: sql`now()`, last_updated_at: sql`now()` })
-    .where(and(eq(batch_export_runs.id, runId), eq(batch_export_runs.claimed_by, token), eq(batch_export_runs.status, 'Running')))
+    .where(
+      and(
+        eq(batch_export_runs.id, runId),
+        eq(batch_export_runs.claimed_by, token),
+        eq(batch_export_runs.status, 'Running'),
+      ),
+    )
     .returning({ id: batch_export_runs.id });
   return rows.length === 1;
 }
 
-export async function finishRun(
+export async function unscopedFinishRun(
   db: Db,
   runId: string,
   token: string,
@@ -114,7 +158,13 @@ export async function finishRun(
       last_updated_at: sql`now()`,
       ...(terminal ? { finished_at: sql`now()` } : {}),
     })
-    .where(and(eq(batch_export_runs.id, runId), eq(batch_export_runs.claimed_by, token), eq(batch_export_runs.status, 'Running')))
+    .where(
+      and(
+        eq(batch_export_runs.id, runId),
+        eq(batch_export_runs.claimed_by, token),
+        eq(batch_export_runs.status, 'Running'),
+      ),
+    )
     .returning();
   return row;
 }
@@ -131,22 +181,38 @@ export async function orphanedRuns(db: Db, staleSeconds: number, limit = 500): P
     .limit(limit);
 }
 
-/** Cancels runs that have not finished; a worker holding one notices at its next heartbeat. */
-export async function cancelRuns(db: Db, where: SQL): Promise<RunRow[]> {
+/** Which runs of one export to cancel: all of them, one run, or one backfill's. */
+export type RunTarget = { exportId: string; runId?: string; backfillId?: string };
+
+/** Cancels the scope's runs that have not finished; a worker holding one notices at its next heartbeat. */
+export async function cancelRuns(db: Db, scope: ExportScope, target: RunTarget): Promise<RunRow[]> {
+  const r = batch_export_runs;
   return db
-    .update(batch_export_runs)
+    .update(r)
     .set({ status: 'Cancelled', finished_at: sql`now()`, last_updated_at: sql`now()`, claimed_by: null })
-    .where(and(where, inArray(batch_export_runs.status, PENDING)))
+    .where(
+      and(
+        eq(r.batch_export_id, target.exportId),
+        inArray(r.batch_export_id, scopedExportIds(scope)),
+        target.runId !== undefined ? eq(r.id, target.runId) : undefined,
+        target.backfillId !== undefined ? eq(r.backfill_id, target.backfillId) : undefined,
+        inArray(r.status, PENDING),
+      ),
+    )
     .returning();
 }
 
+/** Creates a backfill of an export of the scope, in the export's project; undefined when the export is not the scope's. */
 export async function insertBackfill(
   db: Db,
-  values: { project_id: number; batch_export_id: string; start_at: Date | null; end_at: Date | null; adjusted_start_at: Date | null },
-): Promise<BackfillRow> {
+  scope: ExportScope,
+  values: { batch_export_id: string; start_at: Date | null; end_at: Date | null; adjusted_start_at: Date | null },
+): Promise<BackfillRow | undefined> {
+  const exp = await scopedExport(db, scope, values.batch_export_id);
+  if (!exp) return undefined;
   const [row] = await db
     .insert(batch_export_backfills)
-    .values({ ...values, status: 'Running' })
+    .values({ ...values, project_id: exp.project_id, status: 'Running' })
     .returning();
   return row!;
 }
@@ -160,14 +226,36 @@ export async function getBackfill(db: Db, exportId: string, id: string): Promise
   return row;
 }
 
-export async function setBackfillStatus(db: Db, id: string, status: string, from: string[] = ['Starting', 'Running']): Promise<BackfillRow | undefined> {
+export async function setBackfillStatus(
+  db: Db,
+  scope: ExportScope,
+  id: string,
+  status: string,
+  from: string[] = ['Starting', 'Running'],
+): Promise<BackfillRow | undefined> {
+  const b = batch_export_backfills;
   const terminal = !['Starting', 'Running'].includes(status);
   const [row] = await db
-    .update(batch_export_backfills)
+    .update(b)
     .set({ status, last_updated_at: sql`now()`, ...(terminal ? { finished_at: sql`now()` } : {}) })
-    .where(and(eq(batch_export_backfills.id, id), inArray(batch_export_backfills.status, from)))
+    .where(and(eq(b.id, id), scopeCondition(scope, b.project_id), inArray(b.status, from)))
     .returning();
   return row;
+}
+
+/** Cancels an export's backfills that have not finished (the export is being deleted). */
+export async function cancelBackfills(db: Db, scope: ExportScope, exportId: string): Promise<void> {
+  const b = batch_export_backfills;
+  await db
+    .update(b)
+    .set({ status: 'Cancelled', finished_at: sql`now()`, last_updated_at: sql`now()` })
+    .where(
+      and(
+        eq(b.batch_export_id, exportId),
+        scopeCondition(scope, b.project_id),
+        inArray(b.status, ['Starting', 'Running']),
+      ),
+    );
 }
 
 /** Run counts of each backfill, by status. */
@@ -175,7 +263,11 @@ export async function backfillRunCounts(db: Db, ids: string[]): Promise<Map<stri
   const out = new Map<string, Record<string, number>>(ids.map((id) => [id, {}]));
   if (!ids.length) return out;
   const rows = await db
-    .select({ backfill_id: batch_export_runs.backfill_id, status: batch_export_runs.status, n: sql<number>`count(*)::int` })
+    .select({
+      backfill_id: batch_export_runs.backfill_id,
+      status: batch_export_runs.status,
+      n: sql<number>`count(*)::int`,
+    })
     .from(batch_export_runs)
     .where(inArray(batch_export_runs.backfill_id, ids))
     .groupBy(batch_export_runs.backfill_id, batch_export_runs.status);
@@ -184,7 +276,7 @@ export async function backfillRunCounts(db: Db, ids: string[]): Promise<Map<stri
 }
 
 /** Closes a backfill once none of its runs has work ahead: Failed if one failed, else Completed. */
-export async function settleBackfill(db: Db, id: string): Promise<void> {
+export async function settleBackfill(db: Db, scope: ExportScope, id: string): Promise<void> {
   const counts = (await backfillRunCounts(db, [id])).get(id)!;
   if (PENDING.some((s) => counts[s])) return;
   const total = Object.values(counts).reduce((a, b) => a + b, 0);
@@ -195,6 +287,6 @@ export async function settleBackfill(db: Db, id: string): Promise<void> {
   await db
     .update(batch_export_backfills)
     .set({ total_records_count: total ? Number(sum?.n ?? 0) : 0 })
-    .where(eq(batch_export_backfills.id, id));
-  await setBackfillStatus(db, id, counts.Failed ? 'Failed' : 'Completed');
+    .where(and(eq(batch_export_backfills.id, id), scopeCondition(scope, batch_export_backfills.project_id)));
+  await setBackfillStatus(db, scope, id, counts.Failed ? 'Failed' : 'Completed');
 }

@@ -1,7 +1,9 @@
 import { and, asc, desc, eq, inArray, lte, sql, type SQL, getTableColumns } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../client.js';
 import { batch_export_runs, batch_exports, projects } from '../schema/index.js';
-import type { Page } from '../../http/pagination.js';
+import { isUuid } from '../../core/ids.js';
+import type { Page } from '../../core/paging.js';
 import { countWhere } from './util.js';
 
 export type BatchExportRow = typeof batch_exports.$inferSelect;
@@ -11,17 +13,27 @@ export type RunRow = typeof batch_export_runs.$inferSelect;
 /** Where a request stands: one project, or every project of an organization. */
 export type ExportScope = { project_id: number } | { organization_id: string };
 
-export function scopeCondition(scope: ExportScope): SQL {
-  if ('project_id' in scope) return eq(batch_exports.project_id, scope.project_id);
+/** Rows whose `column` (a project id) is within the scope. */
+export function scopeCondition(scope: ExportScope, column: AnyPgColumn = batch_exports.project_id): SQL {
+  if ('project_id' in scope) return eq(column, scope.project_id);
   return inArray(
-    batch_exports.project_id,
+    column,
     sql`(select ${projects.id} from ${projects} where ${projects.organization_id} = ${scope.organization_id})`,
   );
 }
 
+/** The ids of the scope's exports, as a subquery: writes to runs filter by it. */
+export function scopedExportIds(scope: ExportScope): SQL {
+  return sql`(select ${batch_exports.id} from ${batch_exports} where ${scopeCondition(scope)})`;
+}
+
 const visible = (scope: ExportScope) => and(scopeCondition(scope), eq(batch_exports.deleted, false));
 
-export async function listBatchExports(db: Db, scope: ExportScope, page: Page): Promise<{ count: number; rows: BatchExportRow[] }> {
+export async function listBatchExports(
+  db: Db,
+  scope: ExportScope,
+  page: Page,
+): Promise<{ count: number; rows: BatchExportRow[] }> {
   const where = visible(scope);
   const [count, rows] = await Promise.all([
     countWhere(db, batch_exports, where),
@@ -35,9 +47,6 @@ export async function listBatchExports(db: Db, scope: ExportScope, page: Page): 
   ]);
   return { count, rows };
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isUuid = (s: string) => UUID.test(s);
 
 export async function getBatchExport(db: Db, scope: ExportScope, id: string): Promise<BatchExportRow | undefined> {
   if (!isUuid(id)) return undefined;
@@ -62,11 +71,12 @@ export async function insertBatchExport(db: Db, values: BatchExportInsert): Prom
 
 export async function updateBatchExport(
   db: Db,
+  scope: ExportScope,
   id: string,
   values: Partial<BatchExportInsert>,
   opts: { ifPaused?: boolean } = {},
 ): Promise<BatchExportRow | undefined> {
-  const where = [eq(batch_exports.id, id)];
+  const where = [eq(batch_exports.id, id), scopeCondition(scope)];
   if (opts.ifPaused !== undefined) where.push(eq(batch_exports.paused, opts.ifPaused));
   const [row] = await db
     .update(batch_exports)
@@ -74,6 +84,17 @@ export async function updateBatchExport(
     .where(and(...where))
     .returning();
   return row;
+}
+
+/**
+ * Moves an export's schedule on past the runs just created. Unscoped: the scheduler serves every
+ * tenant, and the id comes from `schedulableExports`, never from a request.
+ */
+export async function unscopedAdvanceSchedule(db: Db, id: string, through: Date): Promise<void> {
+  await db
+    .update(batch_exports)
+    .set({ schedule_from: sql`greatest(${batch_exports.schedule_from}, ${through.toISOString()}::timestamptz)` })
+    .where(and(eq(batch_exports.id, id), eq(batch_exports.paused, false)));
 }
 
 /** The oldest project of an organization: where the organization route creates exports by default. */

@@ -1,15 +1,15 @@
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { dashboard_collaborators, organization_memberships, users } from '../schema/index.js';
+import { dashboardInProject, projectDashboardIds } from './dashboards.js';
 import type { UserRow } from './users.js';
+import { isUuid } from '../../core/ids.js';
 
 export type CollaboratorRow = typeof dashboard_collaborators.$inferSelect;
 export interface Collaborator {
   collaborator: CollaboratorRow;
   user: UserRow;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Collaborators of a dashboard whose users are active, oldest first. */
 export async function listCollaborators(db: Db, dashboardId: number): Promise<Collaborator[]> {
@@ -21,8 +21,12 @@ export async function listCollaborators(db: Db, dashboardId: number): Promise<Co
     .orderBy(asc(dashboard_collaborators.added_at), asc(dashboard_collaborators.id));
 }
 
-export async function findCollaborator(db: Db, dashboardId: number, userUuid: string): Promise<Collaborator | undefined> {
-  if (!UUID.test(userUuid)) return undefined;
+export async function findCollaborator(
+  db: Db,
+  dashboardId: number,
+  userUuid: string,
+): Promise<Collaborator | undefined> {
+  if (!isUuid(userUuid)) return undefined;
   const [row] = await db
     .select({ collaborator: dashboard_collaborators, user: users })
     .from(dashboard_collaborators)
@@ -38,13 +42,16 @@ export async function findCollaborator(db: Db, dashboardId: number, userUuid: st
   return row;
 }
 
-/** Inserts a collaborator; undefined when the user already is one. */
+/** Inserts a collaborator; undefined when the user already is one, or the dashboard is not the project's. */
 export async function insertCollaborator(
   db: Db,
+  projectId: number,
   dashboardId: number,
   userId: number,
   level: number,
 ): Promise<CollaboratorRow | undefined> {
+  // An insert has no where clause to filter by: the dashboard's project is checked first, in the same transaction.
+  if (!(await dashboardInProject(db, projectId, dashboardId))) return undefined;
   const [row] = await db
     .insert(dashboard_collaborators)
     .values({ dashboard_id: dashboardId, user_id: userId, level })
@@ -53,8 +60,16 @@ export async function insertCollaborator(
   return row;
 }
 
-export async function deleteCollaborator(db: Db, id: string): Promise<void> {
-  await db.delete(dashboard_collaborators).where(eq(dashboard_collaborators.id, id));
+export async function deleteCollaborator(db: Db, projectId: number, dashboardId: number, id: string): Promise<void> {
+  await db
+    .delete(dashboard_collaborators)
+    .where(
+      and(
+        eq(dashboard_collaborators.id, id),
+        eq(dashboard_collaborators.dashboard_id, dashboardId),
+        inArray(dashboard_collaborators.dashboard_id, projectDashboardIds(projectId)),
+      ),
+    );
 }
 
 export async function findActiveUserByUuid(db: Db, uuid: string): Promise<UserRow | undefined> {
@@ -71,7 +86,9 @@ export async function membershipLevel(db: Db, organizationId: string, userId: nu
   const [row] = await db
     .select({ level: organization_memberships.level })
     .from(organization_memberships)
-    .where(and(eq(organization_memberships.organization_id, organizationId), eq(organization_memberships.user_id, userId)))
+    .where(
+      and(eq(organization_memberships.organization_id, organizationId), eq(organization_memberships.user_id, userId)),
+    )
     .limit(1);
   return row?.level;
 }

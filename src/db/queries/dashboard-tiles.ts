@@ -1,7 +1,8 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { dashboard_tiles } from '../schema/index.js';
-import { isRowId } from './dashboards.js';
+import { isRowId } from '../../core/ids.js';
+import { dashboardInProject, projectDashboardIds } from './dashboards.js';
 
 export type TileRow = typeof dashboard_tiles.$inferSelect;
 export interface NewTile {
@@ -33,13 +34,21 @@ export async function getTile(db: Db, dashboardId: number, tileId: number): Prom
   const [row] = await db
     .select()
     .from(dashboard_tiles)
-    .where(and(eq(dashboard_tiles.id, tileId), eq(dashboard_tiles.dashboard_id, dashboardId), eq(dashboard_tiles.deleted, false)))
+    .where(
+      and(
+        eq(dashboard_tiles.id, tileId),
+        eq(dashboard_tiles.dashboard_id, dashboardId),
+        eq(dashboard_tiles.deleted, false),
+      ),
+    )
     .limit(1);
   return row;
 }
 
-export async function insertTiles(db: Db, dashboardId: number, tiles: NewTile[]): Promise<void> {
-  if (!tiles.length) return;
+/** Adds tiles to a dashboard of the project; false, with nothing written, when it is not the project's. */
+export async function insertTiles(db: Db, projectId: number, dashboardId: number, tiles: NewTile[]): Promise<boolean> {
+  if (!(await dashboardInProject(db, projectId, dashboardId))) return false;
+  if (!tiles.length) return true;
   await db.insert(dashboard_tiles).values(
     tiles.map((t) => ({
       dashboard_id: dashboardId,
@@ -51,22 +60,58 @@ export async function insertTiles(db: Db, dashboardId: number, tiles: NewTile[])
       last_modified_by_id: t.last_modified_by_id ?? null,
     })),
   );
+  return true;
 }
 
-export async function updateTile(db: Db, dashboardId: number, tileId: number, change: TileChange): Promise<void> {
+export async function updateTile(
+  db: Db,
+  projectId: number,
+  dashboardId: number,
+  tileId: number,
+  change: TileChange,
+): Promise<void> {
   const touchesText = change.body !== undefined;
   await db
     .update(dashboard_tiles)
     .set({ ...change, ...(touchesText ? { last_modified_at: sql`now()` } : {}) })
-    .where(and(eq(dashboard_tiles.id, tileId), eq(dashboard_tiles.dashboard_id, dashboardId)));
+    .where(
+      and(
+        eq(dashboard_tiles.id, tileId),
+        eq(dashboard_tiles.dashboard_id, dashboardId),
+        inArray(dashboard_tiles.dashboard_id, projectDashboardIds(projectId)),
+      ),
+    );
 }
 
-/** Copies the live tiles of one dashboard onto another (duplicating a dashboard). */
-export async function copyTiles(db: Db, fromDashboardId: number, toDashboardId: number): Promise<void> {
+/** Copies the live tiles of one dashboard onto another of the project (duplicating a dashboard). */
+export async function copyTiles(
+  db: Db,
+  projectId: number,
+  fromDashboardId: number,
+  toDashboardId: number,
+): Promise<boolean> {
+  if (!(await dashboardInProject(db, projectId, fromDashboardId))) return false;
   const tiles = (await liveTiles(db, [fromDashboardId])).get(fromDashboardId)!;
-  await insertTiles(db, toDashboardId, tiles);
+  return insertTiles(db, projectId, toDashboardId, tiles);
 }
 
-export async function moveTile(db: Db, tileId: number, toDashboardId: number): Promise<void> {
-  await db.update(dashboard_tiles).set({ dashboard_id: toDashboardId }).where(eq(dashboard_tiles.id, tileId));
+/** Moves a tile between two dashboards of the project; false when either end is not the project's. */
+export async function moveTile(
+  db: Db,
+  projectId: number,
+  tile: { id: number; from: number; to: number },
+): Promise<boolean> {
+  const rows = await db
+    .update(dashboard_tiles)
+    .set({ dashboard_id: tile.to })
+    .where(
+      and(
+        eq(dashboard_tiles.id, tile.id),
+        eq(dashboard_tiles.dashboard_id, tile.from),
+        inArray(dashboard_tiles.dashboard_id, projectDashboardIds(projectId)),
+        sql`${tile.to} in ${projectDashboardIds(projectId)}`,
+      ),
+    )
+    .returning({ id: dashboard_tiles.id });
+  return rows.length > 0;
 }

@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { organization_domains } from '../schema/index.js';
-import type { Page } from '../../http/pagination.js';
-import { countWhere, sqlState } from './util.js';
+import type { Page } from '../../core/paging.js';
+import { countWhere } from './util.js';
+import { sqlState } from '../../core/sql-state.js';
 
 export type DomainRow = typeof organization_domains.$inferSelect;
 export type DomainInput = Partial<
@@ -15,7 +16,11 @@ export function newVerificationChallenge(): string {
   return randomBytes(32).toString('base64url');
 }
 
-export async function listDomains(db: Db, organizationId: string, page: Page): Promise<{ count: number; rows: DomainRow[] }> {
+export async function listDomains(
+  db: Db,
+  organizationId: string,
+  page: Page,
+): Promise<{ count: number; rows: DomainRow[] }> {
   const where = eq(organization_domains.organization_id, organizationId);
   const [count, rows] = await Promise.all([
     countWhere(db, organization_domains, where),
@@ -23,7 +28,7 @@ export async function listDomains(db: Db, organizationId: string, page: Page): P
       .select()
       .from(organization_domains)
       .where(where)
-      // Byte order, whatever the database's collation (DECISIONS §8).
+      // Byte order, whatever the database's collation.
       .orderBy(sql`${organization_domains.domain} collate "C"`)
       .limit(page.limit)
       .offset(page.offset),
@@ -67,7 +72,12 @@ export async function insertDomain(
   }
 }
 
-export async function updateDomain(db: Db, organizationId: string, id: string, input: DomainInput): Promise<DomainRow | undefined> {
+export async function updateDomain(
+  db: Db,
+  organizationId: string,
+  id: string,
+  input: DomainInput,
+): Promise<DomainRow | undefined> {
   if (!Object.keys(input).length) return getDomain(db, organizationId, id);
   const [row] = await db
     .update(organization_domains)
@@ -77,11 +87,51 @@ export async function updateDomain(db: Db, organizationId: string, id: string, i
   return row;
 }
 
+/**
+ * Gives a domain a new name. Verification proved control of the old name only, so the domain is
+ * unverified again (with a fresh challenge), and JIT provisioning and SSO enforcement, which need a
+ * verified domain, are off. Null when another domain already has the name.
+ */
+export async function renameDomain(
+  db: Db,
+  organizationId: string,
+  id: string,
+  domain: string,
+  input: DomainInput,
+): Promise<DomainRow | null | undefined> {
+  try {
+    const [row] = await db
+      .update(organization_domains)
+      .set({
+        ...input,
+        domain,
+        verified_at: null,
+        last_verification_retry: null,
+        verification_challenge: newVerificationChallenge(),
+        jit_provisioning_enabled: false,
+        sso_enforcement: '',
+      })
+      .where(and(eq(organization_domains.organization_id, organizationId), eq(organization_domains.id, id)))
+      .returning();
+    return row;
+  } catch (err) {
+    if (sqlState(err) === '23505') return null;
+    throw err;
+  }
+}
+
 /** Records a verification attempt: success sets `verified_at`, failure `last_verification_retry`. */
-export async function recordVerification(db: Db, organizationId: string, id: string, verified: boolean): Promise<DomainRow | undefined> {
+export async function recordVerification(
+  db: Db,
+  organizationId: string,
+  id: string,
+  verified: boolean,
+): Promise<DomainRow | undefined> {
   const [row] = await db
     .update(organization_domains)
-    .set(verified ? { verified_at: sql`now()`, last_verification_retry: null } : { last_verification_retry: sql`now()` })
+    .set(
+      verified ? { verified_at: sql`now()`, last_verification_retry: null } : { last_verification_retry: sql`now()` },
+    )
     .where(and(eq(organization_domains.organization_id, organizationId), eq(organization_domains.id, id)))
     .returning();
   return row;

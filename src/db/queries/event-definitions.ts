@@ -1,8 +1,8 @@
-import { and, asc, eq, ilike, like, notInArray, notLike, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, eq, gt, ilike, inArray, like, notInArray, notLike, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { event_definitions, organization_memberships } from '../schema/index.js';
-import type { Page } from '../../http/pagination.js';
+import { event_definitions, events, organization_memberships } from '../schema/index.js';
 import { countWhere } from './util.js';
+import type { Page } from '../../core/paging.js';
 
 export type EventDefinitionRow = typeof event_definitions.$inferSelect;
 export type EventDefinitionChanges = Partial<
@@ -13,7 +13,13 @@ export type EventDefinitionChanges = Partial<
 >;
 
 export type EventType = 'all' | 'event' | 'event_posthog' | 'event_custom' | 'action_event';
-export type Ordering = 'name' | '-name' | 'last_seen_at' | '-last_seen_at' | 'last_seen_at::date' | '-last_seen_at::date';
+export type Ordering =
+  | 'name'
+  | '-name'
+  | 'last_seen_at'
+  | '-last_seen_at'
+  | 'last_seen_at::date'
+  | '-last_seen_at::date';
 
 export interface DefinitionFilter {
   search?: string;
@@ -103,8 +109,45 @@ export async function isOrganizationMember(db: Db, organizationId: string, userI
   const [row] = await db
     .select({ id: organization_memberships.id })
     .from(organization_memberships)
-    .where(and(eq(organization_memberships.organization_id, organizationId), eq(organization_memberships.user_id, userId)))
+    .where(
+      and(eq(organization_memberships.organization_id, organizationId), eq(organization_memberships.user_id, userId)),
+    )
     .limit(1);
   return Boolean(row);
 }
 
+/** Events of that name stored in the project in the last 30 days (by event time), from the events table. */
+export async function eventVolume30Day(db: Db, projectId: number, name: string): Promise<number> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(events)
+    .where(
+      and(
+        eq(events.project_id, projectId),
+        eq(events.event, name),
+        gt(events.timestamp, sql`now() - interval '30 days'`),
+      ),
+    );
+  return row!.n;
+}
+
+/**
+ * The event names a typed client should know, by name: the project's own events plus the PostHog
+ * events applications capture by hand (`$pageview`, `$pageleave`, `$screen`), as PostHog chooses them.
+ */
+export async function typedEventNames(db: Db, projectId: number): Promise<string[]> {
+  const rows = await db
+    .select({ name: event_definitions.name })
+    .from(event_definitions)
+    .where(
+      and(
+        eq(event_definitions.project_id, projectId),
+        or(
+          notLike(event_definitions.name, '$%'),
+          inArray(event_definitions.name, ['$pageview', '$pageleave', '$screen']),
+        ),
+      ),
+    )
+    .orderBy(sql`${event_definitions.name} collate "C"`);
+  return rows.map((r) => r.name);
+}

@@ -35,7 +35,10 @@ export interface EventQuery {
   /** Exclusive bounds, ISO strings passed to PostgreSQL as they are (microseconds survive). */
   after?: string;
   before?: string;
-  /** Tiebreaker for the bound in the listing's direction: events at exactly that time with a smaller (newest first) or larger id. */
+  /**
+   * Tiebreaker for the bound in the listing's direction: events at exactly that time with a smaller (newest
+   * first) or larger id.
+   */
   cursorId?: number;
   ascending: boolean;
   filters?: FilterNode;
@@ -130,7 +133,9 @@ export async function listEvents(db: Db, q: EventQuery): Promise<EventRow[]> {
   if (q.after !== undefined) conds.push(bound(q.after, '>', q.ascending));
   if (q.filters) conds.push(filterSql(q.filters));
   conds.push(...(q.where ?? []));
-  const fields = q.select?.length ? { ...columns, selected: sql<unknown[]>`json_build_array(${sql.join(q.select, sql`, `)})` } : columns;
+  const fields = q.select?.length
+    ? { ...columns, selected: sql<unknown[]>`json_build_array(${sql.join(q.select, sql`, `)})` }
+    : columns;
   let query = db.select(fields).from(events).$dynamic();
   if (needsPersons(q.filters)) query = query.leftJoin(persons, eq(persons.id, events.person_id));
   // The listing indexes are `timestamp DESC NULLS LAST, id DESC NULLS LAST`; PostgreSQL only walks them
@@ -168,7 +173,12 @@ export async function personsByIds(db: Db, projectId: number, ids: number[]): Pr
   const out = new Map<number, PersonRow>();
   if (!ids.length) return out;
   const rows = await db
-    .select({ id: persons.id, uuid: persons.uuid, is_identified: persons.is_identified, properties: persons.properties })
+    .select({
+      id: persons.id,
+      uuid: persons.uuid,
+      is_identified: persons.is_identified,
+      properties: persons.properties,
+    })
     .from(persons)
     .where(and(eq(persons.project_id, projectId), inArray(persons.id, ids)));
   for (const r of rows) out.set(r.id, { ...r, distinct_ids: [] });
@@ -196,7 +206,10 @@ const VALUES_SAMPLE = 100_000;
 
 /** Distinct values, most frequent first; list values count element by element. */
 export async function propertyValues(db: Db, q: ValuesQuery): Promise<string[]> {
-  const conds: SQL[] = [eq(events.project_id, q.projectId), sql`${events.timestamp} >= ${q.since.toISOString()}::timestamptz`];
+  const conds: SQL[] = [
+    eq(events.project_id, q.projectId),
+    sql`${events.timestamp} >= ${q.since.toISOString()}::timestamptz`,
+  ];
   if (q.eventNames?.length) conds.push(inArray(events.event, q.eventNames));
   let picked: SQL;
   let expand = sql`p`;

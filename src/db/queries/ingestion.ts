@@ -2,9 +2,11 @@ import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { events, person_distinct_ids, persons, projects } from '../schema/index.js';
 import type { CapturedEvent } from '../../capture/normalize.js';
+import { eachInTurns, stringifyInTurns } from '../../capture/turns.js';
 import { changesPerson, linkedIdOf, PersonPlanner, processesPerson, type PersonState } from '../../capture/persons.js';
 import { knownTaxonomy, type Taxonomy } from './property-definitions.js';
-import { rowsOf, sqlState } from './util.js';
+import { rowsOf } from './util.js';
+import { sqlState } from '../../core/sql-state.js';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
@@ -59,11 +61,12 @@ const PERSON_LOCK_CLASS = 727275;
  * (postgres.js pipelines the queries of a transaction), which keeps a batch to a few round trips.
  */
 export async function ingest(db: Db, project: IngestProject, batch: CapturedEvent[], now: Date): Promise<void> {
-  const unique = uniqueByUuid(batch);
+  const unique = await uniqueByUuid(batch);
   // A batch that only ever needs each distinct id to have a person (no linking, no property
   // changes) is stored by one statement; anything else is replayed on locked persons.
-  const replay = unique.some(changesPerson);
-  const taxonomy = knownTaxonomy(db).unseen(project.id, unique);
+  let replay = false;
+  await eachInTurns(unique, (e) => (replay ||= changesPerson(e)));
+  const taxonomy = await knownTaxonomy(db).unseen(project.id, unique);
   // The common batch is all new uuids: inserting them plainly lets the unique index check each
   // uuid as it inserts it, where skipping stored ones up front probes each once more. A duplicate
   // (a client's retry, or the same batch arriving twice at once) fails the plain insert, and the
@@ -93,25 +96,31 @@ export async function ingest(db: Db, project: IngestProject, batch: CapturedEven
 /** After a plain insert failed on a duplicate, the replayed batch is inserted skipping stored uuids. */
 const skipStored = (retried: boolean) => sql.raw(retried ? 'on conflict (project_id, uuid) do nothing' : '');
 
-function uniqueByUuid(batch: CapturedEvent[]): CapturedEvent[] {
+async function uniqueByUuid(batch: CapturedEvent[]): Promise<CapturedEvent[]> {
   const seen = new Set<string>();
-  return batch.filter((e) => !seen.has(e.uuid) && (seen.add(e.uuid), true));
+  const unique: CapturedEvent[] = [];
+  await eachInTurns(batch, (e) => !seen.has(e.uuid) && (seen.add(e.uuid), unique.push(e)));
+  return unique;
 }
 
-/** The batch as the JSON array the statements below read with `jsonb_to_recordset`. */
-function eventsJson(batch: CapturedEvent[], personOf: (e: CapturedEvent, i: number) => number | null | boolean): string {
-  return JSON.stringify(
-    batch.map((e, n) => ({
-      n,
-      uuid: e.uuid,
-      event: e.event,
-      distinct_id: e.distinct_id,
-      properties: e.properties,
-      timestamp: e.timestamp,
-      elements_chain: e.elements_chain,
-      person: personOf(e, n),
-    })),
-  );
+/**
+ * The batch as the JSON array the statements below read with `jsonb_to_recordset`, written in turns
+ * so that a large batch lets other requests through.
+ */
+function eventsJson(
+  batch: CapturedEvent[],
+  personOf: (e: CapturedEvent, i: number) => number | null | boolean,
+): Promise<string> {
+  return stringifyInTurns(batch, (e, n) => ({
+    n,
+    uuid: e.uuid,
+    event: e.event,
+    distinct_id: e.distinct_id,
+    properties: e.properties,
+    timestamp: e.timestamp,
+    elements_chain: e.elements_chain,
+    person: personOf(e, n),
+  }));
 }
 
 const personIds = (batch: CapturedEvent[]) => [...new Set(batch.filter(processesPerson).map((e) => e.distinct_id))];
@@ -189,7 +198,7 @@ async function storePlain(
   taxonomy: Taxonomy,
 ): Promise<void> {
   const ids = JSON.stringify(personIds(batch));
-  const input = eventsJson(batch, processesPerson);
+  const input = await eventsJson(batch, processesPerson);
   const seenBefore = new Date(now.getTime() - LAST_SEEN_GRANULARITY_MS).toISOString();
   // One statement is one transaction: the batch's property definitions are stored with its events.
   await db.execute(sql`select ingest_plain_batch(${project.id}::int, ${input}::jsonb, ${ids}::jsonb,
@@ -252,11 +261,16 @@ async function replayPersons(
   const people = rowsOf<PersonRow>(rows);
   if (people.some((r) => !locked.has(r.person_id))) throw new MappingChanged();
   const mapping = new Map(people.map((r) => [r.distinct_id, r.person_id]));
-  const byId = new Map(people.map((r) => [r.person_id, { id: r.person_id, uuid: r.uuid, properties: r.properties, is_identified: r.is_identified }]));
+  const byId = new Map(
+    people.map((r) => [
+      r.person_id,
+      { id: r.person_id, uuid: r.uuid, properties: r.properties, is_identified: r.is_identified },
+    ]),
+  );
   const planner = new PersonPlanner(mapping, [...byId.values()]);
   const states = fresh.map((e) => planner.apply(e));
   await writePersons(tx, project.id, planner);
-  const input = eventsJson(fresh, (_, i) => (states[i] ? PersonPlanner.resolve(states[i]).id! : null));
+  const input = await eventsJson(fresh, (_, i) => (states[i] ? PersonPlanner.resolve(states[i]).id! : null));
   await tx.execute(sql`with input as (
       select * from jsonb_to_recordset(${input}::jsonb) as x(${INPUT_COLUMNS}, person int)),
     stored as (
@@ -272,7 +286,9 @@ async function replayPersons(
 async function writePersons(tx: Tx, projectId: number, planner: PersonPlanner): Promise<void> {
   const created = planner.persons.filter((p) => p.isNew && !p.mergedInto);
   if (created.length) {
-    const payload = JSON.stringify(created.map((p) => ({ uuid: p.uuid, properties: p.properties, is_identified: p.is_identified })));
+    const payload = JSON.stringify(
+      created.map((p) => ({ uuid: p.uuid, properties: p.properties, is_identified: p.is_identified })),
+    );
     const inserted = rowsOf<{ id: number; uuid: string }>(
       await tx.execute(sql`insert into persons (uuid, project_id, properties, is_identified)
         select uuid, ${projectId}, properties, is_identified
@@ -284,24 +300,31 @@ async function writePersons(tx: Tx, projectId: number, planner: PersonPlanner): 
   }
   for (const { from, to } of planner.merges) {
     const target = PersonPlanner.resolve(to).id!;
-    await tx.update(person_distinct_ids).set({ person_id: target }).where(eq(person_distinct_ids.person_id, from.id!));
+    await tx
+      .update(person_distinct_ids)
+      .set({ person_id: target })
+      .where(and(eq(person_distinct_ids.project_id, projectId), eq(person_distinct_ids.person_id, from.id!)));
     await tx
       .update(events)
       .set({ person_id: target })
       .where(and(eq(events.project_id, projectId), eq(events.person_id, from.id!)));
-    await tx.delete(persons).where(eq(persons.id, from.id!));
+    await tx.delete(persons).where(and(eq(persons.project_id, projectId), eq(persons.id, from.id!)));
   }
   if (planner.newLinks.size) {
-    const payload = JSON.stringify([...planner.newLinks].map(([distinct_id, p]) => ({ distinct_id, person_id: PersonPlanner.resolve(p).id! })));
+    const payload = JSON.stringify(
+      [...planner.newLinks].map(([distinct_id, p]) => ({ distinct_id, person_id: PersonPlanner.resolve(p).id! })),
+    );
     await tx.execute(sql`insert into person_distinct_ids (project_id, distinct_id, person_id)
       select ${projectId}, distinct_id, person_id from jsonb_to_recordset(${payload}::jsonb) as x(distinct_id text, person_id int)`);
   }
   const changed: PersonState[] = planner.persons.filter((p) => !p.isNew && !p.mergedInto && p.dirty);
   if (changed.length) {
-    const payload = JSON.stringify(changed.map((p) => ({ id: p.id, properties: p.properties, is_identified: p.is_identified })));
+    const payload = JSON.stringify(
+      changed.map((p) => ({ id: p.id, properties: p.properties, is_identified: p.is_identified })),
+    );
     await tx.execute(sql`update persons as p
       set properties = x.properties, is_identified = x.is_identified, updated_at = now()
       from jsonb_to_recordset(${payload}::jsonb) as x(id int, properties jsonb, is_identified boolean)
-      where p.id = x.id`);
+      where p.id = x.id and p.project_id = ${projectId}`);
   }
 }

@@ -2,7 +2,7 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { organization_invites, organization_memberships, organizations, projects, users } from '../schema/index.js';
 import type { InviteProjectAccess } from '../schema/index.js';
-import type { Page } from '../../http/pagination.js';
+import type { Page } from '../../core/paging.js';
 import { countWhere } from './util.js';
 
 export type InviteRow = typeof organization_invites.$inferSelect;
@@ -21,7 +21,11 @@ export function isExpired(invite: Pick<InviteRow, 'created_at'>, now = Date.now(
 
 const sameEmail = (email: string) => sql`lower(${organization_invites.target_email}) = lower(${email})`;
 
-export async function listInvites(db: Db, organizationId: string, page: Page): Promise<{ count: number; rows: InviteRow[] }> {
+export async function listInvites(
+  db: Db,
+  organizationId: string,
+  page: Page,
+): Promise<{ count: number; rows: InviteRow[] }> {
   const where = eq(organization_invites.organization_id, organizationId);
   const [count, rows] = await Promise.all([
     countWhere(db, organization_invites, where),
@@ -41,7 +45,9 @@ export async function isMemberEmail(db: Db, organizationId: string, email: strin
     .select({ id: organization_memberships.id })
     .from(organization_memberships)
     .innerJoin(users, eq(users.id, organization_memberships.user_id))
-    .where(and(eq(organization_memberships.organization_id, organizationId), sql`lower(${users.email}) = lower(${email})`))
+    .where(
+      and(eq(organization_memberships.organization_id, organizationId), sql`lower(${users.email}) = lower(${email})`),
+    )
     .limit(1);
   return rows.length > 0;
 }

@@ -1,9 +1,9 @@
-import { and, asc, desc, eq, gt, inArray, notLike, sql, type Placeholder, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, max, notLike, or, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { organization_memberships, projects, users } from '../schema/index.js';
-import type { Page } from '../../http/pagination.js';
+import { organization_memberships, personal_api_keys, projects, users } from '../schema/index.js';
 import type { UserRow } from './users.js';
 import { prepared } from '../prepared.js';
+import type { Page } from '../../core/paging.js';
 
 export type MembershipRow = typeof organization_memberships.$inferSelect;
 export interface MemberRow {
@@ -31,7 +31,13 @@ function memberConditions(organizationId: string | Placeholder, filter: MemberFi
   return conditions;
 }
 
-function memberQueries(db: Db, where: SQL | undefined, ascending: boolean, limit: number | Placeholder, offset: number | Placeholder) {
+function memberQueries(
+  db: Db,
+  where: SQL | undefined,
+  ascending: boolean,
+  limit: number | Placeholder,
+  offset: number | Placeholder,
+) {
   const order = ascending
     ? [asc(organization_memberships.joined_at), asc(organization_memberships.id)]
     : [desc(organization_memberships.joined_at), desc(organization_memberships.id)];
@@ -55,7 +61,13 @@ function memberQueries(db: Db, where: SQL | undefined, ascending: boolean, limit
 // The unfiltered listing, newest or oldest first, is the one clients page through: built once.
 const unfiltered = [false, true].map((ascending) =>
   prepared(`members_${ascending ? 'asc' : 'desc'}`, (db, name) => {
-    const q = memberQueries(db, and(...memberConditions(sql.placeholder('org'), {})), ascending, sql.placeholder('limit'), sql.placeholder('offset'));
+    const q = memberQueries(
+      db,
+      and(...memberConditions(sql.placeholder('org'), {})),
+      ascending,
+      sql.placeholder('limit'),
+      sql.placeholder('offset'),
+    );
     return { count: q.count.prepare(`${name}_count`), page: q.page.prepare(`${name}_page`) };
   }),
 );
@@ -72,13 +84,23 @@ export async function listMembers(
     const [[counted], rows] = await Promise.all([q.count.execute(values), q.page.execute(values)]);
     return { count: counted?.n ?? 0, rows };
   }
-  const q = memberQueries(db, and(...memberConditions(organizationId, filter)), Boolean(filter.ascending), page.limit, page.offset);
+  const q = memberQueries(
+    db,
+    and(...memberConditions(organizationId, filter)),
+    Boolean(filter.ascending),
+    page.limit,
+    page.offset,
+  );
   const [[counted], rows] = await Promise.all([q.count, q.page]);
   return { count: counted?.n ?? 0, rows };
 }
 
 /** A member of the organization by user uuid, bots excluded as in the list. */
-export async function getMemberByUserUuid(db: Db, organizationId: string, userUuid: string): Promise<MemberRow | undefined> {
+export async function getMemberByUserUuid(
+  db: Db,
+  organizationId: string,
+  userUuid: string,
+): Promise<MemberRow | undefined> {
   const [row] = await db
     .select({ membership: organization_memberships, user: users })
     .from(organization_memberships)
@@ -94,20 +116,33 @@ export async function getMemberByUserUuid(db: Db, organizationId: string, userUu
   return row;
 }
 
-export async function getMembership(db: Db, organizationId: string, userId: number): Promise<MembershipRow | undefined> {
+export async function getMembership(
+  db: Db,
+  organizationId: string,
+  userId: number,
+): Promise<MembershipRow | undefined> {
   const [row] = await db
     .select()
     .from(organization_memberships)
-    .where(and(eq(organization_memberships.organization_id, organizationId), eq(organization_memberships.user_id, userId)))
+    .where(
+      and(eq(organization_memberships.organization_id, organizationId), eq(organization_memberships.user_id, userId)),
+    )
     .limit(1);
   return row;
 }
 
-export async function setMemberLevel(db: Db, membershipId: string, level: number): Promise<MembershipRow | undefined> {
+export async function setMemberLevel(
+  db: Db,
+  organizationId: string,
+  membershipId: string,
+  level: number,
+): Promise<MembershipRow | undefined> {
   const [row] = await db
     .update(organization_memberships)
     .set({ level, updated_at: sql`now()` })
-    .where(eq(organization_memberships.id, membershipId))
+    .where(
+      and(eq(organization_memberships.id, membershipId), eq(organization_memberships.organization_id, organizationId)),
+    )
     .returning();
   return row;
 }
@@ -117,7 +152,9 @@ export async function removeMember(db: Db, organizationId: string, userId: numbe
   await db.transaction(async (tx) => {
     await tx
       .delete(organization_memberships)
-      .where(and(eq(organization_memberships.organization_id, organizationId), eq(organization_memberships.user_id, userId)));
+      .where(
+        and(eq(organization_memberships.organization_id, organizationId), eq(organization_memberships.user_id, userId)),
+      );
     await tx
       .update(users)
       .set({ current_organization_id: null })
@@ -128,8 +165,47 @@ export async function removeMember(db: Db, organizationId: string, userId: numbe
       .where(
         and(
           eq(users.id, userId),
-          inArray(users.current_team_id, tx.select({ id: projects.id }).from(projects).where(eq(projects.organization_id, organizationId))),
+          inArray(
+            users.current_team_id,
+            tx.select({ id: projects.id }).from(projects).where(eq(projects.organization_id, organizationId)),
+          ),
         ),
       );
   });
+}
+
+/** When each user's personal API keys were last used: the nearest thing to a login this server has. */
+export async function lastKeyUse(db: Db, userIds: number[]): Promise<Map<number, Date>> {
+  if (!userIds.length) return new Map();
+  const rows = await db
+    .select({ user_id: personal_api_keys.user_id, last: max(personal_api_keys.last_used_at) })
+    .from(personal_api_keys)
+    .where(inArray(personal_api_keys.user_id, [...new Set(userIds)]))
+    .groupBy(personal_api_keys.user_id);
+  return new Map(rows.filter((r) => r.last).map((r) => [r.user_id, r.last!]));
+}
+
+/**
+ * A user's keys that can act on the organization (PostHog's get_scoped_api_keys): unscoped keys,
+ * keys scoped to it, and keys scoped to one of its projects. Newest first.
+ */
+export async function keysReachingOrganization(db: Db, organizationId: string, userId: number) {
+  const projectIds = db.select({ id: projects.id }).from(projects).where(eq(projects.organization_id, organizationId));
+  return db
+    .select({ label: personal_api_keys.label, last_used_at: personal_api_keys.last_used_at })
+    .from(personal_api_keys)
+    .where(
+      and(
+        eq(personal_api_keys.user_id, userId),
+        or(
+          sql`${organizationId} = any(${personal_api_keys.scoped_organizations})`,
+          sql`${personal_api_keys.scoped_teams} && array(${projectIds})`,
+          and(
+            sql`coalesce(cardinality(${personal_api_keys.scoped_organizations}), 0) = 0`,
+            sql`coalesce(cardinality(${personal_api_keys.scoped_teams}), 0) = 0`,
+          ),
+        ),
+      ),
+    )
+    .orderBy(desc(personal_api_keys.created_at));
 }

@@ -1,16 +1,26 @@
 import { and, asc, eq, inArray, notLike, sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { organization_memberships, organizations, projects, users } from '../schema/index.js';
-import type { Page } from '../../http/pagination.js';
+import type { Page } from '../../core/paging.js';
 import { insertProject, type ProjectRow } from './projects.js';
 import { prepared } from '../prepared.js';
 import { anyOf, countWhere } from './util.js';
 import { randomBytes } from 'node:crypto';
 
 export type OrganizationRow = typeof organizations.$inferSelect;
-export type OrganizationInput = Partial<
-  Pick<OrganizationRow, 'name' | 'logo_media_id' | 'is_member_join_email_enabled' | 'enforce_2fa'>
->;
+export const ORGANIZATION_WRITABLE = [
+  'name',
+  'logo_media_id',
+  'is_member_join_email_enabled',
+  'enforce_2fa',
+  'members_can_invite',
+  'members_can_use_personal_api_keys',
+  'allow_publicly_shared_resources',
+  'is_ai_data_processing_approved',
+  'default_experiment_stats_method',
+  'default_anonymize_ips',
+] as const;
+export type OrganizationInput = Partial<Pick<OrganizationRow, (typeof ORGANIZATION_WRITABLE)[number]>>;
 
 const MAX_SLUG = 48;
 const BOT_EMAIL_SUFFIX = '@posthogbot.user';
@@ -33,18 +43,33 @@ function randomLetters(n: number): string {
   return [...randomBytes(n)].map((b) => letters[b % 26]).join('');
 }
 
-export async function listOrganizations(db: Db, ids: string[], page: Page): Promise<{ count: number; rows: OrganizationRow[] }> {
+export async function listOrganizations(
+  db: Db,
+  ids: string[],
+  page: Page,
+): Promise<{ count: number; rows: OrganizationRow[] }> {
   if (!ids.length) return { count: 0, rows: [] };
   const where = inArray(organizations.id, ids);
   const [count, rows] = await Promise.all([
     countWhere(db, organizations, where),
-    db.select().from(organizations).where(where).orderBy(asc(organizations.created_at), asc(organizations.id)).limit(page.limit).offset(page.offset),
+    db
+      .select()
+      .from(organizations)
+      .where(where)
+      .orderBy(asc(organizations.created_at), asc(organizations.id))
+      .limit(page.limit)
+      .offset(page.offset),
   ]);
   return { count, rows };
 }
 
 const organizationById = prepared('organization_by_id', (db, name) =>
-  db.select().from(organizations).where(eq(organizations.id, sql.placeholder('id'))).limit(1).prepare(name),
+  db
+    .select()
+    .from(organizations)
+    .where(eq(organizations.id, sql.placeholder('id')))
+    .limit(1)
+    .prepare(name),
 );
 
 export async function getOrganization(db: Db, id: string): Promise<OrganizationRow | undefined> {
@@ -58,7 +83,12 @@ export interface OrganizationExtras {
 }
 
 const projectsOf = prepared('organization_projects', (db, name) =>
-  db.select().from(projects).where(anyOf(projects.organization_id, sql.placeholder('ids'))).orderBy(asc(projects.id)).prepare(name),
+  db
+    .select()
+    .from(projects)
+    .where(anyOf(projects.organization_id, sql.placeholder('ids')))
+    .orderBy(asc(projects.id))
+    .prepare(name),
 );
 
 const memberCounts = prepared('organization_member_counts', (db, name) =>
@@ -121,7 +151,11 @@ export async function createOrganization(
   });
 }
 
-export async function updateOrganization(db: Db, id: string, input: OrganizationInput): Promise<OrganizationRow | undefined> {
+export async function updateOrganization(
+  db: Db,
+  id: string,
+  input: OrganizationInput,
+): Promise<OrganizationRow | undefined> {
   const [row] = await db
     .update(organizations)
     .set({ ...input, updated_at: sql`now()` })

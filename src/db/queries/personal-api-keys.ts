@@ -90,7 +90,11 @@ export async function updateKey(
   return row;
 }
 
-export async function rollKey(db: Db, userId: number, id: string): Promise<{ row: PersonalApiKeyRow; value: string } | undefined> {
+export async function rollKey(
+  db: Db,
+  userId: number,
+  id: string,
+): Promise<{ row: PersonalApiKeyRow; value: string } | undefined> {
   const value = newPersonalApiKeyValue();
   const [row] = await db
     .update(personal_api_keys)

@@ -1,7 +1,14 @@
-import { and, asc, desc, eq, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, ilike, inArray, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { plugin_activity_logs, plugin_configs, plugins, projects, type ActivityDetail } from '../schema/index.js';
-import type { Page } from '../../http/pagination.js';
+import {
+  plugin_activity_logs,
+  plugin_configs,
+  plugin_log_entries,
+  plugins,
+  projects,
+  type ActivityDetail,
+} from '../schema/index.js';
+import type { Page } from '../../core/paging.js';
 import { countWhere } from './util.js';
 
 export type PluginConfigRow = typeof plugin_configs.$inferSelect;
@@ -37,18 +44,24 @@ export async function insertPluginConfig(db: Db, values: PluginConfigInsert): Pr
   return row!;
 }
 
-export async function updatePluginConfig(db: Db, id: number, values: Partial<PluginConfigInsert>): Promise<PluginConfigRow> {
+/** Undefined when the config is not the project's. */
+export async function updatePluginConfig(
+  db: Db,
+  projectId: number,
+  id: number,
+  values: Partial<PluginConfigInsert>,
+): Promise<PluginConfigRow | undefined> {
   const [row] = await db
     .update(plugin_configs)
     .set({ ...values, updated_at: sql`now()` })
-    .where(eq(plugin_configs.id, id))
+    .where(and(eq(plugin_configs.id, id), eq(plugin_configs.project_id, projectId)))
     .returning();
-  return row!;
+  return row;
 }
 
 /**
  * The organization's enabled configs that send data out: global transformations (and global plugins
- * without capabilities) and its own capability-less frontend apps are left out (reference §5).
+ * without capabilities) and its own capability-less frontend apps are left out.
  */
 export async function exportConfigs(db: Db, organizationId: string): Promise<PluginConfigRow[]> {
   const caps = sql`coalesce(${plugins.capabilities}, '{}'::jsonb)`;
@@ -79,7 +92,9 @@ export interface ActivityInput {
 
 export async function logActivity(db: Db, entry: ActivityInput): Promise<void> {
   // clock_timestamp, not now(): entries of one transaction still come out in the order they were made.
-  await db.insert(plugin_activity_logs).values({ ...entry, item_id: String(entry.item_id), created_at: sql`clock_timestamp()` });
+  await db
+    .insert(plugin_activity_logs)
+    .values({ ...entry, item_id: String(entry.item_id), created_at: sql`clock_timestamp()` });
 }
 
 export async function activityPage(db: Db, organizationId: string, limit: number, page: number) {
@@ -95,4 +110,54 @@ export async function activityPage(db: Db, organizationId: string, limit: number
       .offset((page - 1) * limit),
   ]);
   return { total, rows };
+}
+
+export type PluginLogRow = typeof plugin_log_entries.$inferSelect & { ts: string };
+export type PluginLogInsert = Omit<typeof plugin_log_entries.$inferInsert, 'id' | 'timestamp'>;
+
+export async function insertPluginLogs(db: Db, entries: PluginLogInsert[]): Promise<void> {
+  // One write's entries share the transaction's now(); a microsecond apart they keep their order.
+  if (entries.length) {
+    await db
+      .insert(plugin_log_entries)
+      .values(entries.map((e, i) => ({ ...e, timestamp: sql`now() + ${i} * interval '1 microsecond'` })));
+  }
+}
+
+export interface PluginLogFilter {
+  types: string[];
+  search?: string;
+  after?: string;
+  before?: string;
+}
+
+/** One config's log entries within its project, newest first. */
+export async function listPluginLogs(
+  db: Db,
+  projectId: number,
+  configId: number,
+  filter: PluginLogFilter,
+  page: Page,
+): Promise<{ count: number; rows: PluginLogRow[] }> {
+  const l = plugin_log_entries;
+  const conditions: SQL[] = [eq(l.project_id, projectId), eq(l.plugin_config_id, configId)];
+  if (filter.types.length) conditions.push(inArray(l.type, filter.types));
+  if (filter.search) conditions.push(ilike(l.message, `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
+  if (filter.after) conditions.push(sql`${l.timestamp} > ${filter.after}::timestamptz`);
+  if (filter.before) conditions.push(sql`${l.timestamp} < ${filter.before}::timestamptz`);
+  const where = and(...conditions);
+  const [count, rows] = await Promise.all([
+    countWhere(db, l, where),
+    db
+      .select({
+        ...getTableColumns(l),
+        ts: sql<string>`to_char(${l.timestamp} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`,
+      })
+      .from(l)
+      .where(where)
+      .orderBy(desc(l.timestamp), desc(l.id))
+      .limit(page.limit)
+      .offset(page.offset),
+  ]);
+  return { count, rows };
 }

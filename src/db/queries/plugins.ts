@@ -1,7 +1,7 @@
 import { and, asc, eq, getTableColumns, inArray, notInArray, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { organizations, plugin_configs, plugin_source_files, plugins, projects } from '../schema/index.js';
-import type { Page } from '../../http/pagination.js';
+import type { Page } from '../../core/paging.js';
 
 export type PluginRow = typeof plugins.$inferSelect;
 export type PluginInsert = typeof plugins.$inferInsert;
@@ -18,7 +18,7 @@ export type Family = (typeof FAMILIES)[number];
 const caps = sql`coalesce(${plugins.capabilities}, '{}'::jsonb)`;
 const hasMethod = (m: string) => sql`(${caps} -> 'methods') @> ${JSON.stringify([m])}::jsonb`;
 
-/** Which plugins a family shows, by `capabilities` exactly as PostHog filters them (reference §5). */
+/** Which plugins a family shows, by `capabilities` exactly as PostHog filters them. */
 export function familyWhere(family: Family): SQL {
   switch (family) {
     case 'pipeline_transformations':
@@ -84,7 +84,11 @@ export async function getPluginsWithOrg(db: Db, ids: number[]): Promise<Map<numb
 
 /** Whether a plugin is visible to the organization at all, whatever its family. */
 export async function isPluginVisible(db: Db, organizationId: string, id: number): Promise<boolean> {
-  const [row] = await db.select({ id: plugins.id }).from(plugins).where(and(eq(plugins.id, id), visibleWhere(organizationId))).limit(1);
+  const [row] = await db
+    .select({ id: plugins.id })
+    .from(plugins)
+    .where(and(eq(plugins.id, id), visibleWhere(organizationId)))
+    .limit(1);
   return !!row;
 }
 
@@ -109,17 +113,29 @@ export async function insertPlugin(db: Db, values: PluginInsert): Promise<Plugin
   return row!;
 }
 
-export async function updatePlugin(db: Db, id: number, values: Partial<PluginInsert>): Promise<PluginRow | undefined> {
+/** Writes reach only the organization's own plugins: a visible global plugin of another one is read-only. */
+const owned = (organizationId: string, id: number) =>
+  and(eq(plugins.id, id), eq(plugins.organization_id, organizationId));
+const ownedIds = (organizationId: string) =>
+  sql`(select ${plugins.id} from ${plugins} where ${plugins.organization_id} = ${organizationId})`;
+
+export async function updatePlugin(
+  db: Db,
+  organizationId: string,
+  id: number,
+  values: Partial<PluginInsert>,
+): Promise<PluginRow | undefined> {
   const [row] = await db
     .update(plugins)
     .set({ ...values, updated_at: sql`now()` })
-    .where(eq(plugins.id, id))
+    .where(owned(organizationId, id))
     .returning();
   return row;
 }
 
-export async function deletePlugin(db: Db, id: number): Promise<void> {
-  await db.delete(plugins).where(eq(plugins.id, id));
+export async function deletePlugin(db: Db, organizationId: string, id: number): Promise<boolean> {
+  const rows = await db.delete(plugins).where(owned(organizationId, id)).returning({ id: plugins.id });
+  return rows.length > 0;
 }
 
 export async function getSourceFiles(db: Db, pluginId: number): Promise<Record<string, string>> {
@@ -131,14 +147,28 @@ export async function getSourceFiles(db: Db, pluginId: number): Promise<Record<s
   return Object.fromEntries(rows.map((r) => [r.filename, r.source]));
 }
 
-/** Writes or deletes (`null`) the named files, leaving the others. */
-export async function writeSourceFiles(db: Db, pluginId: number, changes: Record<string, string | null>): Promise<void> {
+/** Writes or deletes (`null`) the named files, leaving the others; false when the plugin is not the organization's. */
+export async function writeSourceFiles(
+  db: Db,
+  organizationId: string,
+  pluginId: number,
+  changes: Record<string, string | null>,
+): Promise<boolean> {
+  // An insert cannot filter by a where clause: the plugin's owner is checked first, in the caller's transaction.
+  const [own] = await db.select({ id: plugins.id }).from(plugins).where(owned(organizationId, pluginId)).limit(1);
+  if (!own) return false;
   const deleted = Object.keys(changes).filter((f) => changes[f] === null);
   const written = Object.entries(changes).filter((e): e is [string, string] => e[1] !== null);
   if (deleted.length) {
     await db
       .delete(plugin_source_files)
-      .where(and(eq(plugin_source_files.plugin_id, pluginId), inArray(plugin_source_files.filename, deleted)));
+      .where(
+        and(
+          eq(plugin_source_files.plugin_id, pluginId),
+          inArray(plugin_source_files.plugin_id, ownedIds(organizationId)),
+          inArray(plugin_source_files.filename, deleted),
+        ),
+      );
   }
   if (written.length) {
     await db
@@ -149,15 +179,27 @@ export async function writeSourceFiles(db: Db, pluginId: number, changes: Record
         set: { source: sql`excluded.source`, updated_at: sql`now()` },
       });
   }
+  return true;
 }
 
-/** Replaces all of a plugin's files with these. */
-export async function replaceSourceFiles(db: Db, pluginId: number, files: Record<string, string>): Promise<void> {
+/** Replaces all of a plugin's files with these; false when the plugin is not the organization's. */
+export async function replaceSourceFiles(
+  db: Db,
+  organizationId: string,
+  pluginId: number,
+  files: Record<string, string>,
+): Promise<boolean> {
   const keep = Object.keys(files);
   await db
     .delete(plugin_source_files)
-    .where(and(eq(plugin_source_files.plugin_id, pluginId), keep.length ? notInArray(plugin_source_files.filename, keep) : undefined));
-  await writeSourceFiles(db, pluginId, files);
+    .where(
+      and(
+        eq(plugin_source_files.plugin_id, pluginId),
+        inArray(plugin_source_files.plugin_id, ownedIds(organizationId)),
+        keep.length ? notInArray(plugin_source_files.filename, keep) : undefined,
+      ),
+    );
+  return writeSourceFiles(db, organizationId, pluginId, files);
 }
 
 /** Ids of the family's visible plugins that no project anywhere has enabled. */

@@ -1,9 +1,21 @@
-import { asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, isNotNull, ne, notInArray, sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { projects } from '../schema/index.js';
-import type { Page } from '../../http/pagination.js';
+import {
+  dashboards,
+  organization_memberships,
+  plugin_configs,
+  plugins,
+  project_activity_logs,
+  projects,
+  users,
+  type ProjectActivityDetail,
+  type ProductIntent,
+} from '../schema/index.js';
 import { newProjectToken } from '../../tokens.js';
 import { countWhere } from './util.js';
+import type { Page } from '../../core/paging.js';
+
+type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 export type ProjectRow = typeof projects.$inferSelect;
 export type ProjectInput = Partial<
@@ -21,18 +33,37 @@ export type ProjectInput = Partial<
     | 'product_description'
     | 'autocapture_opt_out'
     | 'heatmaps_opt_in'
+    | 'primary_dashboard_id'
   >
->;
+> & { settings?: Record<string, unknown> };
 
-export async function insertProject(db: Db, organizationId: string, input: ProjectInput & { name: string }): Promise<ProjectRow> {
-  const [row] = await db
-    .insert(projects)
-    .values({ ...input, organization_id: organizationId, api_token: newProjectToken() })
-    .returning();
-  return row!;
+export async function insertProject(
+  db: Db,
+  organizationId: string,
+  input: ProjectInput & { name: string },
+  userId: number | null = null,
+): Promise<ProjectRow> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(projects)
+      .values({
+        // A new project discards client IPs as its organization's `default_anonymize_ips` says, unless the request says.
+        anonymize_ips: sql`(select default_anonymize_ips from organizations where id = ${organizationId})`,
+        ...input,
+        organization_id: organizationId,
+        api_token: newProjectToken(),
+      })
+      .returning();
+    await logProjectActivity(tx, row!.id, userId, 'created', { name: row!.name, changes: null });
+    return row!;
+  });
 }
 
-export async function listProjects(db: Db, organizationIds: string[], page: Page): Promise<{ count: number; rows: ProjectRow[] }> {
+export async function listProjects(
+  db: Db,
+  organizationIds: string[],
+  page: Page,
+): Promise<{ count: number; rows: ProjectRow[] }> {
   if (!organizationIds.length) return { count: 0, rows: [] };
   const where = inArray(projects.organization_id, organizationIds);
   const [count, rows] = await Promise.all([
@@ -48,15 +79,204 @@ export async function getProject(db: Db, id: number): Promise<ProjectRow | undef
   return row;
 }
 
-export async function updateProject(db: Db, id: number, input: ProjectInput): Promise<ProjectRow | undefined> {
+/** Whether the dashboard exists (not deleted) in the project: only those can be its primary dashboard. */
+export async function isProjectDashboard(db: Db, projectId: number, dashboardId: number): Promise<boolean> {
   const [row] = await db
-    .update(projects)
-    .set({ ...input, updated_at: sql`now()` })
-    .where(eq(projects.id, id))
-    .returning();
-  return row;
+    .select({ id: dashboards.id })
+    .from(dashboards)
+    .where(and(eq(dashboards.project_id, projectId), eq(dashboards.id, dashboardId), eq(dashboards.deleted, false)))
+    .limit(1);
+  return row !== undefined;
 }
 
-export async function deleteProject(db: Db, id: number): Promise<void> {
-  await db.delete(projects).where(eq(projects.id, id));
+/**
+ * Applies the changes and logs, in the same transaction, the fields whose values changed.
+ * `settings` keys are merged into the stored ones, so a PATCH of one setting keeps the others.
+ */
+export async function updateProject(
+  db: Db,
+  organizationId: string,
+  id: number,
+  input: ProjectInput,
+  userId: number,
+  describe: (before: ProjectRow, after: ProjectRow) => ProjectActivityDetail['changes'],
+): Promise<ProjectRow | undefined> {
+  return db.transaction(async (tx) => {
+    const [before] = await tx
+      .select()
+      .from(projects)
+      .where(and(eq(projects.id, id), eq(projects.organization_id, organizationId)))
+      .for('update');
+    if (!before) return undefined;
+    const { settings, ...columns } = input;
+    const [row] = await tx
+      .update(projects)
+      .set({
+        ...columns,
+        ...(settings ? { settings: sql`${projects.settings} || ${JSON.stringify(settings)}::jsonb` } : {}),
+        updated_at: sql`now()`,
+      })
+      .where(and(eq(projects.id, id), eq(projects.organization_id, organizationId)))
+      .returning();
+    const changes = describe(before, row!);
+    if (changes?.length) await logProjectActivity(tx, id, userId, 'updated', { name: row!.name, changes });
+    return row;
+  });
+}
+
+export async function deleteProject(db: Db, organizationId: string, id: number): Promise<boolean> {
+  const rows = await db
+    .delete(projects)
+    .where(and(eq(projects.id, id), eq(projects.organization_id, organizationId)))
+    .returning({ id: projects.id });
+  return rows.length > 0;
+}
+
+/** A new token; the old one stops ingesting at once (ingestion looks the token up per request). */
+export async function resetProjectToken(
+  db: Db,
+  organizationId: string,
+  id: number,
+  userId: number,
+): Promise<ProjectRow | undefined> {
+  return db.transaction(async (tx) => {
+    const [before] = await tx
+      .select()
+      .from(projects)
+      .where(and(eq(projects.id, id), eq(projects.organization_id, organizationId)))
+      .for('update');
+    if (!before) return undefined;
+    const [row] = await tx
+      .update(projects)
+      .set({ api_token: newProjectToken(), updated_at: sql`now()` })
+      .where(eq(projects.id, id))
+      .returning();
+    await logProjectActivity(tx, id, userId, 'updated', {
+      name: row!.name,
+      changes: [
+        { type: 'Team', action: 'changed', field: 'api_token', before: before.api_token, after: row!.api_token },
+      ],
+    });
+    return row;
+  });
+}
+
+/** Adds the product to the project's intents, or refreshes it; `completed` also stamps its onboarding. */
+export async function registerProductIntent(
+  db: Db,
+  organizationId: string,
+  id: number,
+  productType: string,
+  completed: boolean,
+): Promise<ProjectRow | undefined> {
+  return db.transaction(async (tx) => {
+    const [before] = await tx
+      .select()
+      .from(projects)
+      .where(and(eq(projects.id, id), eq(projects.organization_id, organizationId)))
+      .for('update');
+    if (!before) return undefined;
+    const now = new Date().toISOString();
+    const intents: ProductIntent[] = before.product_intents.map((i) => ({ ...i }));
+    let intent = intents.find((i) => i.product_type === productType);
+    if (!intent) {
+      intent = { product_type: productType, created_at: now, updated_at: now, onboarding_completed_at: null };
+      intents.push(intent);
+    }
+    intent.updated_at = now;
+    if (completed && !intent.onboarding_completed_at) intent.onboarding_completed_at = now;
+    const [row] = await tx.update(projects).set({ product_intents: intents }).where(eq(projects.id, id)).returning();
+    return row;
+  });
+}
+
+export type MoveRefusal = 'private_plugins';
+
+/**
+ * Moves the project to another organization. Users whose current project it is follow it when they
+ * belong to the target organization; everyone else loses it as their current project (and their
+ * current organization, which they would otherwise keep pointing at through a project no longer in it).
+ */
+export async function moveProject(
+  db: Db,
+  organizationId: string,
+  id: number,
+  target: { id: string },
+  userId: number,
+): Promise<ProjectRow | MoveRefusal | undefined> {
+  return db.transaction(async (tx) => {
+    const [before] = await tx
+      .select()
+      .from(projects)
+      .where(and(eq(projects.id, id), eq(projects.organization_id, organizationId)))
+      .for('update');
+    if (!before) return undefined;
+    // A config of a plugin private to the old organization would show its source to the new one.
+    const [privatePlugins] = await tx
+      .select({ n: count() })
+      .from(plugin_configs)
+      .innerJoin(plugins, eq(plugins.id, plugin_configs.plugin_id))
+      .where(
+        and(
+          eq(plugin_configs.project_id, id),
+          isNotNull(plugins.organization_id),
+          ne(plugins.organization_id, target.id),
+        ),
+      );
+    if (privatePlugins!.n > 0) return 'private_plugins';
+    const [row] = await tx
+      .update(projects)
+      .set({ organization_id: target.id, updated_at: sql`now()` })
+      .where(eq(projects.id, id))
+      .returning();
+    const members = tx
+      .select({ id: organization_memberships.user_id })
+      .from(organization_memberships)
+      .where(eq(organization_memberships.organization_id, target.id));
+    await tx
+      .update(users)
+      .set({ current_organization_id: target.id })
+      .where(and(eq(users.current_team_id, id), inArray(users.id, members)));
+    await tx
+      .update(users)
+      .set({ current_team_id: null, current_organization_id: null })
+      .where(and(eq(users.current_team_id, id), notInArray(users.id, members)));
+    await logProjectActivity(tx, id, userId, 'updated', {
+      name: 'moved to another organization',
+      changes: [
+        { type: 'Team', action: 'changed', field: 'organization_id', before: before.organization_id, after: target.id },
+      ],
+    });
+    return row;
+  });
+}
+
+async function logProjectActivity(
+  tx: Tx,
+  projectId: number,
+  userId: number | null,
+  activity: 'created' | 'updated',
+  detail: ProjectActivityDetail,
+): Promise<void> {
+  // clock_timestamp, not now(): entries of one transaction still come out in the order they were made.
+  await tx
+    .insert(project_activity_logs)
+    .values({ project_id: projectId, user_id: userId, activity, detail, created_at: sql`clock_timestamp()` });
+}
+
+export type ProjectActivityRow = typeof project_activity_logs.$inferSelect;
+
+export async function projectActivityPage(db: Db, projectId: number, limit: number, page: number) {
+  const where = eq(project_activity_logs.project_id, projectId);
+  const [total, rows] = await Promise.all([
+    countWhere(db, project_activity_logs, where),
+    db
+      .select()
+      .from(project_activity_logs)
+      .where(where)
+      .orderBy(desc(project_activity_logs.created_at), desc(project_activity_logs.id))
+      .limit(limit)
+      .offset((page - 1) * limit),
+  ]);
+  return { total, rows };
 }

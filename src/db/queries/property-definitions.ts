@@ -1,16 +1,26 @@
 import { and, asc, eq, getTableColumns, ilike, inArray, like, notInArray, notLike, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { event_properties, property_definitions } from '../schema/index.js';
-import type { Page } from '../../http/pagination.js';
+import type { Page } from '../../core/paging.js';
 import { definitionsOf, type DefinitionInput, type LinkInput } from '../../capture/property-definitions.js';
 import type { CapturedEvent } from '../../capture/normalize.js';
 import { countWhere } from './util.js';
 
-export type PropertyDefinitionRow = typeof property_definitions.$inferSelect & { is_seen_on_filtered_events: boolean | null };
+export type PropertyDefinitionRow = typeof property_definitions.$inferSelect & {
+  is_seen_on_filtered_events: boolean | null;
+};
 export type PropertyDefinitionChanges = Partial<
   Pick<
     typeof property_definitions.$inferSelect,
-    'description' | 'tags' | 'property_type' | 'is_numerical' | 'verified' | 'verified_at' | 'verified_by_id' | 'hidden' | 'updated_by_id'
+    | 'description'
+    | 'tags'
+    | 'property_type'
+    | 'is_numerical'
+    | 'verified'
+    | 'verified_at'
+    | 'verified_by_id'
+    | 'hidden'
+    | 'updated_by_id'
   >
 >;
 
@@ -21,6 +31,11 @@ export interface Taxonomy {
 
 /** Past this many entries a process forgets what it has stored and learns it again. */
 const KNOWN_LIMIT = 100_000;
+/**
+ * How long a process trusts what it remembers. A definition deleted through another process is
+ * defined again by the next event carrying it once this has passed.
+ */
+const KNOWN_TTL_MS = 60_000;
 
 /**
  * What this process has already stored of each database's taxonomy, so that a busy project's
@@ -29,22 +44,37 @@ const KNOWN_LIMIT = 100_000;
  * no-op upserts, never a wrong answer, since the database decides.
  */
 class KnownTaxonomy {
-  private known = new Set<string>();
+  /** Key to the time it stops being trusted. */
+  private known = new Map<string, number>();
 
-  unseen(projectId: number, batch: CapturedEvent[]): Taxonomy {
-    const { definitions, links } = definitionsOf(batch);
+  private has(key: string, now: number): boolean {
+    const until = this.known.get(key);
+    return until !== undefined && until > now;
+  }
+
+  async unseen(projectId: number, batch: CapturedEvent[]): Promise<Taxonomy> {
+    const { definitions, links } = await definitionsOf(batch);
+    const now = Date.now();
     return {
-      definitions: definitions.filter((d) => !this.known.has(`d${projectId}\u0000${d.type}\u0000${d.name}`)),
-      links: links.filter((l) => !this.known.has(`l${projectId}\u0000${l.event}\u0000${l.property}`)),
+      definitions: definitions.filter((d) => !this.has(definitionKey(projectId, d.type, d.name), now)),
+      links: links.filter((l) => !this.has(`l${projectId}\u0000${l.event}\u0000${l.property}`, now)),
     };
   }
 
   remember(projectId: number, taxonomy: Taxonomy): void {
     if (this.known.size > KNOWN_LIMIT) this.known.clear();
-    for (const d of taxonomy.definitions) if (d.property_type) this.known.add(`d${projectId}\u0000${d.type}\u0000${d.name}`);
-    for (const l of taxonomy.links) this.known.add(`l${projectId}\u0000${l.event}\u0000${l.property}`);
+    const until = Date.now() + KNOWN_TTL_MS;
+    for (const d of taxonomy.definitions)
+      if (d.property_type) this.known.set(definitionKey(projectId, d.type, d.name), until);
+    for (const l of taxonomy.links) this.known.set(`l${projectId}\u0000${l.event}\u0000${l.property}`, until);
+  }
+
+  forget(projectId: number, type: number, name: string): void {
+    this.known.delete(definitionKey(projectId, type, name));
   }
 }
+
+const definitionKey = (projectId: number, type: number, name: string) => `d${projectId}\u0000${type}\u0000${name}`;
 
 const knownByDb = new WeakMap<Db, KnownTaxonomy>();
 
@@ -102,7 +132,11 @@ export async function listPropertyDefinitions(
   f: PropertyDefinitionFilter,
   page: Page,
 ): Promise<{ count: number; rows: PropertyDefinitionRow[] }> {
-  const conds: (SQL | undefined)[] = [eq(pd.project_id, projectId), eq(pd.type, f.type), notInArray(pd.name, [...HIDDEN, ...f.excludedNames])];
+  const conds: (SQL | undefined)[] = [
+    eq(pd.project_id, projectId),
+    eq(pd.type, f.type),
+    notInArray(pd.name, [...HIDDEN, ...f.excludedNames]),
+  ];
   for (const word of (f.search ?? '').split(/\s+/).filter(Boolean)) conds.push(ilike(pd.name, `%${escapeLike(word)}%`));
   if (f.names) conds.push(f.names.length ? inArray(pd.name, f.names) : sql`false`);
   if (f.isNumerical === true) conds.push(eq(pd.is_numerical, true), notInArray(pd.name, ['distinct_id', 'timestamp']));
@@ -128,9 +162,16 @@ export async function listPropertyDefinitions(
   return { count, rows };
 }
 
-
-export async function getPropertyDefinition(db: Db, projectId: number, defId: string): Promise<PropertyDefinitionRow | undefined> {
-  const [row] = await db.select().from(pd).where(and(eq(pd.project_id, projectId), eq(pd.id, defId))).limit(1);
+export async function getPropertyDefinition(
+  db: Db,
+  projectId: number,
+  defId: string,
+): Promise<PropertyDefinitionRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(pd)
+    .where(and(eq(pd.project_id, projectId), eq(pd.id, defId)))
+    .limit(1);
   return row && { ...row, is_seen_on_filtered_events: null };
 }
 
@@ -148,3 +189,33 @@ export async function updatePropertyDefinition(
   return row && { ...row, is_seen_on_filtered_events: null };
 }
 
+/** Deletes the definition; this process forgets it at once, so the next event carrying it defines it again. */
+export async function deletePropertyDefinition(
+  db: Db,
+  projectId: number,
+  def: { id: string; type: number; name: string },
+) {
+  await db.delete(pd).where(and(eq(pd.project_id, projectId), eq(pd.id, def.id)));
+  knownTaxonomy(db).forget(projectId, def.type, def.name);
+}
+
+/** Which of the event names have carried the property in the project. */
+export async function seenTogether(
+  db: Db,
+  projectId: number,
+  eventNames: string[],
+  property: string,
+): Promise<Set<string>> {
+  if (!eventNames.length) return new Set();
+  const rows = await db
+    .select({ event: event_properties.event })
+    .from(event_properties)
+    .where(
+      and(
+        eq(event_properties.project_id, projectId),
+        eq(event_properties.property, property),
+        inArray(event_properties.event, eventNames),
+      ),
+    );
+  return new Set(rows.map((r) => r.event));
+}

@@ -15,7 +15,11 @@ const plausible = (token: string) => token.length <= 200 && !token.includes('\u0
 export async function remoteConfigProject(db: Db, token: string): Promise<RemoteConfigProject | undefined> {
   if (!plausible(token)) return undefined;
   const [row] = await db
-    .select({ api_token: projects.api_token, autocapture_opt_out: projects.autocapture_opt_out, heatmaps_opt_in: projects.heatmaps_opt_in })
+    .select({
+      api_token: projects.api_token,
+      autocapture_opt_out: projects.autocapture_opt_out,
+      heatmaps_opt_in: projects.heatmaps_opt_in,
+    })
     .from(projects)
     .where(eq(projects.api_token, token))
     .limit(1);

@@ -1,123 +1,43 @@
-import { and, asc, eq } from 'drizzle-orm';
+import { asc, eq } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { organization_invites, organization_memberships, organizations, projects, users } from '../schema/index.js';
-import { ApiError } from '../../http/errors.js';
-import { createKey, type PersonalApiKeyRow } from './personal-api-keys.js';
-import { isExpired, type InviteRow } from './invites.js';
-import { createUser, findUserByEmail, type UserRow } from './users.js';
+import type { InviteRow } from './invites.js';
+import type { UserRow } from './users.js';
 
-export const SIGNUP_KEY_LABEL = 'Invite sign-up';
-
-export const invalidInvite = () => ApiError.validation(null, 'The provided invite ID is not valid.');
-export const expiredInvite = () =>
-  ApiError.validation(null, 'This invite has expired. Please ask your admin for a new one.', 'expired');
-const accountExists = () =>
-  ApiError.validation(
-    null,
-    "An account with this email address already exists. Accept the invite with one of that account's personal API keys.",
-    'account_exists',
-  );
-
-/** PostHog's masking of an address in messages: first and last character of the local part kept. */
-function maskEmail(email: string): string {
-  const at = email.lastIndexOf('@');
-  const local = email.slice(0, at);
-  const middle = '*'.repeat(Math.max(local.length - 2, 0));
-  return `${local.slice(0, 1)}${middle}${local.length > 1 ? local.slice(-1) : ''}${email.slice(at)}`;
-}
-
-/** Who accepts with a key: the key's user, and the organizations the key is limited to (if any). */
-export interface Acceptor {
-  user: UserRow;
-  scopedOrganizations: string[] | undefined;
-}
-
-export interface Accepted {
-  user: UserRow;
-  organization: { id: string; name: string };
-  /** The key minted for a new user, with its value; absent when an existing user accepted with a key. */
-  minted?: { key: PersonalApiKeyRow; value: string };
+/**
+ * Removes an invite and answers it: deleting first claims it, so two concurrent sign-ups cannot both use
+ * it. Unscoped: the sign-up route has no tenant, the invite's id is what the caller holds.
+ */
+export async function unscopedClaimInvite(db: Db, inviteId: string): Promise<InviteRow | undefined> {
+  const [invite] = await db.delete(organization_invites).where(eq(organization_invites.id, inviteId)).returning();
+  return invite;
 }
 
 /**
- * Accepts an invite in one transaction: claims (deletes) it, then either creates the user with its
- * address and mints their first key (no acceptor), or adds the acceptor, who must be the user with
- * that address, to the organization. An invite id alone never opens an existing account: it proves
- * only that its holder can read the invitee's mail, or the inviter's list of invites.
+ * Adds the user to the organization at `level` and makes the organization and its first project the
+ * user's current ones. Answers the updated user and the organization's id and name.
  */
-export async function acceptInvite<T>(
+export async function joinOrganization(
   db: Db,
-  inviteId: string,
-  names: { first_name?: string | undefined; last_name?: string | undefined },
-  acceptor: Acceptor | undefined,
-  present: (tx: Db, accepted: Accepted) => Promise<T>,
-): Promise<T> {
-  // The answer is built inside the transaction that commits it: a failure after the commit would
-  // otherwise consume the invite and lose the only copy of the new key's value.
-  return db.transaction(async (tx) => present(tx, await accept(tx, inviteId, names, acceptor)));
-}
-
-async function accept(
-  tx: Db,
-  inviteId: string,
-  names: { first_name?: string | undefined; last_name?: string | undefined },
-  acceptor?: Acceptor,
-): Promise<Accepted> {
-  // Deleting first claims the invite, so two concurrent sign-ups cannot both use it.
-  const [invite] = await tx.delete(organization_invites).where(eq(organization_invites.id, inviteId)).returning();
-  if (!invite) throw invalidInvite();
-  if (isExpired(invite)) throw expiredInvite();
-  const existing = await findUserByEmail(tx, invite.target_email);
-
-  if (!acceptor) {
-    if (existing) throw accountExists();
-    const user = await createUser(tx, {
-      email: invite.target_email,
-      first_name: names.first_name ?? invite.first_name,
-      last_name: names.last_name ?? '',
-    });
-    const joined = await join(tx, user, invite);
-    const { row: key, value } = await createKey(tx, user.id, { label: SIGNUP_KEY_LABEL, scopes: ['*'], scoped_organizations: [] });
-    return { ...joined, minted: { key, value } };
-  }
-
-  if (existing?.id !== acceptor.user.id) {
-    throw ApiError.validation(
-      null,
-      `This invite is intended for another email address: ${maskEmail(invite.target_email)}. You tried to sign up with ${acceptor.user.email}.`,
-      'invalid_recipient',
-    );
-  }
-  if (acceptor.scopedOrganizations && !acceptor.scopedOrganizations.includes(invite.organization_id)) {
-    throw ApiError.permissionDenied(`API key does not have access to the requested organization: ID ${invite.organization_id}.`);
-  }
-  const [member] = await tx
-    .select({ id: organization_memberships.id })
-    .from(organization_memberships)
-    .where(and(eq(organization_memberships.user_id, existing.id), eq(organization_memberships.organization_id, invite.organization_id)))
-    .limit(1);
-  if (member) throw ApiError.validation(null, 'You already are a member of this organization.', 'user_already_member');
-  return join(tx, existing, invite);
-}
-
-/** Adds the membership at the invite's level and makes the organization and its first project current. */
-async function join(tx: Db, user: UserRow, invite: InviteRow): Promise<Omit<Accepted, 'minted'>> {
-  const orgId = invite.organization_id;
-  await tx.insert(organization_memberships).values({ organization_id: orgId, user_id: user.id, level: invite.level });
-  const [project] = await tx
+  organizationId: string,
+  userId: number,
+  level: number,
+): Promise<{ user: UserRow; organization: { id: string; name: string } }> {
+  await db.insert(organization_memberships).values({ organization_id: organizationId, user_id: userId, level });
+  const [project] = await db
     .select({ id: projects.id })
     .from(projects)
-    .where(eq(projects.organization_id, orgId))
+    .where(eq(projects.organization_id, organizationId))
     .orderBy(asc(projects.id))
     .limit(1);
-  const [updated] = await tx
+  const [user] = await db
     .update(users)
-    .set({ current_organization_id: orgId, current_team_id: project?.id ?? null })
-    .where(eq(users.id, user.id))
+    .set({ current_organization_id: organizationId, current_team_id: project?.id ?? null })
+    .where(eq(users.id, userId))
     .returning();
-  const [organization] = await tx
+  const [organization] = await db
     .select({ id: organizations.id, name: organizations.name })
     .from(organizations)
-    .where(eq(organizations.id, orgId));
-  return { user: updated!, organization: organization! };
+    .where(eq(organizations.id, organizationId));
+  return { user: user!, organization: organization! };
 }

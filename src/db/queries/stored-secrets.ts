@@ -10,7 +10,11 @@ const BATCH = 500;
 /** Exports with a non-empty string under one of `fields` that is not encrypted, after id `after`. */
 export async function exportsWithPlainSecrets(db: Db, fields: string[], after: string | null) {
   return db
-    .select({ id: batch_exports.id, destination_type: batch_exports.destination_type, destination_config: batch_exports.destination_config })
+    .select({
+      id: batch_exports.id,
+      destination_type: batch_exports.destination_type,
+      destination_config: batch_exports.destination_config,
+    })
     .from(batch_exports)
     .where(
       and(
@@ -24,7 +28,8 @@ export async function exportsWithPlainSecrets(db: Db, fields: string[], after: s
     .limit(BATCH);
 }
 
-export async function replaceDestinationConfig(
+/** Unscoped: this pass seals every tenant's stored secrets at start-up; ids come from the scan above. */
+export async function unscopedReplaceDestinationConfig(
   db: Db,
   id: string,
   before: Record<string, unknown>,
@@ -41,7 +46,12 @@ export async function replaceDestinationConfig(
 /** Configs with settings, of plugins whose schema mentions secrets, after id `after`. */
 export async function configsOfSecretPlugins(db: Db, after: number) {
   return db
-    .select({ id: plugin_configs.id, config: plugin_configs.config, secrets: plugin_configs.secrets, config_schema: plugins.config_schema })
+    .select({
+      id: plugin_configs.id,
+      config: plugin_configs.config,
+      secrets: plugin_configs.secrets,
+      config_schema: plugins.config_schema,
+    })
     .from(plugin_configs)
     .innerJoin(plugins, eq(plugins.id, plugin_configs.plugin_id))
     .where(
@@ -55,7 +65,8 @@ export async function configsOfSecretPlugins(db: Db, after: number) {
     .limit(BATCH);
 }
 
-export async function replacePluginSettings(
+/** Unscoped, as `unscopedReplaceDestinationConfig`. */
+export async function unscopedReplacePluginSettings(
   db: Db,
   id: number,
   before: Record<string, unknown>,

@@ -8,15 +8,6 @@ export async function countWhere(db: Db, table: PgTable, where: SQL | undefined)
   return row?.n ?? 0;
 }
 
-/** SQLSTATE of a database error, through drizzle's wrapping. */
-export function sqlState(err: unknown): string | undefined {
-  for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
-  }
-  return undefined;
-}
-
 /**
  * `column = any($1)`: one array parameter whatever the list's length, so the statement text (and
  * its prepared plan) is the same for every list. `values` is an array or a placeholder.

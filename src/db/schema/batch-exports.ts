@@ -43,6 +43,8 @@ export const batch_exports = pgTable(
     end_at: ts('end_at'),
     hogql_query: text('hogql_query'),
     schema: jsonb('schema').$type<Record<string, unknown>>(),
+    /** PostHog's property filters (a JSON list), null when the export takes every record. */
+    filters: jsonb('filters').$type<Record<string, unknown>[]>(),
     schedule_from: ts('schedule_from').notNull().defaultNow(),
   },
   (t) => [

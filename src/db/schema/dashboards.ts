@@ -40,9 +40,21 @@ export const dashboards = pgTable(
     // What the dashboard was made from, echoed back in `use_template` / `use_dashboard`.
     use_template: varchar('use_template', { length: 400 }).notNull().default(''),
     use_dashboard: integer('use_dashboard'),
+    // Set on every retrieve, as PostHog does; `last_refresh` is only ever written by clients here,
+    // since this server computes no insight results to refresh.
+    last_accessed_at: timestamp('last_accessed_at', { withTimezone: true }),
+    last_refresh: timestamp('last_refresh', { withTimezone: true }),
+    // Dashboard-level query variables and chart colours: stored and returned as written.
+    variables: jsonb('variables').$type<Record<string, unknown>>().notNull().default({}),
+    breakdown_colors: jsonb('breakdown_colors').$type<unknown>().notNull().default([]),
+    // PostHog's colour themes are a feature of its web app; the id is kept for clients that round-trip it.
+    data_color_theme_id: integer('data_color_theme_id'),
   },
   (t) => [index('dashboards_project_idx').on(t.project_id, t.deleted)],
 );
+
+/** Creation modes (PostHog's CreationModeEnum); `unlisted` dashboards stay out of the list unless asked for. */
+export type CreationMode = 'default' | 'template' | 'duplicate' | 'unlisted';
 
 /** Text tiles. A deleted tile is kept (soft delete) so that it no longer shows but can be inspected. */
 export const dashboard_tiles = pgTable(
@@ -95,4 +107,28 @@ export const sharing_configurations = pgTable('sharing_configurations', {
   access_token: varchar('access_token', { length: 400 }).notNull().unique(),
   enabled: boolean('enabled').notNull().default(false),
   created_at: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  // PostHog's SharingConfigurationSettings (display options of the shared page), validated on write.
+  settings: jsonb('settings').$type<Record<string, unknown>>(),
+  // While true, the public link answers only to a holder of one of the active share passwords.
+  password_required: boolean('password_required').notNull().default(false),
 });
+
+/**
+ * Passwords of a password-protected share. Only a salted scrypt hash is kept; the raw password is shown
+ * once, in the answer that creates it. Deleting deactivates (PostHog keeps the row for its audit log).
+ */
+export const share_passwords = pgTable(
+  'share_passwords',
+  {
+    id: serial('id').primaryKey(),
+    sharing_configuration_id: integer('sharing_configuration_id')
+      .notNull()
+      .references(() => sharing_configurations.id, { onDelete: 'cascade' }),
+    password_hash: varchar('password_hash', { length: 200 }).notNull(),
+    note: varchar('note', { length: 100 }).notNull().default(''),
+    created_by_id: integer('created_by_id').references(() => users.id, { onDelete: 'set null' }),
+    created_at: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    is_active: boolean('is_active').notNull().default(true),
+  },
+  (t) => [index('share_passwords_sharing_idx').on(t.sharing_configuration_id)],
+);

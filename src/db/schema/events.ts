@@ -78,5 +78,8 @@ export const person_distinct_ids = pgTable(
       .notNull()
       .references(() => persons.id, { onDelete: 'cascade' }),
   },
-  (t) => [primaryKey({ columns: [t.project_id, t.distinct_id] }), index('person_distinct_ids_person_idx').on(t.person_id)],
+  (t) => [
+    primaryKey({ columns: [t.project_id, t.distinct_id] }),
+    index('person_distinct_ids_person_idx').on(t.person_id),
+  ],
 );

@@ -16,6 +16,11 @@ export const organizations = pgTable('organizations', {
   members_can_invite: boolean('members_can_invite').notNull().default(true),
   members_can_use_personal_api_keys: boolean('members_can_use_personal_api_keys').notNull().default(true),
   allow_publicly_shared_resources: boolean('allow_publicly_shared_resources').notNull().default(true),
+  // PostHog's defaults: AI data processing neither approved nor refused, Bayesian experiments, and
+  // new projects keep client IPs unless the organization says otherwise.
+  is_ai_data_processing_approved: boolean('is_ai_data_processing_approved'),
+  default_experiment_stats_method: varchar('default_experiment_stats_method', { length: 20 }).default('bayesian'),
+  default_anonymize_ips: boolean('default_anonymize_ips').notNull().default(false),
 });
 
 export const organization_memberships = pgTable(

@@ -7,7 +7,7 @@ export interface InviteProjectAccess {
   level: number;
 }
 
-/** Pending invitations; accepting one deletes it (DECISIONS §2). */
+/** Pending invitations; accepting one deletes it. */
 export const organization_invites = pgTable(
   'organization_invites',
   {

@@ -1,4 +1,16 @@
-import { boolean, index, integer, jsonb, pgTable, serial, text, timestamp, unique, uuid, varchar } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  serial,
+  text,
+  timestamp,
+  unique,
+  uuid,
+  varchar,
+} from 'drizzle-orm/pg-core';
 import { organizations } from './organizations.js';
 import { projects } from './projects.js';
 import { users } from './users.js';
@@ -98,6 +110,30 @@ export const plugin_activity_logs = pgTable(
     created_at: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index('plugin_activity_logs_org_created_idx').on(t.organization_id, t.created_at.desc())],
+);
+
+/**
+ * PostHog's plugin log. Plugin code does not run here, so the server writes the entries itself
+ * (`source` SYSTEM) when a config changes; `instance_id` groups the entries of one write.
+ */
+export const plugin_log_entries = pgTable(
+  'plugin_log_entries',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    project_id: integer('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    plugin_config_id: integer('plugin_config_id')
+      .notNull()
+      .references(() => plugin_configs.id, { onDelete: 'cascade' }),
+    plugin_id: integer('plugin_id').notNull(),
+    timestamp: timestamp('timestamp', { withTimezone: true, precision: 6 }).notNull().defaultNow(),
+    source: varchar('source', { length: 16 }).notNull(),
+    type: varchar('type', { length: 16 }).notNull(),
+    message: text('message').notNull(),
+    instance_id: uuid('instance_id').notNull(),
+  },
+  (t) => [index('plugin_log_entries_config_idx').on(t.project_id, t.plugin_config_id, t.timestamp.desc())],
 );
 
 export interface ActivityChange {

@@ -1,5 +1,27 @@
-import { boolean, index, jsonb, pgTable, serial, text, timestamp, uuid, varchar } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  serial,
+  text,
+  timestamp,
+  uuid,
+  varchar,
+  type AnyPgColumn,
+} from 'drizzle-orm/pg-core';
 import { organizations } from './organizations.js';
+import { users } from './users.js';
+import { dashboards } from './dashboards.js';
+
+/** A product the project's users said they want (`add_product_intent`) or finished onboarding for. */
+export interface ProductIntent {
+  product_type: string;
+  created_at: string;
+  updated_at: string;
+  onboarding_completed_at: string | null;
+}
 
 // PostHog's Team; the API calls it a project and a project's id is its team id.
 export const projects = pgTable(
@@ -27,6 +49,43 @@ export const projects = pgTable(
     // PostHog's Team settings that posthog-js reads from its remote config; null means unset (off).
     autocapture_opt_out: boolean('autocapture_opt_out'),
     heatmaps_opt_in: boolean('heatmaps_opt_in'),
+    // The settings PostHog stores for features this server does not have (recordings, surveys, web
+    // vitals...): kept as written, key by key, so that clients read back what they set. Keys never
+    // written read as PostHog's defaults (src/serializers/projects.ts).
+    settings: jsonb('settings').$type<Record<string, unknown>>().notNull().default({}),
+    product_intents: jsonb('product_intents').$type<ProductIntent[]>().notNull().default([]),
+    primary_dashboard_id: integer('primary_dashboard_id').references((): AnyPgColumn => dashboards.id, {
+      onDelete: 'set null',
+    }),
   },
   (t) => [index('projects_organization_idx').on(t.organization_id)],
 );
+
+/** Changes to a project's settings and token, for its `activity` page (PostHog's "Team" scope). */
+export const project_activity_logs = pgTable(
+  'project_activity_logs',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    project_id: integer('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    user_id: integer('user_id').references(() => users.id, { onDelete: 'set null' }),
+    activity: varchar('activity', { length: 79 }).notNull(),
+    detail: jsonb('detail').$type<ProjectActivityDetail>().notNull(),
+    created_at: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('project_activity_logs_project_created_idx').on(t.project_id, t.created_at.desc())],
+);
+
+export interface ProjectActivityChange {
+  type: 'Team';
+  action: 'created' | 'changed' | 'deleted';
+  field: string | null;
+  before: unknown;
+  after: unknown;
+}
+
+export interface ProjectActivityDetail {
+  name: string | null;
+  changes: ProjectActivityChange[] | null;
+}

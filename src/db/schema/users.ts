@@ -17,6 +17,16 @@ export const users = pgTable('users', {
   date_joined: timestamp('date_joined', { withTimezone: true }).notNull().defaultNow(),
   current_organization_id: uuid('current_organization_id').references(() => organizations.id, { onDelete: 'set null' }),
   current_team_id: integer('current_team_id').references(() => projects.id, { onDelete: 'set null' }),
+  // Preferences PostHog keeps on its User; stored and returned as given. Null where PostHog's is.
+  role_at_organization: varchar('role_at_organization', { length: 64 }),
+  anonymize_data: boolean('anonymize_data').default(false),
+  toolbar_mode: varchar('toolbar_mode', { length: 200 }).default('toolbar'),
+  theme_mode: varchar('theme_mode', { length: 20 }),
+  /** Only the notification settings the user changed; answers merge them over PostHog's defaults. */
+  partial_notification_settings: jsonb('partial_notification_settings').$type<Record<string, unknown>>(),
+  events_column_config: jsonb('events_column_config').$type<unknown>().notNull().default({ active: 'DEFAULT' }),
+  has_seen_product_intro_for: jsonb('has_seen_product_intro_for').$type<unknown>(),
+  allow_sidebar_suggestions: boolean('allow_sidebar_suggestions'),
 });
 
 export const personal_api_keys = pgTable(
@@ -38,4 +48,3 @@ export const personal_api_keys = pgTable(
   },
   (t) => [index('personal_api_keys_user_idx').on(t.user_id, t.created_at)],
 );
-

@@ -89,7 +89,8 @@ export function print(n: Node): string {
 }
 
 function wrap(n: Node): string {
-  const simple = n.k === 'const' || n.k === 'field' || n.k === 'call' || n.k === 'placeholder' || n.k === 'star' || n.k === 'case';
+  const simple =
+    n.k === 'const' || n.k === 'field' || n.k === 'call' || n.k === 'placeholder' || n.k === 'star' || n.k === 'case';
   return simple ? print(n) : `(${print(n)})`;
 }
 
@@ -99,13 +100,16 @@ function printFrom(f: FromItem): string {
 }
 
 export function printSelect(s: Select): string {
-  const parts = [`SELECT ${s.distinct ? 'DISTINCT ' : ''}${s.columns.map((c) => (c.alias ? `${print(c.expr)} AS ${ident(c.alias)}` : print(c.expr))).join(', ')}`];
+  const parts = [
+    `SELECT ${s.distinct ? 'DISTINCT ' : ''}${s.columns.map((c) => (c.alias ? `${print(c.expr)} AS ${ident(c.alias)}` : print(c.expr))).join(', ')}`,
+  ];
   if (s.from) parts.push(`FROM ${printFrom(s.from)}`);
   for (const j of s.joins) parts.push(`${j.type} JOIN ${printFrom(j.item)}${j.on ? ` ON ${print(j.on)}` : ''}`);
   if (s.where) parts.push(`WHERE ${print(s.where)}`);
   if (s.groupBy.length) parts.push(`GROUP BY ${s.groupBy.map(print).join(', ')}`);
   if (s.having) parts.push(`HAVING ${print(s.having)}`);
-  if (s.orderBy.length) parts.push(`ORDER BY ${s.orderBy.map((o) => `${print(o.expr)} ${o.desc ? 'DESC' : 'ASC'}`).join(', ')}`);
+  if (s.orderBy.length)
+    parts.push(`ORDER BY ${s.orderBy.map((o) => `${print(o.expr)} ${o.desc ? 'DESC' : 'ASC'}`).join(', ')}`);
   if (s.limit) parts.push(`LIMIT ${print(s.limit)}`);
   if (s.offset) parts.push(`OFFSET ${print(s.offset)}`);
   return parts.join(' ');

@@ -3,7 +3,18 @@ import { print, printSelect, type FromItem, type Node, type Select } from './ast
 import { QueryError } from './errors.js';
 import { callFunction, interval } from './functions.js';
 import { FIELDS, objectOf, STAR, TABLES, tableField, tableSource, type Binding, type TableName } from './tables.js';
-import { clickhouseType, coerce, common, constant, outputSql, toBool, toDateTime, toNumber, toText, type Typed } from './types.js';
+import {
+  clickhouseType,
+  coerce,
+  common,
+  constant,
+  outputSql,
+  toBool,
+  toDateTime,
+  toNumber,
+  toText,
+  type Typed,
+} from './types.js';
 
 export interface CompileOptions {
   teamId: number;
@@ -37,7 +48,13 @@ interface Scope {
 
 const COMPARE: Record<string, string> = { '=': '=', '!=': '<>', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
 const LIKE: Record<string, string> = { LIKE: 'like', ILIKE: 'ilike', 'NOT LIKE': 'not like', 'NOT ILIKE': 'not ilike' };
-const JOIN: Record<string, string> = { INNER: 'inner join', LEFT: 'left join', RIGHT: 'right join', FULL: 'full join', CROSS: 'cross join' };
+const JOIN: Record<string, string> = {
+  INNER: 'inner join',
+  LEFT: 'left join',
+  RIGHT: 'right join',
+  FULL: 'full join',
+  CROSS: 'cross join',
+};
 /** PostgreSQL functions take at most 100 arguments, and the row is built with one. */
 const MAX_COLUMNS = 100;
 const MAX_TABLES = 16;
@@ -55,7 +72,8 @@ class Compiler {
 
   private spend(n: number, at?: number): void {
     this.cost += n;
-    if (this.cost > MAX_COST) throw new QueryError('Query is too complex: simplify it or use fewer aliases of aliases', at);
+    if (this.cost > MAX_COST)
+      throw new QueryError('Query is too complex: simplify it or use fewer aliases of aliases', at);
   }
   constructor(private opts: CompileOptions) {}
 
@@ -80,13 +98,14 @@ class Compiler {
   /** A LIMIT or OFFSET: a constant whole number (or a placeholder holding one). */
   private count(node: Node, what: string): number {
     const v = node.k === 'placeholder' ? this.placeholder(node) : node.k === 'const' ? node.value : undefined;
-    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new QueryError(`${what} must be a whole number of rows`, node.pos);
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
+      throw new QueryError(`${what} must be a whole number of rows`, node.pos);
     return v;
   }
 
   private placeholder(node: Extract<Node, { k: 'placeholder' }>): unknown {
     const values = this.opts.values ?? {};
-    if (!Object.prototype.hasOwnProperty.call(values, node.name)) {
+    if (!Object.hasOwn(values, node.name)) {
       const known = Object.keys(values);
       throw new QueryError(
         `Placeholder {${node.name}} is not available in this context. You can use the following: ${known.length ? known.join(', ') : 'none'}`,
@@ -98,7 +117,10 @@ class Compiler {
 
   private scalar(v: unknown, at: number): Typed {
     if (v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return constant(v, at);
-    throw new QueryError('Placeholder values must be strings, numbers, booleans or null (or a list of them after IN)', at);
+    throw new QueryError(
+      'Placeholder values must be strings, numbers, booleans or null (or a list of them after IN)',
+      at,
+    );
   }
 
   select(q: Select): { sql: SQL; out: Out[] } {
@@ -114,7 +136,8 @@ class Compiler {
     }
     for (const c of q.columns) {
       if (!c.alias) continue;
-      if (scope.aliases.has(c.alias)) throw new QueryError(`Cannot redefine an alias with the name: ${c.alias}`, c.expr.pos);
+      if (scope.aliases.has(c.alias))
+        throw new QueryError(`Cannot redefine an alias with the name: ${c.alias}`, c.expr.pos);
       scope.aliases.set(c.alias, c.expr);
     }
     const out: Out[] = [];
@@ -136,10 +159,19 @@ class Compiler {
       )}${from}`,
     ];
     if (q.where) parts.push(sql`where ${toBool(this.expr(q.where, scope), q.where.pos).sql}`);
-    if (q.groupBy.length) parts.push(sql`group by ${sql.join(q.groupBy.map((g) => this.positional(g, q, positions) ?? this.expr(g, scope).sql), sql`, `)}`);
+    if (q.groupBy.length)
+      parts.push(
+        sql`group by ${sql.join(
+          q.groupBy.map((g) => this.positional(g, q, positions) ?? this.expr(g, scope).sql),
+          sql`, `,
+        )}`,
+      );
     if (q.having) parts.push(sql`having ${toBool(this.expr(q.having, scope), q.having.pos).sql}`);
     if (q.orderBy.length) {
-      const order = q.orderBy.map((o) => sql`${this.positional(o.expr, q, positions) ?? this.orderable(this.expr(o.expr, scope))} ${sql.raw(o.desc ? 'desc nulls last' : 'asc')}`);
+      const order = q.orderBy.map(
+        (o) =>
+          sql`${this.positional(o.expr, q, positions) ?? this.orderable(this.expr(o.expr, scope))} ${sql.raw(o.desc ? 'desc nulls last' : 'asc')}`,
+      );
       parts.push(sql`order by ${sql.join(order, sql`, `)}`);
     }
     if (q.limit) parts.push(sql`limit ${this.count(q.limit, 'LIMIT')}::bigint`);
@@ -160,12 +192,15 @@ class Compiler {
   private positional(node: Node, q: Select, positions: number[]): SQL | undefined {
     if (node.k === 'const' && typeof node.value === 'number') {
       const last = positions.length ? positions[positions.length - 1]! : 0;
-      if (!Number.isInteger(node.value) || node.value < 1 || node.value > last) throw new QueryError(`Column position ${node.value} is out of range`, node.pos);
+      if (!Number.isInteger(node.value) || node.value < 1 || node.value > last)
+        throw new QueryError(`Column position ${node.value} is out of range`, node.pos);
       return sql.raw(String(node.value));
     }
     const text = print(node);
     const i = q.columns.findIndex(
-      (c) => c.expr.k !== 'star' && ((node.k === 'field' && node.chain.length === 1 && c.alias === node.chain[0]) || print(c.expr) === text),
+      (c) =>
+        c.expr.k !== 'star' &&
+        ((node.k === 'field' && node.chain.length === 1 && c.alias === node.chain[0]) || print(c.expr) === text),
     );
     return i >= 0 ? sql.raw(String(positions[i]!)) : undefined;
   }
@@ -200,9 +235,13 @@ class Compiler {
 
   private star(node: Extract<Node, { k: 'star' }>, scope: Scope): Out[] {
     const bindings = node.table ? scope.bindings.filter((b) => b.name === node.table) : scope.bindings;
-    if (!bindings.length) throw new QueryError(node.table ? `Unknown table "${node.table}"` : 'SELECT * needs a FROM', node.pos);
+    if (!bindings.length)
+      throw new QueryError(node.table ? `Unknown table "${node.table}"` : 'SELECT * needs a FROM', node.pos);
     return bindings.flatMap((b) =>
-      (b.columns ? [...b.columns.keys()] : STAR[b.table!]).map((name) => ({ name, typed: tableField(b, [name], this.opts.teamId)! })),
+      (b.columns ? [...b.columns.keys()] : STAR[b.table!]).map((name) => ({
+        name,
+        typed: tableField(b, [name], this.opts.teamId)!,
+      })),
     );
   }
 
@@ -222,7 +261,9 @@ class Compiler {
       const f = tableField(named, chain.slice(1), this.opts.teamId);
       if (f) return f;
     }
-    const found = scope.bindings.map((b) => tableField(b, chain, this.opts.teamId)).filter((f): f is Typed => f !== undefined);
+    const found = scope.bindings
+      .map((b) => tableField(b, chain, this.opts.teamId))
+      .filter((f): f is Typed => f !== undefined);
     if (found.length === 1) return found[0]!;
     const name = chain.join('.');
     if (found.length > 1) throw new QueryError(`Ambiguous field: ${name}. Prefix it with a table's alias`, node.pos);
@@ -238,13 +279,17 @@ class Compiler {
         return constant(node.value, node.pos);
       case 'placeholder': {
         const v = this.placeholder(node);
-        if (Array.isArray(v)) throw new QueryError(`Placeholder {${node.name}} holds a list: use it as IN {${node.name}}`, node.pos);
+        if (Array.isArray(v))
+          throw new QueryError(`Placeholder {${node.name}} holds a list: use it as IN {${node.name}}`, node.pos);
         return this.scalar(v, node.pos);
       }
       case 'field':
         return this.field(node, scope);
       case 'call':
-        return callFunction(node, node.args.map((a) => this.expr(a, scope)));
+        return callFunction(
+          node,
+          node.args.map((a) => this.expr(a, scope)),
+        );
       case 'binop':
         return this.binop(node, scope);
       case 'and':
@@ -264,10 +309,16 @@ class Compiler {
         return { sql: sql`(- ${n.sql})`, type: n.type };
       }
       case 'isnull':
-        return { sql: sql`(${this.expr(node.arg, scope).sql} ${sql.raw(node.negated ? 'is not null' : 'is null')})`, type: 'Bool' };
+        return {
+          sql: sql`(${this.expr(node.arg, scope).sql} ${sql.raw(node.negated ? 'is not null' : 'is null')})`,
+          type: 'Bool',
+        };
       case 'between': {
         const xs = [node.arg, node.low, node.high].map((n) => this.expr(n, scope));
-        const t = common(xs.map((x) => x.type), node.pos);
+        const t = common(
+          xs.map((x) => x.type),
+          node.pos,
+        );
         const [a, lo, hi] = xs.map((x) => coerce(x, t, node.pos).sql);
         return { sql: sql`(${a} ${sql.raw(node.negated ? 'not between' : 'between')} ${lo} and ${hi})`, type: 'Bool' };
       }
@@ -276,10 +327,17 @@ class Compiler {
       case 'interval':
         return interval(this.expr(node.value, scope), node.unit, node.pos);
       case 'case': {
-        const values = [...node.branches.map(([, v]) => v), ...(node.otherwise ? [node.otherwise] : [])].map((v) => this.expr(v, scope));
-        const t = common(values.map((v) => v.type), node.pos);
+        const values = [...node.branches.map(([, v]) => v), ...(node.otherwise ? [node.otherwise] : [])].map((v) =>
+          this.expr(v, scope),
+        );
+        const t = common(
+          values.map((v) => v.type),
+          node.pos,
+        );
         const vs = values.map((v) => (t === 'Null' ? v : coerce(v, t, node.pos)));
-        const whens = node.branches.map(([c], i) => sql`when ${toBool(this.expr(c, scope), c.pos).sql} then ${vs[i]!.sql}`);
+        const whens = node.branches.map(
+          ([c], i) => sql`when ${toBool(this.expr(c, scope), c.pos).sql} then ${vs[i]!.sql}`,
+        );
         const otherwise = node.otherwise ? sql` else ${vs[vs.length - 1]!.sql}` : sql``;
         return { sql: sql`(case ${sql.join(whens, sql` `)}${otherwise} end)`, type: t };
       }
@@ -308,11 +366,16 @@ class Compiler {
     if (node.op === '||') return { sql: sql`(${toText(l).sql} || ${toText(r).sql})`, type: 'String' };
     if (node.op === '+' || node.op === '-') {
       const temporal = (x: Typed) => x.type === 'DateTime' || x.type === 'Date';
-      if (l.type === 'Interval' && r.type === 'Interval') return { sql: sql`(${l.sql} ${sql.raw(node.op)} ${r.sql})`, type: 'Interval' };
-      if (r.type === 'Interval' && l.type !== 'Null') return { sql: sql`(${toDateTime(l, at).sql} ${sql.raw(node.op)} ${r.sql})`, type: 'DateTime' };
-      if (l.type === 'Interval' && node.op === '+') return { sql: sql`(${toDateTime(r, at).sql} + ${l.sql})`, type: 'DateTime' };
-      if (l.type === 'Date' && !temporal(r)) return { sql: sql`(${l.sql} ${sql.raw(node.op)} (${toNumber(r, at).sql})::int)`, type: 'Date' };
-      if (temporal(l) || temporal(r)) throw new QueryError(`Cannot ${node.op === '+' ? 'add' : 'subtract'} these: use an INTERVAL`, at);
+      if (l.type === 'Interval' && r.type === 'Interval')
+        return { sql: sql`(${l.sql} ${sql.raw(node.op)} ${r.sql})`, type: 'Interval' };
+      if (r.type === 'Interval' && l.type !== 'Null')
+        return { sql: sql`(${toDateTime(l, at).sql} ${sql.raw(node.op)} ${r.sql})`, type: 'DateTime' };
+      if (l.type === 'Interval' && node.op === '+')
+        return { sql: sql`(${toDateTime(r, at).sql} + ${l.sql})`, type: 'DateTime' };
+      if (l.type === 'Date' && !temporal(r))
+        return { sql: sql`(${l.sql} ${sql.raw(node.op)} (${toNumber(r, at).sql})::int)`, type: 'Date' };
+      if (temporal(l) || temporal(r))
+        throw new QueryError(`Cannot ${node.op === '+' ? 'add' : 'subtract'} these: use an INTERVAL`, at);
     }
     const a = toNumber(l, at);
     const b = toNumber(r, at);
@@ -340,7 +403,10 @@ class Compiler {
       const t = common([left.type, col.type], node.pos);
       const alias = sql.identifier(`t${this.aliasCount++}`);
       const inner = coerce({ ...col, sql: sql`${alias}.c0` }, t, node.pos);
-      return { sql: sql`(${coerce(left, t, node.pos).sql} ${not} (select ${inner.sql} from (${sub.sql}) as ${alias}))`, type: 'Bool' };
+      return {
+        sql: sql`(${coerce(left, t, node.pos).sql} ${not} (select ${inner.sql} from (${sub.sql}) as ${alias}))`,
+        type: 'Bool',
+      };
     }
     const items: Typed[] = [];
     for (const n of node.list!) {
@@ -362,7 +428,10 @@ class Compiler {
   }
 }
 
-/** As PostHog names an unaliased column: a table's field by its own name (`e.event` is `event`), anything else as printed. */
+/**
+ * As PostHog names an unaliased column: a table's field by its own name (`e.event` is `event`), anything else as
+ * printed.
+ */
 function columnName(expr: Node, typed: Typed): string {
   return expr.k === 'field' && typed.type !== 'Prop' ? expr.chain[expr.chain.length - 1]! : print(expr);
 }
@@ -371,4 +440,3 @@ function columnName(expr: Node, typed: Typed): string {
 export function compileQuery(q: Select, opts: CompileOptions): CompiledQuery {
   return new Compiler(opts).top(q);
 }
-

@@ -32,7 +32,10 @@ function truncate(unit: 'minute' | 'hour' | 'day' | 'month' | 'quarter' | 'year'
 function part(field: 'year' | 'month' | 'day' | 'hour' | 'minute' | 'isodow'): Fn {
   return {
     arity: [1, 1],
-    run: ([x], c) => ({ sql: sql`extract(${sql.raw(field)} from (${toDateTime(x!, c.pos).sql}) at time zone 'UTC')::int`, type: 'Int' }),
+    run: ([x], c) => ({
+      sql: sql`extract(${sql.raw(field)} from (${toDateTime(x!, c.pos).sql}) at time zone 'UTC')::int`,
+      type: 'Int',
+    }),
   };
 }
 
@@ -48,9 +51,11 @@ function jsonExtract(kind: 'String' | 'Int' | 'Float' | 'Bool' | 'Raw' | 'Has'):
   return {
     arity: [2, 16],
     run([doc, ...keys], c) {
-      if (doc!.type !== 'Object') throw new QueryError(`${c.name}() reads a JSON column: properties or person.properties`, c.pos);
+      if (doc!.type !== 'Object')
+        throw new QueryError(`${c.name}() reads a JSON column: properties or person.properties`, c.pos);
       const path = keys.map((k) => {
-        if (typeof k.constant !== 'string' && typeof k.constant !== 'number') throw new QueryError(`${c.name}() takes constant keys`, c.pos);
+        if (typeof k.constant !== 'string' && typeof k.constant !== 'number')
+          throw new QueryError(`${c.name}() takes constant keys`, c.pos);
         return String(k.constant);
       });
       const text = property(doc!.sql, path);
@@ -62,7 +67,9 @@ function jsonExtract(kind: 'String' | 'Int' | 'Float' | 'Bool' | 'Raw' | 'Has'):
       if (kind === 'String' || kind === 'Raw') return { sql: sql`coalesce(${text.sql}, '')`, type: 'String' };
       if (kind === 'Bool') return { sql: sql`coalesce(${toBool(text).sql}, false)`, type: 'Bool' };
       const n = toNumber(text);
-      return kind === 'Int' ? { sql: sql`coalesce(trunc(${n.sql}), 0)`, type: 'Int' } : { sql: sql`coalesce(${n.sql}, 0)`, type: 'Float' };
+      return kind === 'Int'
+        ? { sql: sql`coalesce(trunc(${n.sql}), 0)`, type: 'Int' }
+        : { sql: sql`coalesce(${n.sql}, 0)`, type: 'Float' };
     },
   };
 }
@@ -81,12 +88,18 @@ function minMax(fn: 'min' | 'max'): Fn {
 }
 
 function combine(args: Typed[], at: number): Typed[] {
-  const type = common(args.map((a) => a.type), at);
+  const type = common(
+    args.map((a) => a.type),
+    at,
+  );
   return args.map((a) => coerce(a, type === 'Null' ? 'String' : type, at));
 }
 
 const INTERVAL_FUNCTIONS = Object.fromEntries(
-  INTERVAL_UNITS.map((u): [string, Fn] => [`tointerval${u}`, { arity: [1, 1], run: ([n], c) => interval(n!, u, c.pos) }]),
+  INTERVAL_UNITS.map((u): [string, Fn] => [
+    `tointerval${u}`,
+    { arity: [1, 1], run: ([n], c) => interval(n!, u, c.pos) },
+  ]),
 );
 
 /** The functions a query may call, by lower-case name; nothing else reaches the SQL. */
@@ -99,7 +112,10 @@ const FUNCTIONS: Record<string, Fn> = {
       ch: 'UInt64',
     }),
   },
-  countif: { arity: [1, 1], run: ([x], c) => ({ sql: sql`count(*) filter (where ${toBool(x!, c.pos).sql})`, type: 'Int', ch: 'UInt64' }) },
+  countif: {
+    arity: [1, 1],
+    run: ([x], c) => ({ sql: sql`count(*) filter (where ${toBool(x!, c.pos).sql})`, type: 'Int', ch: 'UInt64' }),
+  },
   uniq: { arity: [1, 1], run: ([x]) => ({ sql: sql`count(distinct ${x!.sql})`, type: 'Int', ch: 'UInt64' }) },
   uniqexact: { arity: [1, 1], run: ([x]) => ({ sql: sql`count(distinct ${x!.sql})`, type: 'Int', ch: 'UInt64' }) },
   sum: numeric((x) => ({ sql: sql`sum(${x.sql})`, type: x.type === 'Int' ? 'Int' : 'Float' })),
@@ -147,11 +163,19 @@ const FUNCTIONS: Record<string, Fn> = {
   multiif: {
     arity: [3, 63],
     run(args, c) {
-      if (args.length % 2 === 0) throw new QueryError('multiIf() takes pairs of condition and value, then a default', c.pos);
-      const values = combine(args.filter((_, i) => i % 2 === 1 || i === args.length - 1), c.pos);
+      if (args.length % 2 === 0)
+        throw new QueryError('multiIf() takes pairs of condition and value, then a default', c.pos);
+      const values = combine(
+        args.filter((_, i) => i % 2 === 1 || i === args.length - 1),
+        c.pos,
+      );
       const branches: SQL[] = [];
-      for (let i = 0; i + 1 < args.length; i += 2) branches.push(sql`when ${toBool(args[i]!, c.pos).sql} then ${values[i / 2]!.sql}`);
-      return { sql: sql`(case ${sql.join(branches, sql` `)} else ${values[values.length - 1]!.sql} end)`, type: values[0]!.type };
+      for (let i = 0; i + 1 < args.length; i += 2)
+        branches.push(sql`when ${toBool(args[i]!, c.pos).sql} then ${values[i / 2]!.sql}`);
+      return {
+        sql: sql`(case ${sql.join(branches, sql` `)} else ${values[values.length - 1]!.sql} end)`,
+        type: values[0]!.type,
+      };
     },
   },
   coalesce: {
@@ -172,7 +196,10 @@ const FUNCTIONS: Record<string, Fn> = {
   upper: { arity: [1, 1], run: ([x]) => ({ sql: sql`upper(${toText(x!).sql})`, type: 'String' }) },
   length: { arity: [1, 1], run: ([x]) => ({ sql: sql`length(${toText(x!).sql})`, type: 'Int', ch: 'UInt64' }) },
   trim: { arity: [1, 1], run: ([x]) => ({ sql: sql`btrim(${toText(x!).sql})`, type: 'String' }) },
-  concat: { arity: [1, 32], run: (args) => ({ sql: sql`concat(${join(args.map((a) => toText(a).sql))})`, type: 'String' }) },
+  concat: {
+    arity: [1, 32],
+    run: (args) => ({ sql: sql`concat(${join(args.map((a) => toText(a).sql))})`, type: 'String' }),
+  },
   substring: {
     arity: [2, 3],
     run([s, from, len], c) {
@@ -206,12 +233,17 @@ const FUNCTIONS: Record<string, Fn> = {
 export function callFunction(call: Call, args: Typed[]): Typed {
   const fn = FUNCTIONS[call.name.toLowerCase()];
   if (!fn) throw new QueryError(`Unsupported function call '${call.name}(...)'`, call.pos);
-  if (call.star && call.name.toLowerCase() !== 'count') throw new QueryError(`${call.name}(*) is not supported`, call.pos);
-  if (call.distinct && !['count'].includes(call.name.toLowerCase())) throw new QueryError(`${call.name}(DISTINCT ...) is not supported`, call.pos);
+  if (call.star && call.name.toLowerCase() !== 'count')
+    throw new QueryError(`${call.name}(*) is not supported`, call.pos);
+  if (call.distinct && !['count'].includes(call.name.toLowerCase()))
+    throw new QueryError(`${call.name}(DISTINCT ...) is not supported`, call.pos);
   const [min, max] = fn.arity;
   if (args.length < min || args.length > max) {
     const want = min === max ? `${min}` : max > 30 ? `at least ${min}` : `${min} to ${max}`;
-    throw new QueryError(`Function '${call.name}' expects ${want} argument${min === 1 && max === 1 ? '' : 's'}, found ${args.length}`, call.pos);
+    throw new QueryError(
+      `Function '${call.name}' expects ${want} argument${min === 1 && max === 1 ? '' : 's'}, found ${args.length}`,
+      call.pos,
+    );
   }
   return fn.run(args, call);
 }

@@ -59,7 +59,8 @@ class Parser {
     return true;
   }
   private nest<T>(fn: () => T): T {
-    if (++this.depth > MAX_DEPTH) throw new QueryError(`Query is nested too deeply (at most ${MAX_DEPTH} levels)`, this.tok.start);
+    if (++this.depth > MAX_DEPTH)
+      throw new QueryError(`Query is nested too deeply (at most ${MAX_DEPTH} levels)`, this.tok.start);
     try {
       return fn();
     } finally {
@@ -77,13 +78,25 @@ class Parser {
 
   select(): Select {
     return this.nest(() => {
-      if (this.isWord('with')) throw new QueryError('WITH (CTEs) is not supported; use a subquery in FROM', this.tok.start);
+      if (this.isWord('with'))
+        throw new QueryError('WITH (CTEs) is not supported; use a subquery in FROM', this.tok.start);
       this.expectWord('select');
       const distinct = this.acceptWord('distinct');
       const columns: Column[] = [];
       do columns.push(this.column());
       while (this.acceptOp(','));
-      const q: Select = { distinct, columns, from: null, joins: [], where: null, groupBy: [], having: null, orderBy: [], limit: null, offset: null };
+      const q: Select = {
+        distinct,
+        columns,
+        from: null,
+        joins: [],
+        where: null,
+        groupBy: [],
+        having: null,
+        orderBy: [],
+        limit: null,
+        offset: null,
+      };
       if (this.acceptWord('from')) {
         q.from = this.fromItem();
         for (;;) {
@@ -138,7 +151,13 @@ class Parser {
       this.i++;
       return 'INNER';
     }
-    const kinds: Record<string, Join['type']> = { inner: 'INNER', left: 'LEFT', right: 'RIGHT', full: 'FULL', cross: 'CROSS' };
+    const kinds: Record<string, Join['type']> = {
+      inner: 'INNER',
+      left: 'LEFT',
+      right: 'RIGHT',
+      full: 'FULL',
+      cross: 'CROSS',
+    };
     const type = kinds[w];
     if (!type) return null;
     this.i++;
@@ -185,7 +204,12 @@ class Parser {
       this.i++;
       return { expr: { k: 'star', table: null, pos: t.start }, alias: null };
     }
-    if ((t.kind === 'ident' || t.kind === 'quoted') && this.peek().value === '.' && this.peek(2).value === '*' && this.peek(2).kind === 'op') {
+    if (
+      (t.kind === 'ident' || t.kind === 'quoted') &&
+      this.peek().value === '.' &&
+      this.peek(2).value === '*' &&
+      this.peek(2).kind === 'op'
+    ) {
       this.i += 3;
       return { expr: { k: 'star', table: t.value, pos: t.start }, alias: null };
     }
@@ -346,7 +370,8 @@ class Parser {
         return { k: 'field', chain: [t.value], pos };
       case 'op':
         if (this.acceptOp('(')) {
-          if (this.isWord('select')) throw new QueryError('Subqueries are supported in FROM and IN only', this.tok.start);
+          if (this.isWord('select'))
+            throw new QueryError('Subqueries are supported in FROM and IN only', this.tok.start);
           const inner = this.expr();
           this.expectOp(')');
           return inner;
@@ -371,7 +396,8 @@ class Parser {
       this.i++;
       const value = this.unary();
       const unit = this.word().replace(/s$/, '');
-      if (!(INTERVAL_UNITS as readonly string[]).includes(unit)) this.fail(`expected an interval unit (${INTERVAL_UNITS.join(', ')})`);
+      if (!(INTERVAL_UNITS as readonly string[]).includes(unit))
+        this.fail(`expected an interval unit (${INTERVAL_UNITS.join(', ')})`);
       this.i++;
       return { k: 'interval', value, unit: unit.toUpperCase(), pos };
     }
@@ -382,7 +408,10 @@ class Parser {
       while (this.acceptWord('when')) {
         const when = this.expr();
         this.expectWord('then');
-        branches.push([subject ? { k: 'binop', op: '=', left: subject, right: when, pos: when.pos } : when, this.expr()]);
+        branches.push([
+          subject ? { k: 'binop', op: '=', left: subject, right: when, pos: when.pos } : when,
+          this.expr(),
+        ]);
       }
       if (!branches.length) this.fail('expected WHEN');
       const otherwise = this.acceptWord('else') ? this.expr() : null;
@@ -393,7 +422,14 @@ class Parser {
     this.i++;
     if (!this.isOp('(')) return { k: 'field', chain: [t.value], pos };
     this.i++;
-    const call: Extract<Node, { k: 'call' }> = { k: 'call', name: t.value, args: [], distinct: false, star: false, pos };
+    const call: Extract<Node, { k: 'call' }> = {
+      k: 'call',
+      name: t.value,
+      args: [],
+      distinct: false,
+      star: false,
+      pos,
+    };
     if (this.isOp('*')) {
       this.i++;
       call.star = true;
@@ -403,7 +439,8 @@ class Parser {
       while (this.acceptOp(','));
     }
     this.expectOp(')');
-    if (this.isOp('(')) throw new QueryError(`Parametric functions are not supported: ${t.value}(...)(...)`, t.start, t.end);
+    if (this.isOp('('))
+      throw new QueryError(`Parametric functions are not supported: ${t.value}(...)(...)`, t.start, t.end);
     if (this.isWord('over')) throw new QueryError('Window functions are not supported', this.tok.start, this.tok.end);
     return call;
   }

@@ -46,7 +46,16 @@ export const STAR: Record<TableName, string[]> = {
 
 /** Every field each table offers, for error messages. */
 export const FIELDS: Record<TableName, string[]> = {
-  events: [...STAR.events, 'team_id', '$session_id', '$window_id', 'person.id', 'person.properties', 'person.created_at', 'person.is_identified'],
+  events: [
+    ...STAR.events,
+    'team_id',
+    '$session_id',
+    '$window_id',
+    'person.id',
+    'person.properties',
+    'person.created_at',
+    'person.is_identified',
+  ],
   persons: [...STAR.persons, 'team_id'],
   person_distinct_ids: [...STAR.person_distinct_ids, 'team_id'],
 };
@@ -75,8 +84,10 @@ export function tableField(b: Binding, chain: string[], teamId: number): Typed |
     if (c.type === 'Object') return property(col(a, c.sqlName), rest);
     return undefined;
   }
-  const simple = (type: Type, name: string, ch?: string): Typed | undefined => (rest.length ? undefined : { sql: col(a, name), type, ch });
-  const json = (name: string): Typed => (rest.length ? property(col(a, name), rest) : { sql: col(a, name), type: 'Object' });
+  const simple = (type: Type, name: string, ch?: string): Typed | undefined =>
+    rest.length ? undefined : { sql: col(a, name), type, ch };
+  const json = (name: string): Typed =>
+    rest.length ? property(col(a, name), rest) : { sql: col(a, name), type: 'Object' };
   if (head === 'team_id') return rest.length ? undefined : { sql: sql`${teamId}::bigint`, type: 'Int' };
   switch (b.table) {
     case 'events':
@@ -102,7 +113,10 @@ export function tableField(b: Binding, chain: string[], teamId: number): Typed |
           if (field === 'id' && !more.length) return { sql: col(a, 'person_uuid'), type: 'UUID' };
           if (field === 'created_at' && !more.length) return { sql: col(a, 'person_created_at'), type: 'DateTime' };
           if (field === 'is_identified' && !more.length) return { sql: col(a, 'person_is_identified'), type: 'Bool' };
-          if (field === 'properties') return more.length ? property(col(a, 'person_properties'), more) : { sql: col(a, 'person_properties'), type: 'Object' };
+          if (field === 'properties')
+            return more.length
+              ? property(col(a, 'person_properties'), more)
+              : { sql: col(a, 'person_properties'), type: 'Object' };
           return undefined;
         }
       }
@@ -135,12 +149,12 @@ export function objectOf(b: Binding, of: 'event' | 'person', teamId: number): Ty
     return {
       sql: sql`case when ${col(a, 'person_uuid')} is null then null else json_build_object('id', ${col(a, 'person_uuid')}, 'created_at', ${iso('person_created_at')}, 'properties', ${col(a, 'person_properties')}, 'distinct_id', ${col(a, 'distinct_id')}) end`,
       type: 'Json',
-      ch: 'Tuple(id UUID, created_at DateTime64(6, \'UTC\'), properties String, distinct_id String)',
+      ch: "Tuple(id UUID, created_at DateTime64(6, 'UTC'), properties String, distinct_id String)",
     };
   }
   return {
     sql: sql`json_build_object('uuid', ${col(a, 'uuid')}, 'event', ${col(a, 'event')}, 'properties', ${col(a, 'properties')}, 'timestamp', ${iso('timestamp')}, 'team_id', ${teamId}::int, 'distinct_id', ${col(a, 'distinct_id')}, 'elements_chain', ${col(a, 'elements_chain')}, 'created_at', ${iso('created_at')})`,
     type: 'Json',
-    ch: 'Tuple(uuid UUID, event String, properties String, timestamp DateTime64(6, \'UTC\'), team_id Int64, distinct_id String, elements_chain String, created_at DateTime64(6, \'UTC\'))',
+    ch: "Tuple(uuid UUID, event String, properties String, timestamp DateTime64(6, 'UTC'), team_id Int64, distinct_id String, elements_chain String, created_at DateTime64(6, 'UTC'))",
   };
 }

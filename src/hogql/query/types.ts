@@ -7,7 +7,19 @@ import { QueryError } from './errors.js';
  * What a compiled expression holds. `Prop` is a property read out of JSON as text, whose real type is
  * unknown until it is compared or computed with: then it is read as a number, a date or text.
  */
-export type Type = 'String' | 'Prop' | 'Int' | 'Float' | 'Bool' | 'DateTime' | 'Date' | 'UUID' | 'Object' | 'Null' | 'Interval' | 'Json';
+export type Type =
+  | 'String'
+  | 'Prop'
+  | 'Int'
+  | 'Float'
+  | 'Bool'
+  | 'DateTime'
+  | 'Date'
+  | 'UUID'
+  | 'Object'
+  | 'Null'
+  | 'Interval'
+  | 'Json';
 
 export interface Typed {
   sql: SQL;
@@ -52,7 +64,8 @@ export function constant(value: Scalar, at?: number): Typed {
 }
 
 const isNumeric = (t: Type) => t === 'Int' || t === 'Float';
-const describe = (t: Typed) => (t.constant !== undefined ? JSON.stringify(t.constant) : `a value of type ${clickhouseType(t)}`);
+const describe = (t: Typed) =>
+  t.constant !== undefined ? JSON.stringify(t.constant) : `a value of type ${clickhouseType(t)}`;
 
 export function toNumber(e: Typed, at?: number): Typed {
   if (isNumeric(e.type) || e.type === 'Null') return e;
@@ -60,7 +73,8 @@ export function toNumber(e: Typed, at?: number): Typed {
   if (e.type === 'String' || e.type === 'Prop') {
     if (typeof e.constant === 'string') {
       const n = Number(e.constant);
-      if (e.constant.trim() === '' || !Number.isFinite(n)) throw new QueryError(`Cannot convert ${JSON.stringify(e.constant)} to a number`, at);
+      if (e.constant.trim() === '' || !Number.isFinite(n))
+        throw new QueryError(`Cannot convert ${JSON.stringify(e.constant)} to a number`, at);
       return constant(n, at);
     }
     return { sql: sql`(case when ${e.sql} ~ ${NUMERIC_TEXT} then (${e.sql})::numeric end)`, type: 'Float' };
@@ -125,7 +139,8 @@ export function common(types: Type[], at?: number): Type {
   if (!known.length) return 'Null';
   if (known.some((t) => t === 'Json')) throw new QueryError('A whole event or person cannot be compared', at);
   if (known.every((t) => t === known[0])) return known[0] === 'Prop' ? 'String' : known[0]!;
-  if (known.some((t) => t === 'Interval')) throw new QueryError('An interval can only be compared with an interval', at);
+  if (known.some((t) => t === 'Interval'))
+    throw new QueryError('An interval can only be compared with an interval', at);
   if (known.some(isNumeric)) return known.every((t) => t === 'Int' || t === 'Bool') ? 'Int' : 'Float';
   if (known.includes('DateTime')) return 'DateTime';
   if (known.includes('Date')) return 'Date';

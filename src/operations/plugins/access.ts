@@ -1,10 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../core/errors.js';
 import { getOrganization } from '../../db/queries/organizations.js';
 import type { PluginWithOrg } from '../../db/queries/plugins.js';
 import { PluginPackageError } from '../../plugins/archive.js';
 
-/** Organization.PluginsAccessLevel (reference §2). */
+/** Organization.PluginsAccessLevel. */
 export const PluginsAccess = { NONE: 0, CONFIG: 3, INSTALL: 6, ROOT: 9 } as const;
 
 /** The caller's organization's `plugins_access_level`. */
@@ -36,4 +36,11 @@ export async function orBadRequest<T>(attr: string | null, work: () => Promise<T
     if (err instanceof PluginPackageError) throw ApiError.validation(attr, err.message);
     throw err;
   }
+}
+
+/** A write scoped to the caller's organization that reached no plugin: the plugin is not theirs, a 404. */
+export async function ownedOrNotFound<T>(write: Promise<T>): Promise<Exclude<T, undefined | false>> {
+  const result = await write;
+  if (result === undefined || result === false) throw ApiError.notFound();
+  return result as Exclude<T, undefined | false>;
 }

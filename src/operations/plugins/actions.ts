@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../../http/errors.js';
-import { requestUrl } from '../../http/pagination.js';
+import { ApiError } from '../../core/errors.js';
 import type { Handler } from '../../http/types.js';
+import type { Db } from '../../db/client.js';
 import {
   getPluginWithOrg,
   getPluginsWithOrg,
@@ -15,17 +15,16 @@ import {
   type PluginWithOrg,
 } from '../../db/queries/plugins.js';
 import { activityPage, exportConfigs, logActivity } from '../../db/queries/plugin-configs.js';
-import { getUsers } from '../../db/queries/users.js';
 import { serializeActivity, serializePlugin, serializePluginConfig } from '../../serializers/plugins.js';
 import { download } from '../../plugins/archive.js';
 import { capabilitiesOf } from '../../plugins/capabilities.js';
 import { isHttpUrl, parsePluginJson } from '../../plugins/package.js';
 import { fieldChanges, fileChanges } from '../../plugins/changes.js';
-import { orBadRequest, PluginsAccess, requireOwned, requirePluginsAccess } from './access.js';
+import { activityLogPage } from '../activity-log.js';
+import { orBadRequest, ownedOrNotFound, PluginsAccess, requireOwned, requirePluginsAccess } from './access.js';
 import { fetchPackage, loadPlugin, packageColumns, PLUGIN_LOGGED } from './crud.js';
 
 const FILENAME = /^(?!\.{1,2}$)[A-Za-z0-9._-]{1,200}$/;
-const MAX_ACTIVITY_LIMIT = 1000;
 
 /**
  * check_for_updates and source read only the caller's own plugins (another organization's is a 404)
@@ -49,11 +48,17 @@ async function loadOwnForWriting(req: FastifyRequest, family: Family, id: number
 }
 
 function hasArchiveUrl(plugin: PluginWithOrg): plugin is PluginWithOrg & { url: string } {
-  return (plugin.plugin_type === 'custom' || plugin.plugin_type === 'repository') && !!plugin.url && isHttpUrl(plugin.url);
+  return (
+    (plugin.plugin_type === 'custom' || plugin.plugin_type === 'repository') && !!plugin.url && isHttpUrl(plugin.url)
+  );
 }
 
 /** What editing the files changes on the plugin: name and settings from plugin.json, capabilities from index.ts. */
-async function sourceEffects(plugin: PluginWithOrg, changes: Record<string, string | null>, after: Record<string, string>) {
+async function sourceEffects(
+  plugin: PluginWithOrg,
+  changes: Record<string, string | null>,
+  after: Record<string, string>,
+) {
   const values: Partial<PluginInsert> = {};
   if (typeof changes['plugin.json'] === 'string') {
     const json = await orBadRequest('plugin.json', async () => parsePluginJson(changes['plugin.json']!));
@@ -62,7 +67,9 @@ async function sourceEffects(plugin: PluginWithOrg, changes: Record<string, stri
   }
   if ('index.ts' in changes) {
     values.capabilities =
-      after['index.ts'] === undefined ? {} : await orBadRequest('index.ts', () => capabilitiesOf('index.ts', after['index.ts']!));
+      after['index.ts'] === undefined
+        ? {}
+        : await orBadRequest('index.ts', () => capabilitiesOf('index.ts', after['index.ts']!));
   }
   return values;
 }
@@ -75,8 +82,13 @@ export function actionHandlers(family: Family) {
         throw ApiError.validation(null, 'Only plugins installed from an http(s) url can be checked for updates.');
       }
       const pkg = await fetchPackage(req, plugin.url, null);
-      await updatePlugin(req.server.db, plugin.id, { latest_tag: pkg.tag, latest_tag_checked_at: new Date() });
-      return { plugin: serializePlugin((await getPluginWithOrg(req.server.db, plugin.id))!) };
+      // Answered from the transaction that wrote it, so an error answer means nothing was recorded.
+      const checked = await req.server.db.transaction(async (tx) => {
+        const values = { latest_tag: pkg.tag, latest_tag_checked_at: new Date() };
+        await ownedOrNotFound(updatePlugin(tx, req.tenant.organization_id, plugin.id, values));
+        return getPluginWithOrg(tx as Db, plugin.id);
+      });
+      return { plugin: serializePlugin(checked!) };
     },
 
     async source_retrieve(req) {
@@ -100,24 +112,26 @@ export function actionHandlers(family: Family) {
       }
       const values = await sourceEffects(plugin, changes as Record<string, string | null>, after);
       const changed = fileChanges(before, after);
-      if (changed.length || Object.keys(values).length) {
-        await req.server.db.transaction(async (tx) => {
-          await writeSourceFiles(tx, plugin.id, changes as Record<string, string | null>);
-          const updated = (await updatePlugin(tx, plugin.id, values))!;
-          const changes_ = [...fieldChanges('Plugin', plugin, updated, PLUGIN_LOGGED), ...changed];
-          if (changes_.length) {
-            await logActivity(tx, {
-              organization_id: req.tenant.organization_id,
-              user_id: req.principal.user.id,
-              activity: 'updated',
-              scope: 'Plugin',
-              item_id: plugin.id,
-              detail: { name: updated.name, changes: changes_ },
-            });
-          }
-        });
-      }
-      return getSourceFiles(req.server.db, plugin.id);
+      if (!changed.length && !Object.keys(values).length) return before;
+      // The files answered are read in the transaction that wrote them (an error answer means nothing changed).
+      return req.server.db.transaction(async (tx) => {
+        await ownedOrNotFound(
+          writeSourceFiles(tx, req.tenant.organization_id, plugin.id, changes as Record<string, string | null>),
+        );
+        const updated = await ownedOrNotFound(updatePlugin(tx, req.tenant.organization_id, plugin.id, values));
+        const changes_ = [...fieldChanges('Plugin', plugin, updated, PLUGIN_LOGGED), ...changed];
+        if (changes_.length) {
+          await logActivity(tx, {
+            organization_id: req.tenant.organization_id,
+            user_id: req.principal.user.id,
+            activity: 'updated',
+            scope: 'Plugin',
+            item_id: plugin.id,
+            detail: { name: updated.name, changes: changes_ },
+          });
+        }
+        return getSourceFiles(tx as Db, plugin.id);
+      });
     },
 
     async upgrade_create(req) {
@@ -126,9 +140,11 @@ export function actionHandlers(family: Family) {
       if (!hasArchiveUrl(plugin)) return serializePlugin(plugin);
       const pkg = await fetchPackage(req, plugin.url, null);
       const before = await getSourceFiles(req.server.db, plugin.id);
-      await req.server.db.transaction(async (tx) => {
-        const updated = (await updatePlugin(tx, plugin.id, packageColumns(pkg)))!;
-        await replaceSourceFiles(tx, plugin.id, pkg.files);
+      const upgraded = await req.server.db.transaction(async (tx) => {
+        const updated = await ownedOrNotFound(
+          updatePlugin(tx, req.tenant.organization_id, plugin.id, packageColumns(pkg)),
+        );
+        await ownedOrNotFound(replaceSourceFiles(tx, req.tenant.organization_id, plugin.id, pkg.files));
         const changes = [...fieldChanges('Plugin', plugin, updated, PLUGIN_LOGGED), ...fileChanges(before, pkg.files)];
         if (changes.length) {
           await logActivity(tx, {
@@ -140,35 +156,28 @@ export function actionHandlers(family: Family) {
             detail: { name: updated.name, changes },
           });
         }
+        return getPluginWithOrg(tx as Db, plugin.id);
       });
-      return serializePlugin((await getPluginWithOrg(req.server.db, plugin.id))!);
+      return serializePlugin(upgraded!);
     },
 
     async activity_retrieve(req) {
       await requirePluginsAccess(req, PluginsAccess.CONFIG);
-      const limit = Math.min(req.query.limit ?? 10, MAX_ACTIVITY_LIMIT);
-      // Pages past any real log are empty; the clamp keeps the offset a number PostgreSQL accepts.
-      const page = Math.min(req.query.page ?? 1, 10_000_000);
-      const { total, rows } = await activityPage(req.server.db, req.tenant.organization_id, limit, page);
-      const users = await getUsers(req.server.db, rows.flatMap((r) => (r.user_id === null ? [] : [r.user_id])));
-      const pageUrl = (n: number) => {
-        const u = requestUrl(req);
-        u.searchParams.set('page', String(n));
-        u.searchParams.set('limit', String(limit));
-        return u.toString();
-      };
-      return {
-        results: rows.map((r) => serializeActivity(r, r.user_id === null ? undefined : users.get(r.user_id))),
-        next: page * limit < total ? pageUrl(page + 1) : null,
-        previous: page > 1 ? pageUrl(page - 1) : null,
-        total_count: total,
-      };
+      return activityLogPage(
+        req,
+        req.query,
+        (limit, page) => activityPage(req.server.db, req.tenant.organization_id, limit, page),
+        serializeActivity,
+      );
     },
 
     async exports_unsubscribe_configs_retrieve(req) {
       await requirePluginsAccess(req, PluginsAccess.CONFIG);
       const configs = await exportConfigs(req.server.db, req.tenant.organization_id);
-      const plugins = await getPluginsWithOrg(req.server.db, configs.map((c) => c.plugin_id));
+      const plugins = await getPluginsWithOrg(
+        req.server.db,
+        configs.map((c) => c.plugin_id),
+      );
       return configs.map((c) => serializePluginConfig(c, plugins.get(c.plugin_id)!, true));
     },
 
@@ -176,9 +185,14 @@ export function actionHandlers(family: Family) {
       await requirePluginsAccess(req, PluginsAccess.CONFIG);
       const url = req.server.config.pluginRepositoryUrl;
       if (!url) {
-        throw ApiError.validation(null, 'The plugin repository is not configured on this server (set PLUGIN_REPOSITORY_URL).');
+        throw ApiError.validation(
+          null,
+          'The plugin repository is not configured on this server (set PLUGIN_REPOSITORY_URL).',
+        );
       }
-      const body = await orBadRequest(null, () => download(url, req.server.config.pluginArchiveMaxBytes, 'the plugin repository'));
+      const body = await orBadRequest(null, () =>
+        download(url, req.server.config.pluginArchiveMaxBytes, 'the plugin repository'),
+      );
       let list: unknown;
       try {
         list = JSON.parse(body.toString('utf8'));
@@ -186,7 +200,10 @@ export function actionHandlers(family: Family) {
         list = undefined;
       }
       if (!Array.isArray(list) || !list.every((e) => e && typeof e === 'object' && !Array.isArray(e))) {
-        throw ApiError.validation(null, `The plugin repository at ${url.split('?')[0]} did not answer with a JSON list of plugins.`);
+        throw ApiError.validation(
+          null,
+          `The plugin repository at ${url.split('?')[0]} did not answer with a JSON list of plugins.`,
+        );
       }
       return list as Record<string, unknown>[];
     },

@@ -1,8 +1,9 @@
 import type { Db } from '../../db/client.js';
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../../http/errors.js';
-import { pick } from '../../http/access.js';
-import { pageOf, paginated } from '../../http/pagination.js';
+import { ApiError } from '../../core/errors.js';
+import { pick } from '../../core/pick.js';
+import { paginated } from '../../http/pagination.js';
+import { pageOf } from '../../core/paging.js';
 import type { Handler } from '../../http/types.js';
 import {
   deletePlugin,
@@ -17,13 +18,13 @@ import {
   type PluginInsert,
 } from '../../db/queries/plugins.js';
 import { logActivity } from '../../db/queries/plugin-configs.js';
-import { sqlState } from '../../db/queries/util.js';
+import { sqlState } from '../../core/sql-state.js';
 import { serializePlugin } from '../../serializers/plugins.js';
 import { displayUrl } from '../../plugins/archive.js';
 import { networkPolicy } from '../../net/index.js';
 import { isHttpUrl, packageFromFolder, packageFromUrl, type PluginPackage } from '../../plugins/package.js';
 import { fieldChanges } from '../../plugins/changes.js';
-import { orBadRequest, PluginsAccess, requireOwned, requirePluginsAccess } from './access.js';
+import { orBadRequest, ownedOrNotFound, PluginsAccess, requireOwned, requirePluginsAccess } from './access.js';
 
 /** Fields a client may set on a plugin; `plugin_type` and `url` only at installation. */
 export const PLUGIN_WRITABLE = [
@@ -54,7 +55,9 @@ export async function loadPlugin(req: FastifyRequest, family: Family, id: number
 export function fetchPackage(req: FastifyRequest, url: string, attr: string | null): Promise<PluginPackage> {
   const { pluginArchiveMaxBytes: max, pluginLocalDir, allowPrivateNetworks } = req.server.config;
   const policy = networkPolicy(allowPrivateNetworks);
-  return orBadRequest(attr, () => (url.startsWith('file:') ? packageFromFolder(url, pluginLocalDir, max) : packageFromUrl(url, max, policy)));
+  return orBadRequest(attr, () =>
+    url.startsWith('file:') ? packageFromFolder(url, pluginLocalDir, max) : packageFromUrl(url, max, policy),
+  );
 }
 
 /** Column values taken from a package on install and upgrade. */
@@ -88,7 +91,10 @@ async function installValues(
   if (!url) throw ApiError.required('url');
   const local = url.startsWith('file:');
   if (!local && !isHttpUrl(url)) {
-    throw ApiError.validation('url', 'Must be an http(s) url of a plugin archive, or a file: folder for a local plugin.');
+    throw ApiError.validation(
+      'url',
+      'Must be an http(s) url of a plugin archive, or a file: folder for a local plugin.',
+    );
   }
   if (await urlInstalled(req.server.db, organizationId, displayUrl(url))) {
     throw ApiError.validation(null, `Plugin from URL "${displayUrl(url)}" already installed!`);
@@ -127,7 +133,7 @@ export function crudHandlers(family: Family) {
         // The answer is read in the transaction that wrote it, so an error answer means nothing was installed.
         created = await req.server.db.transaction(async (tx) => {
           const plugin = await insertPlugin(tx, values);
-          await replaceSourceFiles(tx, plugin.id, files);
+          await ownedOrNotFound(replaceSourceFiles(tx, organizationId, plugin.id, files));
           await logActivity(tx, {
             organization_id: organizationId,
             user_id: req.principal.user.id,
@@ -158,11 +164,12 @@ export function crudHandlers(family: Family) {
       const level = await requirePluginsAccess(req, PluginsAccess.INSTALL);
       const plugin = await loadPlugin(req, family, req.params.id);
       requireOwned(req, plugin);
-      if (req.body && 'is_global' in req.body && level < PluginsAccess.ROOT) throw ApiError.permissionDenied(GLOBAL_REFUSED);
+      if (req.body && 'is_global' in req.body && level < PluginsAccess.ROOT)
+        throw ApiError.permissionDenied(GLOBAL_REFUSED);
       const values = pick(req.body, PLUGIN_WRITABLE);
       if (Object.keys(values).length) {
         const saved = await req.server.db.transaction(async (tx) => {
-          const updated = (await updatePlugin(tx, plugin.id, values))!;
+          const updated = await ownedOrNotFound(updatePlugin(tx, req.tenant.organization_id, plugin.id, values));
           const changes = fieldChanges('Plugin', plugin, updated, PLUGIN_LOGGED);
           if (changes.length) {
             await logActivity(tx, {
@@ -197,7 +204,7 @@ export function crudHandlers(family: Family) {
           item_id: plugin.id,
           detail: { name: plugin.name, changes: null },
         });
-        await deletePlugin(tx, plugin.id);
+        await ownedOrNotFound(deletePlugin(tx, req.tenant.organization_id, plugin.id));
       });
       reply.code(204);
     },

@@ -1,0 +1,14 @@
+/** The organization a request acts in, resolved from its path before the handler runs. */
+export interface OrganizationTenant {
+  organization_id: string;
+  /** The caller's membership level in that organization. */
+  level: number;
+}
+
+/** A project route's tenant: the project and the organization that owns it. */
+export interface ProjectTenant extends OrganizationTenant {
+  project_id: number;
+}
+
+/** Either; `project_id` is set on project routes only. */
+export type Tenant = OrganizationTenant & { project_id?: number };

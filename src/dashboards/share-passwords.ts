@@ -1,0 +1,46 @@
+import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+import { randomToken } from '../tokens.js';
+
+const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number) => Promise<Buffer>;
+const KEY_LENGTH = 32;
+
+/**
+ * Share passwords are chosen by people, so unlike API keys (random, hashed with plain sha256) they get
+ * a salted, deliberately slow hash: `scrypt$<salt>$<hash>`, both base64url.
+ */
+export async function hashSharePassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await scryptAsync(password, salt, KEY_LENGTH);
+  return `scrypt$${salt.toString('base64url')}$${hash.toString('base64url')}`;
+}
+
+export async function checkSharePassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64url');
+  const actual = await scryptAsync(password, Buffer.from(salt, 'base64url'), expected.length);
+  return timingSafeEqual(actual, expected);
+}
+
+/** A generated password when the caller gives none: 16 random bytes, base62 (about 22 characters). */
+export function newSharePassword(): string {
+  return randomToken(16);
+}
+
+/** PostHog's SharingConfigurationSettings: known keys only, each a boolean; nulls are dropped. */
+const SETTINGS_KEYS = ['detailed', 'hideExtraDetails', 'legend', 'noHeader', 'showInspector', 'whitelabel'] as const;
+
+export function cleanSharingSettings(
+  value: Record<string, unknown> | null,
+): Record<string, boolean> | null | 'invalid' {
+  if (value === null) return null;
+  const out: Record<string, boolean> = {};
+  for (const key of SETTINGS_KEYS) {
+    const v = value[key];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'boolean') return 'invalid';
+    out[key] = v;
+  }
+  return out;
+}
