@@ -16,11 +16,16 @@ const SLICE_BYTES = 256 * 1024;
 const IDLE_MS = 30_000;
 
 /**
- * From the sources (tsx) the thread runs the TypeScript file beside this one; in the bundle
- * (scripts/build.mjs) this code is part of server.mjs, and decode-worker.mjs is beside it.
+ * In the bundle (scripts/build.mjs) this code is part of server.mjs, with decode-worker.mjs beside
+ * it. From the sources the thread runs decode-worker.ts through tsx: a loader registered with
+ * `--import` does not reach worker threads on Node 20, so the thread registers it itself.
  */
-function workerUrl(): URL {
-  return new URL(import.meta.url.endsWith('.ts') ? './decode-worker.ts' : './decode-worker.mjs', import.meta.url);
+function startThread(): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./decode-worker.mjs', import.meta.url));
+  const source = JSON.stringify(new URL('./decode-worker.ts', import.meta.url).href);
+  return new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${source}); });`, {
+    eval: true,
+  });
 }
 
 type Settle = (answer: DecodeAnswer | Error) => void;
@@ -71,7 +76,7 @@ class DecoderThread {
   }
 
   private start(): Worker {
-    const worker = new Worker(workerUrl());
+    const worker = startThread();
     // An idle decoder never keeps the process alive.
     worker.unref();
     worker.on('message', (answer: DecodeAnswer) => this.waiting.get(answer.id)?.(answer));

@@ -32,6 +32,10 @@ export async function launchChromium(t: Test, options: { userAgent?: string } = 
       '--disable-sync',
     ],
   });
+  // The tests run through tsx, whose esbuild wraps named functions in a `__name(fn, "name")` helper;
+  // a function handed to the page (page.evaluate, addInitScript) is sent as its source, helper calls
+  // included, so the page gets the helper too.
+  await browser.addInitScript('globalThis.__name = (fn) => fn');
   t.teardown(async () => {
     await browser.close();
     rmSync(profile, { recursive: true, force: true });
