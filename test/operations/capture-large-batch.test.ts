@@ -6,7 +6,7 @@ import { buildTestApp } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
 import { rows } from '../helpers/fingerprint.js';
 import { capture, personOf, send, storedEvents, type RawEvent } from '../helpers/events.js';
-import { jsonSlicesInTurns } from '../../src/capture/turns.js';
+import { jsonSlicesInTurns, type JsonSlice } from '../../src/capture/turns.js';
 
 const ctx = await buildTestApp(t);
 const { db } = ctx;
@@ -78,7 +78,7 @@ async function statements() {
 t.test('jsonSlicesInTurns writes the array JSON.stringify writes, cut between items', async (t) => {
   const items = Array.from({ length: 500 }, (_, i) => ({ i, s: 'x'.repeat(i % 50), nested: [i, null] }));
   const fn = (item: (typeof items)[number], i: number) => ({ ...item, at: i });
-  const slices = [];
+  const slices: JsonSlice[] = [];
   for await (const slice of jsonSlicesInTurns(items, fn, 2000)) slices.push(slice);
   t.ok(slices.length > 5, `${slices.length} slices`);
   t.same(
@@ -94,7 +94,7 @@ t.test('jsonSlicesInTurns writes the array JSON.stringify writes, cut between it
     slices.every((s) => s.json.length < 2000 + 200),
     'no slice is larger than the bound by more than one item',
   );
-  const one = [];
+  const one: JsonSlice[] = [];
   for await (const slice of jsonSlicesInTurns(items, fn, 10_000_000)) one.push(slice);
   t.same(one, [{ json: JSON.stringify(items.map(fn)), from: 0, to: items.length }], 'a small batch is one slice');
 });
