@@ -16,6 +16,12 @@ function bigBody(token: string, bytes: number): string {
   return JSON.stringify({ api_key: token, batch, sent_at: now });
 }
 
+/** The nearest-rank percentile of a list of latencies. */
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? 0;
+}
+
 export async function bigBatchHealth(
   base: string,
   token: string,
@@ -25,6 +31,7 @@ export async function bigBatchHealth(
   ingestMs: number;
   status: number;
   healthMaxMs: number;
+  healthP99Ms: number;
   healthChecks: number;
 }> {
   const text = bigBody(token, 20 * 1024 * 1024 - 64 * 1024);
@@ -61,6 +68,7 @@ export async function bigBatchHealth(
     ingestMs,
     status,
     healthMaxMs: Math.round(Math.max(...latencies)),
+    healthP99Ms: Math.round(percentile(latencies, 0.99)),
     healthChecks: latencies.length,
   };
 }

@@ -112,9 +112,14 @@ t.test('GET /_health answers while a 20 MiB /batch/ request is ingested', async 
   const big = await bigBatchHealth(base, me.team.api_token);
   t.equal(big.status, 200, `${big.mb} MB, ${big.events} events ingested in ${big.ingestMs} ms`);
   t.ok(big.healthChecks >= 3, `/_health was asked ${big.healthChecks} times during the ingestion`);
-  // A relative bound, not a time limit (the benchmark holds the 200 ms target): a loop held by the
-  // ingestion would keep one /_health waiting for about the whole ingestion, as it did before.
-  t.ok(big.healthMaxMs < big.ingestMs / 2, `the slowest /_health took ${big.healthMaxMs} ms of ${big.ingestMs} ms`);
+  // A relative bound, not a time limit (the benchmark holds the 200 ms target). The batch is
+  // decoded on another thread, processed in turns and sent in statements of about 1 MiB, so no one
+  // stretch of it holds the loop for more than a small part of the whole: measured at about a
+  // fortieth, where encoding the batch as one statement's parameter took a sixth to a twentieth.
+  t.ok(
+    big.healthMaxMs < big.ingestMs / 10,
+    `the slowest /_health took ${big.healthMaxMs} ms (p99 ${big.healthP99Ms} ms) of ${big.ingestMs} ms`,
+  );
   const [stored] = await rows<{ n: number }>(
     pg.database.db,
     sql`select count(*)::int as n from events where project_id = ${me.team.id}`,

@@ -40,3 +40,43 @@ export async function stringifyInTurns<T>(
   const parts = await mapInTurns(items, (item, i) => JSON.stringify(fn(item, i) ?? null));
   return `[${parts.join(',')}]`;
 }
+
+/** A run of a batch written as a JSON array: its items `from` (inclusive) to `to` (exclusive). */
+export interface JsonSlice {
+  json: string;
+  from: number;
+  to: number;
+}
+
+/**
+ * `JSON.stringify(items.map(fn))` cut into arrays of about `maxChars` characters each (an item is
+ * never split, so one larger item makes a larger slice), written in turns. Each slice is written
+ * only when the previous one has been taken, so a caller that sends a slice before asking for the
+ * next holds one slice's text at a time, and the statement carrying it has a bounded size.
+ */
+export async function* jsonSlicesInTurns<T>(
+  items: readonly T[],
+  fn: (item: T, index: number) => unknown,
+  maxChars: number,
+): AsyncGenerator<JsonSlice> {
+  let parts: string[] = [];
+  let chars = 0;
+  let from = 0;
+  let since = performance.now();
+  for (let i = 0; i < items.length; i++) {
+    const part = JSON.stringify(fn(items[i]!, i) ?? null);
+    parts.push(part);
+    chars += part.length + 1;
+    if (chars >= maxChars && i + 1 < items.length) {
+      yield { json: `[${parts.join(',')}]`, from, to: i + 1 };
+      parts = [];
+      chars = 0;
+      from = i + 1;
+      since = performance.now();
+    } else if ((i & 31) === 31 && performance.now() - since > TURN_MS && i + 1 < items.length) {
+      await nextTurn();
+      since = performance.now();
+    }
+  }
+  yield { json: `[${parts.join(',')}]`, from, to: items.length };
+}

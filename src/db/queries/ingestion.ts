@@ -2,7 +2,7 @@ import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { events, person_distinct_ids, persons, projects } from '../schema/index.js';
 import type { CapturedEvent } from '../../capture/normalize.js';
-import { eachInTurns, stringifyInTurns } from '../../capture/turns.js';
+import { eachInTurns, jsonSlicesInTurns, mapInTurns, type JsonSlice } from '../../capture/turns.js';
 import { changesPerson, linkedIdOf, PersonPlanner, processesPerson, type PersonState } from '../../capture/persons.js';
 import { knownTaxonomy, type Taxonomy } from './property-definitions.js';
 import { rowsOf } from './util.js';
@@ -51,6 +51,13 @@ const RETRY_DEADLINE_MS = 5_000;
 const LAST_SEEN_GRANULARITY_MS = 60_000;
 /** Shared by `ingest_plain_batch` (drizzle/0008), which share-locks persons in the same class. */
 const PERSON_LOCK_CLASS = 727275;
+/**
+ * About how many characters of JSON one statement carries. postgres.js encodes a statement's
+ * parameters in one go on the event loop (a few milliseconds a megabyte, copied several times), so
+ * a 20 MiB batch sent as one parameter held every other request for a few hundred milliseconds. A
+ * larger batch is sent as several statements in one transaction, still all or nothing.
+ */
+const STATEMENT_CHARS = 1024 * 1024;
 
 /**
  * Stores a request's events atomically: all of them or none. Events whose uuid is already stored
@@ -59,6 +66,7 @@ const PERSON_LOCK_CLASS = 727275;
  * Every statement has a fixed text and takes the batch as one JSON parameter, so each is prepared
  * once per connection whatever the batch's size; independent statements are sent together
  * (postgres.js pipelines the queries of a transaction), which keeps a batch to a few round trips.
+ * A batch larger than `STATEMENT_CHARS` of JSON goes in slices of about that size, in one transaction.
  */
 export async function ingest(db: Db, project: IngestProject, batch: CapturedEvent[], now: Date): Promise<void> {
   const unique = await uniqueByUuid(batch);
@@ -104,26 +112,63 @@ async function uniqueByUuid(batch: CapturedEvent[]): Promise<CapturedEvent[]> {
 }
 
 /**
- * The batch as the JSON array the statements below read with `jsonb_to_recordset`, written in turns
- * so that a large batch lets other requests through.
+ * The batch as the JSON arrays the statements below read with `jsonb_to_recordset`, one per
+ * statement, written in turns so that a large batch lets other requests through. `n` is the
+ * event's place in the whole batch, so slices keep the batch's order.
  */
-function eventsJson(
+function eventSlices(
   batch: CapturedEvent[],
   personOf: (e: CapturedEvent, i: number) => number | null | boolean,
-): Promise<string> {
-  return stringifyInTurns(batch, (e, n) => ({
-    n,
-    uuid: e.uuid,
-    event: e.event,
-    distinct_id: e.distinct_id,
-    properties: e.properties,
-    timestamp: e.timestamp,
-    elements_chain: e.elements_chain,
-    person: personOf(e, n),
-  }));
+): AsyncGenerator<JsonSlice> {
+  return jsonSlicesInTurns(
+    batch,
+    (e, n) => ({
+      n,
+      uuid: e.uuid,
+      event: e.event,
+      distinct_id: e.distinct_id,
+      properties: e.properties,
+      timestamp: e.timestamp,
+      elements_chain: e.elements_chain,
+      person: personOf(e, n),
+    }),
+    STATEMENT_CHARS,
+  );
 }
 
-const personIds = (batch: CapturedEvent[]) => [...new Set(batch.filter(processesPerson).map((e) => e.distinct_id))];
+/** The distinct ids of events that have persons, as a JSON array; a large batch is read in turns. */
+async function personIds(batch: readonly CapturedEvent[]): Promise<string> {
+  const ids = new Set<string>();
+  await eachInTurns(batch, (e) => processesPerson(e) && ids.add(e.distinct_id));
+  return JSON.stringify([...ids]);
+}
+
+/** Sends a statement at once (a drizzle query runs when awaited); its failure waits for whoever awaits it. */
+function started(query: PromiseLike<unknown>): Promise<unknown> {
+  const sent = Promise.resolve(query.then((r) => r));
+  // Not a swallowed error: the caller awaits `sent`. This only keeps a failure that arrives while
+  // the next slice is being written from counting as unhandled.
+  sent.catch(() => {});
+  return sent;
+}
+
+/**
+ * One statement per slice after the first, in order: each slice is written while the statement
+ * before it runs, and sent once that statement has succeeded, so the first failure is the one
+ * the transaction ends with.
+ */
+async function sendSlices(
+  first: JsonSlice,
+  rest: AsyncGenerator<JsonSlice>,
+  send: (slice: JsonSlice, isFirst: boolean) => PromiseLike<unknown>,
+): Promise<void> {
+  let pending = started(send(first, true));
+  for await (const slice of rest) {
+    await pending;
+    pending = started(send(slice, false));
+  }
+  await pending;
+}
 
 /**
  * Locks distinct ids in a stable order, so batches that link or change the same people queue
@@ -197,21 +242,47 @@ async function storePlain(
   retried: boolean,
   taxonomy: Taxonomy,
 ): Promise<void> {
-  const ids = JSON.stringify(personIds(batch));
-  const input = await eventsJson(batch, processesPerson);
+  const ids = await personIds(batch);
+  const slices = eventSlices(batch, processesPerson);
+  const first = (await slices.next()).value as JsonSlice;
   const seenBefore = new Date(now.getTime() - LAST_SEEN_GRANULARITY_MS).toISOString();
-  // One statement is one transaction: the batch's property definitions are stored with its events.
-  await db.execute(sql`select ingest_plain_batch(${project.id}::int, ${input}::jsonb, ${ids}::jsonb,
-    ${now.toISOString()}::timestamptz, ${seenBefore}::timestamptz, ${!project.ingested_event}::boolean, ${retried}::boolean)
-    ${upsertTaxonomy(project.id, taxonomy, sql`,`)}`);
+  const call = (input: string, sliceIds: string) => sql`select ingest_plain_batch(${project.id}::int, ${input}::jsonb,
+    ${sliceIds}::jsonb, ${now.toISOString()}::timestamptz, ${seenBefore}::timestamptz, ${!project.ingested_event}::boolean,
+    ${retried}::boolean)`;
+  if (first.to === batch.length) {
+    // One statement is one transaction: the batch's property definitions are stored with its events.
+    await db.execute(sql`${call(first.json, ids)} ${upsertTaxonomy(project.id, taxonomy, sql`,`)}`);
+    return;
+  }
+  await db.transaction(async (tx) => {
+    // The first statement share-locks the persons of every id of the batch, in id order, as the
+    // single statement does; the later ones lock their own ids' persons again (already held, unless
+    // a concurrent request linked an id since) so that each still checks that none has moved.
+    await sendSlices(first, slices, (slice, isFirst) =>
+      tx.execute(call(slice.json, isFirst ? ids : JSON.stringify(sliceIds(batch, slice)))),
+    );
+    if (hasTaxonomy(taxonomy)) await tx.execute(upsertTaxonomy(project.id, taxonomy, sql`select`));
+  });
 }
+
+/** The distinct ids with persons among one slice's events. */
+const sliceIds = (batch: CapturedEvent[], slice: JsonSlice) => [
+  ...new Set(
+    batch
+      .slice(slice.from, slice.to)
+      .filter(processesPerson)
+      .map((e) => e.distinct_id),
+  ),
+];
 
 /** The call storing a batch's new property definitions (drizzle/0010), or nothing when there are none. */
 function upsertTaxonomy(projectId: number, taxonomy: Taxonomy, prefix: SQL): SQL {
-  if (!taxonomy.definitions.length && !taxonomy.links.length) return sql``;
+  if (!hasTaxonomy(taxonomy)) return sql``;
   return sql`${prefix} upsert_property_definitions(${projectId}::int, ${JSON.stringify(taxonomy.definitions)}::jsonb,
     ${JSON.stringify(taxonomy.links)}::jsonb)`;
 }
+
+const hasTaxonomy = (taxonomy: Taxonomy) => taxonomy.definitions.length > 0 || taxonomy.links.length > 0;
 
 interface PersonRow extends Link {
   uuid: string;
@@ -232,18 +303,16 @@ async function replayPersons(
   taxonomy: Taxonomy,
 ): Promise<void> {
   const touched = new Set<string>();
-  for (const e of batch) {
-    if (!processesPerson(e)) continue;
+  await eachInTurns(batch, (e) => {
+    if (!processesPerson(e)) return;
     touched.add(e.distinct_id);
     const other = linkedIdOf(e);
     if (other) touched.add(other);
-  }
+  });
   const idList = [...touched];
-  const uuids = JSON.stringify(batch.map((e) => e.uuid));
   const ids = JSON.stringify(idList);
-  const [storedRows, , locked, rows] = await Promise.all([
-    tx.execute(sql`select u as uuid from jsonb_array_elements_text(${uuids}::jsonb) as u
-      where exists (select from events where project_id = ${project.id} and uuid = u::uuid)`),
+  const [stored, , locked, rows] = await Promise.all([
+    storedUuids(tx, project.id, batch),
     idList.length ? lockIds(tx, project.id, idList) : undefined,
     idList.length ? lockPersons(tx, project.id, idList) : new Set<number>(),
     idList.length
@@ -254,8 +323,8 @@ async function replayPersons(
           cross join lateral (select uuid, properties, is_identified from persons where id = m.person_id limit 1) as p`)
       : [],
   ]);
-  const stored = new Set(rowsOf<{ uuid: string }>(storedRows).map((r) => r.uuid));
-  const fresh = batch.filter((e) => !stored.has(e.uuid));
+  const fresh: CapturedEvent[] = [];
+  await eachInTurns(batch, (e) => !stored.has(e.uuid) && fresh.push(e));
   if (!fresh.length) return;
 
   const people = rowsOf<PersonRow>(rows);
@@ -268,10 +337,11 @@ async function replayPersons(
     ]),
   );
   const planner = new PersonPlanner(mapping, [...byId.values()]);
-  const states = fresh.map((e) => planner.apply(e));
+  const states = await mapInTurns(fresh, (e) => planner.apply(e));
   await writePersons(tx, project.id, planner);
-  const input = await eventsJson(fresh, (_, i) => (states[i] ? PersonPlanner.resolve(states[i]).id! : null));
-  await tx.execute(sql`with input as (
+  const slices = eventSlices(fresh, (_, i) => (states[i] ? PersonPlanner.resolve(states[i]).id! : null));
+  const first = (await slices.next()).value as JsonSlice;
+  const insert = (input: string, definitions: SQL) => sql`with input as (
       select * from jsonb_to_recordset(${input}::jsonb) as x(${INPUT_COLUMNS}, person int)),
     stored as (
       insert into events (uuid, project_id, event, distinct_id, properties, timestamp, elements_chain, person_id)
@@ -280,22 +350,40 @@ async function replayPersons(
       returning event),
     ${touchDefinitions(project.id, now)},
     ${markIngested(project)}
-    select 1 ${upsertTaxonomy(project.id, taxonomy, sql`,`)}`);
+    select 1 ${definitions}`;
+  if (first.to === fresh.length) {
+    await tx.execute(insert(first.json, upsertTaxonomy(project.id, taxonomy, sql`,`)));
+    return;
+  }
+  await sendSlices(first, slices, (slice) => tx.execute(insert(slice.json, sql``)));
+  if (hasTaxonomy(taxonomy)) await tx.execute(upsertTaxonomy(project.id, taxonomy, sql`select`));
+}
+
+/** The uuids of a batch that are already stored, looked up a slice of the batch at a time. */
+async function storedUuids(tx: Tx, projectId: number, batch: CapturedEvent[]): Promise<Set<string>> {
+  const stored = new Set<string>();
+  for await (const { json } of jsonSlicesInTurns(batch, (e) => e.uuid, STATEMENT_CHARS)) {
+    const rows = await tx.execute(sql`select u as uuid from jsonb_array_elements_text(${json}::jsonb) as u
+      where exists (select from events where project_id = ${projectId} and uuid = u::uuid)`);
+    for (const r of rowsOf<{ uuid: string }>(rows)) stored.add(r.uuid);
+  }
+  return stored;
 }
 
 async function writePersons(tx: Tx, projectId: number, planner: PersonPlanner): Promise<void> {
   const created = planner.persons.filter((p) => p.isNew && !p.mergedInto);
   if (created.length) {
-    const payload = JSON.stringify(
-      created.map((p) => ({ uuid: p.uuid, properties: p.properties, is_identified: p.is_identified })),
-    );
-    const inserted = rowsOf<{ id: number; uuid: string }>(
-      await tx.execute(sql`insert into persons (uuid, project_id, properties, is_identified)
-        select uuid, ${projectId}, properties, is_identified
-        from jsonb_to_recordset(${payload}::jsonb) as x(uuid uuid, properties jsonb, is_identified boolean)
-        returning id, uuid::text as uuid`),
-    );
-    const idByUuid = new Map(inserted.map((r) => [r.uuid, r.id]));
+    const idByUuid = new Map<string, number>();
+    const rows = (p: PersonState) => ({ uuid: p.uuid, properties: p.properties, is_identified: p.is_identified });
+    for await (const { json } of jsonSlicesInTurns(created, rows, STATEMENT_CHARS)) {
+      const inserted = rowsOf<{ id: number; uuid: string }>(
+        await tx.execute(sql`insert into persons (uuid, project_id, properties, is_identified)
+          select uuid, ${projectId}, properties, is_identified
+          from jsonb_to_recordset(${json}::jsonb) as x(uuid uuid, properties jsonb, is_identified boolean)
+          returning id, uuid::text as uuid`),
+      );
+      for (const r of inserted) idByUuid.set(r.uuid, r.id);
+    }
     for (const p of created) p.id = idByUuid.get(p.uuid);
   }
   for (const { from, to } of planner.merges) {
@@ -310,21 +398,22 @@ async function writePersons(tx: Tx, projectId: number, planner: PersonPlanner): 
       .where(and(eq(events.project_id, projectId), eq(events.person_id, from.id!)));
     await tx.delete(persons).where(and(eq(persons.project_id, projectId), eq(persons.id, from.id!)));
   }
-  if (planner.newLinks.size) {
-    const payload = JSON.stringify(
-      [...planner.newLinks].map(([distinct_id, p]) => ({ distinct_id, person_id: PersonPlanner.resolve(p).id! })),
-    );
+  const links = (link: [string, PersonState]) => ({
+    distinct_id: link[0],
+    person_id: PersonPlanner.resolve(link[1]).id!,
+  });
+  for await (const { json } of planner.newLinks.size
+    ? jsonSlicesInTurns([...planner.newLinks], links, STATEMENT_CHARS)
+    : []) {
     await tx.execute(sql`insert into person_distinct_ids (project_id, distinct_id, person_id)
-      select ${projectId}, distinct_id, person_id from jsonb_to_recordset(${payload}::jsonb) as x(distinct_id text, person_id int)`);
+      select ${projectId}, distinct_id, person_id from jsonb_to_recordset(${json}::jsonb) as x(distinct_id text, person_id int)`);
   }
   const changed: PersonState[] = planner.persons.filter((p) => !p.isNew && !p.mergedInto && p.dirty);
-  if (changed.length) {
-    const payload = JSON.stringify(
-      changed.map((p) => ({ id: p.id, properties: p.properties, is_identified: p.is_identified })),
-    );
+  const changes = (p: PersonState) => ({ id: p.id, properties: p.properties, is_identified: p.is_identified });
+  for await (const { json } of changed.length ? jsonSlicesInTurns(changed, changes, STATEMENT_CHARS) : []) {
     await tx.execute(sql`update persons as p
       set properties = x.properties, is_identified = x.is_identified, updated_at = now()
-      from jsonb_to_recordset(${payload}::jsonb) as x(id int, properties jsonb, is_identified boolean)
+      from jsonb_to_recordset(${json}::jsonb) as x(id int, properties jsonb, is_identified boolean)
       where p.id = x.id and p.project_id = ${projectId}`);
   }
 }
