@@ -6,6 +6,7 @@ import { ApiError } from '../core/errors.js';
 import { isUuid, MAX_INT4 } from '../core/ids.js';
 import type { Tenant } from '../core/tenant.js';
 import type { RouteMeta } from './route-meta.js';
+import { hasScope } from '../core/scopes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,13 +27,6 @@ export function presentedKey(req: FastifyRequest): string | undefined {
   }
   const query = (req.query as Record<string, unknown> | undefined)?.personal_api_key;
   return typeof query === 'string' && query ? query : undefined;
-}
-
-/** `write` implies `read`, and `*` allows everything. */
-export function hasScope(keyScopes: readonly string[], required: string): boolean {
-  if (keyScopes.includes('*') || keyScopes.includes(required)) return true;
-  const [object, action] = required.split(':');
-  return action === 'read' && keyScopes.includes(`${object}:write`);
 }
 
 /** The first project of the user's current organization, PostHog's fallback for `@current`. */
