@@ -469,7 +469,7 @@ t.test('invites_bulk_create', async (t) => {
   await smtp.waitFor(before + 2);
   for (const [i, target] of targets.entries()) {
     t.ok(
-      mailTo(target)[0]?.mail.text?.includes(`${SITE}/signup/${res.body[i].id}`),
+      mailTo(target)[0]?.mail.text?.includes(`${SITE}/signup/${res.body[i]!.id}`),
       `e-mail with the link to ${target}`,
     );
   }
