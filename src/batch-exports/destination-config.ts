@@ -137,7 +137,8 @@ export function validateDestinationConfig(type: DestinationType, config: Record<
     if (compression && !compressions.includes(compression)) {
       throw ApiError.validation(
         attr('compression'),
-        `Compression ${compression} is not supported for file format ${format}. Supported compressions are ${list(compressions)}`,
+        `Compression ${compression} is not supported for file format ${format}. Supported compressions are ` +
+          `${list(compressions)}`,
       );
     }
     if (typeof config.bucket_name === 'string' && config.bucket_name.length < 3) {

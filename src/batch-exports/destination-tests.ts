@@ -71,7 +71,8 @@ const s3BucketStep = testStep<S3Config>({
         return failed(`Bucket '${c.bucket_name}' does not exist or we don't have permissions to use it`);
       if (status === 403 || status === 401) {
         return failed(
-          `We couldn't access bucket '${c.bucket_name}'. Check the provided credentials, endpoint, and whether the necessary permissions to access the bucket have been granted`,
+          `We couldn't access bucket '${c.bucket_name}'. Check the provided credentials, endpoint, and whether the ` +
+            `necessary permissions to access the bucket have been granted`,
         );
       }
       return failed(`An unknown error occurred when trying to access bucket '${c.bucket_name}': ${reason(err)}`);
@@ -115,7 +116,8 @@ const postgresConnectStep = testStep<PostgresConfig>({
 const postgresTableStep = testStep<PostgresConfig>({
   name: 'Verify schema and table permissions',
   description:
-    'Ensure the configured schema exists and that the user can create the table in it, or insert into the table if it exists.',
+    'Ensure the configured schema exists and that the user can create the table in it, or insert into the table if ' +
+    'it exists.',
   configured: pgConfigured,
   async run(c, network) {
     const schema: string = c.schema || 'public';

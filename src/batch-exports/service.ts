@@ -86,7 +86,8 @@ export async function createBackfill(
     if (end && end < earliestStart) {
       throw ApiError.validation(
         null,
-        `The provided backfill date range contains no data. The earliest possible backfill start date is ${formatUtc(earliestStart)}`,
+        `The provided backfill date range contains no data. The earliest possible backfill start date is ` +
+          `${formatUtc(earliestStart)}`,
       );
     }
     if (start && start < earliestStart) adjusted = earliestStart;
@@ -195,7 +196,10 @@ export async function deleteExport(db: Db, scope: ExportScope, exp: BatchExportR
   });
 }
 
-/** Cancels a starting or running run; one transaction, so a failure leaves neither it cancelled nor its backfill settled. */
+/**
+ * Cancels a starting or running run; one transaction, so a failure leaves neither it cancelled nor its backfill
+ * settled.
+ */
 export async function cancelRun(db: Db, scope: ExportScope, run: RunRow): Promise<void> {
   if (run.status !== 'Running' && run.status !== 'Starting') {
     throw ApiError.validation(null, `Cannot cancel a run that is in '${run.status}' status`);

@@ -87,7 +87,9 @@ export async function addSharePassword(
   };
 }
 
-/** The enabled share behind a public link; PostHog serves `/shared/<token>.json` and friends, so a suffix is dropped. */
+/**
+ * The enabled share behind a public link; PostHog serves `/shared/<token>.json` and friends, so a suffix is dropped.
+ */
 export async function loadShared(db: Db, accessToken: string) {
   const token = accessToken.split('.')[0] ?? '';
   const shared = token ? await sharedDashboard(db, token) : undefined;

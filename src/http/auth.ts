@@ -133,7 +133,8 @@ function refuseKeyIfBarred(principal: Principal, orgId: string): void {
   const name = principal.keyRefused.get(orgId);
   if (name !== undefined) {
     throw ApiError.permissionDenied(
-      `Organization '${name}' does not allow using personal API keys. Contact an admin to enable personal API keys for this organization.`,
+      `Organization '${name}' does not allow using personal API keys. Contact an admin to enable personal API keys ` +
+        `for this organization.`,
     );
   }
 }

@@ -55,7 +55,8 @@ export type BodyOf<O extends OperationId | undefined> = [O] extends [OperationId
     ? any
     : unknown extends SuccessBody<O>
       ? any
-      : [SuccessBody<O>] extends [void]
+      : // biome-ignore lint/suspicious/noConfusingVoidType: a 204 operation's success body is void (src/http/types.ts)
+        [SuccessBody<O>] extends [void]
         ? ErrorFields
         : Checked<NonNullable<SuccessBody<O>>> & ErrorFields
   : any;

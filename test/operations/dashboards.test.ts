@@ -393,7 +393,8 @@ t.test('dashboards_partial_update', async (t) => {
       type: 'authentication_error',
       code: 'permission_denied',
       detail:
-        "Only the dashboard owner and project admins have the restriction rights required to change the dashboard's restriction level.",
+        "Only the dashboard owner and project admins have the restriction rights required to change the dashboard's " +
+        'restriction level.',
       attr: null,
     });
     t.equal((await patch(a, x.id, { name: 'member may edit at 21' }, member.key)).status, 200);

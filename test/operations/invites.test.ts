@@ -569,7 +569,8 @@ t.test('invites_bulk_create', async (t) => {
 
 t.test('e-mail settings', async (t) => {
   t.test(
-    'without SITE_URL the link uses the configured address, never the Host header; the answer does not wait for the mail',
+    'without SITE_URL the link uses the configured address, never the Host header; the answer does not wait for the ' +
+      'mail',
     async (t) => {
       const local = await startSmtp(t, { greetingDelayMs: 1500 });
       const app = await buildTestApp(t, {

@@ -16,7 +16,8 @@ const ACCOUNT_EXISTS = {
   type: 'validation_error',
   code: 'account_exists',
   detail:
-    "An account with this email address already exists. Accept the invite with one of that account's personal API keys.",
+    "An account with this email address already exists. Accept the invite with one of that account's personal API " +
+    'keys.',
   attr: null,
 };
 const denied = (detail: string) => ({ type: 'authentication_error', code: 'permission_denied', detail, attr: null });

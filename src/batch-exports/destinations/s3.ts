@@ -27,7 +27,8 @@ const FATAL_CODES = new Set([
 
 /** `<prefix>/<data_interval_start>-<data_interval_end>.jsonl[.gz|.br]`, as PostHog names its objects. */
 export function s3Key(prefix: string, start: Date | null, end: Date, compression: string | null): string {
-  const base = `${start ? start.toISOString() : 'START'}-${end.toISOString()}.jsonl${compression ? EXTENSIONS[compression] : ''}`;
+  const extension = compression ? EXTENSIONS[compression] : '';
+  const base = `${start ? start.toISOString() : 'START'}-${end.toISOString()}.jsonl${extension}`;
   const clean = prefix.replace(/^\/+|\/+$/g, '');
   return clean ? `${clean}/${base}` : base;
 }

@@ -202,7 +202,9 @@ export async function cancelRuns(db: Db, scope: ExportScope, target: RunTarget):
     .returning();
 }
 
-/** Creates a backfill of an export of the scope, in the export's project; undefined when the export is not the scope's. */
+/**
+ * Creates a backfill of an export of the scope, in the export's project; undefined when the export is not the scope's.
+ */
 export async function insertBackfill(
   db: Db,
   scope: ExportScope,
