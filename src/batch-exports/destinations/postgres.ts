@@ -106,9 +106,10 @@ export async function postgresWriter({
   if (source.key) {
     const keyCols = source.key.map(ident).join(', ');
     const rest = columns.filter((col) => !source.key!.includes(col.name));
+    const updates = rest.map((col) => `${ident(col.name)} = excluded.${ident(col.name)}`).join(', ');
     conflict =
       exp.model !== 'events' && rest.length
-        ? ` on conflict (${keyCols}) do update set ${rest.map((col) => `${ident(col.name)} = excluded.${ident(col.name)}`).join(', ')}`
+        ? ` on conflict (${keyCols}) do update set ${updates}`
         : ` on conflict (${keyCols}) do nothing`;
   }
   let conn: postgres.ReservedSql | undefined;

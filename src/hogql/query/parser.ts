@@ -6,8 +6,8 @@ import { tokenize, type Token } from './lexer.js';
 const RESERVED = new Set(
   (
     'select from where group by having order limit offset join inner left right full outer cross on as and or not ' +
-    'in is like ilike between asc desc union case when then else end distinct interval null true false with using all any ' +
-    'array'
+    'in is like ilike between asc desc union case when then else end distinct interval null true false with using ' +
+    'all any array'
   ).split(' '),
 );
 export const INTERVAL_UNITS = ['second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year'] as const;
