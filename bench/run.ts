@@ -223,7 +223,8 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
       }
       const items = row.itemsPerSecond ? `, ${row.itemsPerSecond} events/s` : '';
       process.stdout.write(
-        `${backend} ${nameOf(s)}: ${ours.rps} req/s${items} p50 ${ours.p50} ms p99 ${ours.p99} ms, ${ours.errors} errors (${row.ratio ?? ''})\n`,
+        `${backend} ${nameOf(s)}: ${ours.rps} req/s${items} p50 ${ours.p50} ms p99 ${ours.p99} ms, ${ours.errors} ` +
+          `errors (${row.ratio ?? ''})\n`,
       );
     }
     afterReads();
@@ -231,7 +232,8 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
       const big = await bigBatchHealth(base, seeded.apiToken);
       bigBatches.push({ backend, ...big });
       process.stdout.write(
-        `${backend} ${big.mb} MB /batch/ (${big.events} events): ${big.status} in ${big.ingestMs} ms; /_health at most ${big.healthMaxMs} ms over ${big.healthChecks} checks\n`,
+        `${backend} ${big.mb} MB /batch/ (${big.events} events): ${big.status} in ${big.ingestMs} ms; /_health at ` +
+          `most ${big.healthMaxMs} ms over ${big.healthChecks} checks\n`,
       );
     }
   } finally {
@@ -289,7 +291,8 @@ async function rounds(backend: string, s: Scenario, seeded: Seeded, base: string
     });
     rows.push({ backend, scenario: nameOf(s), target: `hand-written, round ${round}`, ...hand });
     process.stdout.write(
-      `${backend} ${nameOf(s)} round ${round}: ${ours.rps} req/s p99 ${ours.p99} ms; hand-written ${hand.rps} req/s p99 ${hand.p99} ms (${((ours.rps / hand.rps) * 100).toFixed(0)}%), ${ours.errors + hand.errors} errors\n`,
+      `${backend} ${nameOf(s)} round ${round}: ${ours.rps} req/s p99 ${ours.p99} ms; hand-written ${hand.rps} req/s ` +
+        `p99 ${hand.p99} ms (${((ours.rps / hand.rps) * 100).toFixed(0)}%), ${ours.errors + hand.errors} errors\n`,
     );
   }
 }
@@ -418,7 +421,9 @@ const table = [
   '|---|---|---|---:|---:|---:|---:|---:|---:|---|',
   ...rows.map(
     (r) =>
-      `| ${r.backend} | ${r.scenario} | ${r.target} | ${r.rps || ''} | ${r.itemsPerSecond ?? ''} | ${r.rps ? r.p50 : ''} | ${r.rps ? r.p99 : ''} | ${r.rps ? r.errors : ''} | ${r.rssMb ?? ''} | ${r.ratio ?? ''} |`,
+      `| ${r.backend} | ${r.scenario} | ${r.target} | ${r.rps || ''} | ${r.itemsPerSecond ?? ''} | ` +
+      `${r.rps ? r.p50 : ''} | ${r.rps ? r.p99 : ''} | ${r.rps ? r.errors : ''} | ${r.rssMb ?? ''} | ` +
+      `${r.ratio ?? ''} |`,
   ),
 ].join('\n');
 const verdict = (ok: boolean) => (ok ? 'pass' : 'FAIL');
@@ -440,7 +445,8 @@ const backendTable = backendPairs.length
   ? `\n\n## Embedded PostgreSQL against DATABASE_URL (issue #14: within 10%)\n\nThe API's req/s on each backend (the mean of the rounds where a read was measured in rounds).\n\n| scenario | embedded req/s | DATABASE_URL req/s | embedded / DATABASE_URL | within 10% |\n|---|---:|---:|---:|---|\n${backendPairs
       .map(
         (p) =>
-          `| ${p.name} | ${p.embedded} | ${p.postgresql} | ${((p.embedded! / p.postgresql!) * 100).toFixed(0)}% | ${verdict(p.embedded! >= 0.9 * p.postgresql!)} |`,
+          `| ${p.name} | ${p.embedded} | ${p.postgresql} | ${((p.embedded! / p.postgresql!) * 100).toFixed(0)}% | ` +
+          `${verdict(p.embedded! >= 0.9 * p.postgresql!)} |`,
       )
       .join('\n')}`
   : '';
@@ -463,7 +469,8 @@ const memoryTable = memory.length
   ? `\n\n## Memory after the read scenarios\n\nThe API process alone, and the PostgreSQL server behind it (postmaster and all its processes; RSS counts shared buffers in every process, PSS shares them out; on DATABASE_URL the whole server, other databases included).\n\n| backend | api RSS MB | node < 200 MB | PostgreSQL processes | PostgreSQL RSS MB | PostgreSQL PSS MB |\n|---|---:|---|---:|---:|---:|\n${memory
       .map(
         (m) =>
-          `| ${m.backend} | ${m.apiMb} | ${verdict(m.apiMb < 200)} | ${m.pg.processes} | ${m.pg.rssMb} | ${m.pg.pssMb} |`,
+          `| ${m.backend} | ${m.apiMb} | ${verdict(m.apiMb < 200)} | ${m.pg.processes} | ${m.pg.rssMb} | ` +
+          `${m.pg.pssMb} |`,
       )
       .join('\n')}`
   : '';
@@ -471,7 +478,8 @@ const bigTable = bigBatches.length
   ? `\n\n## A 20 MiB /batch/ request and /_health\n\n| backend | body MB | events | status | ingest ms | /_health checks | slowest /_health ms | < 200 ms |\n|---|---:|---:|---:|---:|---:|---:|---|\n${bigBatches
       .map(
         (b) =>
-          `| ${b.backend} | ${b.mb} | ${b.events} | ${b.status} | ${b.ingestMs} | ${b.healthChecks} | ${b.healthMaxMs} | ${verdict(b.healthMaxMs < 200)} |`,
+          `| ${b.backend} | ${b.mb} | ${b.events} | ${b.status} | ${b.ingestMs} | ${b.healthChecks} | ` +
+          `${b.healthMaxMs} | ${verdict(b.healthMaxMs < 200)} |`,
       )
       .join('\n')}`
   : '';
@@ -522,11 +530,13 @@ function beforeAndAfter(): string {
     const c = cells(line);
     const then = exportBefore.get(c[2]!);
     out.push(
-      `| postgresql | ${c[1]} | ${c[2]} | | ${then?.[4] ?? '–'} → ${c[4]} | ${then?.[5] ?? '–'} → ${c[5]} | ${(then?.[6] ?? '–').replace(/ \(.*/, '')} → ${c[6]!.replace(/ \(.*/, '')} |`,
+      `| postgresql | ${c[1]} | ${c[2]} | | ${then?.[4] ?? '–'} → ${c[4]} | ${then?.[5] ?? '–'} → ${c[5]} | ` +
+        `${(then?.[6] ?? '–').replace(/ \(.*/, '')} → ${c[6]!.replace(/ \(.*/, '')} |`,
     );
   }
   return [
-    `\n\n## Before and after\n\nThe same scenarios on the same machine, before (${file}) and now. Export rows: throughput and time.\n`,
+    `\n\n## Before and after\n\nThe same scenarios on the same machine, before (${file}) and now. Export rows: ` +
+      `throughput and time.\n`,
     '| backend | scenario | target | req/s | events/s | p50 / p99 ms (export: time) | peak RSS MB |',
     '|---|---|---|---:|---:|---:|---:|',
     ...out,

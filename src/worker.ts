@@ -21,7 +21,8 @@ const logError = (msg: string, err?: unknown) => log('error', msg, { err: serial
 async function main(): Promise<void> {
   if (!config.databaseUrl) {
     process.stderr.write(
-      'The worker needs DATABASE_URL: the embedded database belongs to the server, which runs a worker itself (WORKER=1).\n',
+      'The worker needs DATABASE_URL: the embedded database belongs to the server, which runs a worker itself ' +
+        '(WORKER=1).\n',
     );
     process.exit(1);
   }

@@ -97,7 +97,8 @@ t.test('oversized headers: 431 in the error shape', async (t) => {
 
 t.test('a Content-Length that does not describe the body: 400 in the error shape', async (t) => {
   const post = (headers: string) =>
-    `POST /api/personal_api_keys/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${tenant.key}\r\nContent-Type: application/json\r\n${headers}\r\n`;
+    `POST /api/personal_api_keys/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${tenant.key}\r\nContent-Type: ` +
+    `application/json\r\n${headers}\r\n`;
   const cases: [string, string, { bodyBytes?: number; halfClose?: boolean }][] = [
     ['not a number', post('Content-Length: abc\r\n'), {}],
     ['two different lengths', post('Content-Length: 2\r\nContent-Length: 3\r\n'), {}],

@@ -129,7 +129,8 @@ t.test('plugin urls: an open port and a closed one give the same answer', async 
   const res = await install(`http://127.0.0.1:${deadPort}/a.zip`);
   t.equal(
     res.body.detail,
-    `Could not download the plugin archive from http://127.0.0.1:${deadPort}/a.zip: Could not connect to http://127.0.0.1:${deadPort}.`,
+    `Could not download the plugin archive from http://127.0.0.1:${deadPort}/a.zip: Could not connect to ` +
+      `http://127.0.0.1:${deadPort}.`,
   );
   t.notMatch(res.body.detail, /ECONN|EHOST|ETIMEDOUT|timeout/i);
 });

@@ -40,6 +40,38 @@ const FIELDS: Record<DestinationType, Record<string, Field>> = {
   NoOp: { ...COMMON },
 };
 
+/**
+ * A destination's config as its writer and test steps read it (secrets in clear), after
+ * `validateDestinationConfig`: required fields are present, the others may be missing.
+ */
+export type S3Config = {
+  bucket_name: string;
+  region: string;
+  prefix?: string | null;
+  aws_access_key_id?: string | null;
+  aws_secret_access_key?: string | null;
+  endpoint_url?: string | null;
+  file_format?: string | null;
+  compression?: string | null;
+  use_virtual_style_addressing?: boolean | null;
+};
+
+export type PostgresConfig = {
+  host: string;
+  port?: number | null;
+  database: string;
+  user: string;
+  password: string;
+  schema?: string | null;
+  table_name?: string | null;
+  has_self_signed_cert?: boolean | null;
+};
+
+export type HttpConfig = {
+  url: string;
+  token: string;
+};
+
 /** Which compressions each S3 file format allows. Parquet is not written by this server. */
 export const S3_COMPRESSIONS: Record<string, string[]> = { JSONLines: ['gzip', 'brotli'] };
 
@@ -105,7 +137,8 @@ export function validateDestinationConfig(type: DestinationType, config: Record<
     if (compression && !compressions.includes(compression)) {
       throw ApiError.validation(
         attr('compression'),
-        `Compression ${compression} is not supported for file format ${format}. Supported compressions are ${list(compressions)}`,
+        `Compression ${compression} is not supported for file format ${format}. Supported compressions are ` +
+          `${list(compressions)}`,
       );
     }
     if (typeof config.bucket_name === 'string' && config.bucket_name.length < 3) {

@@ -50,7 +50,7 @@ export async function checkDestinationNetwork(
  */
 export async function pgSocket(
   network: TenantNetwork,
-  config: Record<string, unknown>,
+  config: { host: unknown; port?: unknown; database: unknown },
 ): Promise<() => Promise<Socket>> {
   const host = String(config.host);
   const port = Number(config.port ?? 5432);

@@ -35,7 +35,8 @@ export function checkSecretNotRedirected(
   if (!changed.length) return;
   throw ApiError.validation(
     `destination__config__${rule.secret}`,
-    `Send '${rule.secret}' again to change ${changed.map((f) => `'${f}'`).join(', ')}: the stored secret is not sent to a new destination.`,
+    `Send '${rule.secret}' again to change ${changed.map((f) => `'${f}'`).join(', ')}: ` +
+      'the stored secret is not sent to a new destination.',
     'required',
   );
 }

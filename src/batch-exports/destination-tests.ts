@@ -1,7 +1,7 @@
 import { HeadBucketCommand } from '@aws-sdk/client-s3';
 import type postgres from 'postgres';
 import { guardedFetch, NetworkPolicyError, type TenantNetwork } from '../net/index.js';
-import type { DestinationType } from './destination-config.js';
+import type { DestinationType, HttpConfig, PostgresConfig, S3Config } from './destination-config.js';
 import { destinationClient } from './destinations/postgres.js';
 import { s3Client } from './destinations/s3.js';
 
@@ -22,25 +22,41 @@ export interface StepJson {
   result: StepResult | null;
 }
 
-type Config = Record<string, any>;
+type Config = Record<string, unknown>;
 
-interface TestStep {
+/** One step of a destination's test, typed by the config it reads. */
+interface TypedStep<C> {
   name: string;
   description: string;
   /** Whether the config has what the step needs; otherwise it fails without connecting. */
-  configured(config: Config): boolean;
-  run(config: Config, network: TenantNetwork): Promise<StepResult>;
+  configured(config: Config): config is Config & C;
+  run(config: C, network: TenantNetwork): Promise<StepResult>;
 }
+
+/** A step as the table holds it: undefined from `attempt` when the config lacks what it needs. */
+interface TestStep {
+  name: string;
+  description: string;
+  attempt(config: Config, network: TenantNetwork): Promise<StepResult> | undefined;
+}
+
+const testStep = <C>(s: TypedStep<C>): TestStep => ({
+  name: s.name,
+  description: s.description,
+  attempt: (config, network) => (s.configured(config) ? s.run(config, network) : undefined),
+});
+
+const isFilled = (c: Config, field: string) => typeof c[field] === 'string' && c[field] !== '';
 
 const TIMEOUT_MS = 10_000;
 const passed: StepResult = { status: 'Passed', message: null };
 const failed = (message: string): StepResult => ({ status: 'Failed', message });
 const reason = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-const s3BucketStep: TestStep = {
+const s3BucketStep = testStep<S3Config>({
   name: 'Check S3 bucket exists',
   description: 'Ensure the configured S3 bucket exists and that we have the required permissions to access it.',
-  configured: (c) => typeof c.bucket_name === 'string' && !!c.bucket_name,
+  configured: (c): c is Config & S3Config => isFilled(c, 'bucket_name'),
   async run(c, network) {
     const client = s3Client(c, network);
     try {
@@ -55,7 +71,8 @@ const s3BucketStep: TestStep = {
         return failed(`Bucket '${c.bucket_name}' does not exist or we don't have permissions to use it`);
       if (status === 403 || status === 401) {
         return failed(
-          `We couldn't access bucket '${c.bucket_name}'. Check the provided credentials, endpoint, and whether the necessary permissions to access the bucket have been granted`,
+          `We couldn't access bucket '${c.bucket_name}'. Check the provided credentials, endpoint, and whether the ` +
+            `necessary permissions to access the bucket have been granted`,
         );
       }
       return failed(`An unknown error occurred when trying to access bucket '${c.bucket_name}': ${reason(err)}`);
@@ -63,10 +80,14 @@ const s3BucketStep: TestStep = {
       client.destroy();
     }
   },
-};
+});
 
 /** A short-lived connection to the destination database, through the policy's socket. */
-async function withPostgres<T>(c: Config, network: TenantNetwork, work: (sql: postgres.Sql) => Promise<T>): Promise<T> {
+async function withPostgres<T>(
+  c: PostgresConfig,
+  network: TenantNetwork,
+  work: (sql: postgres.Sql) => Promise<T>,
+): Promise<T> {
   const sql = await destinationClient(c, network, { connectTimeoutSeconds: TIMEOUT_MS / 1000, idleTimeoutSeconds: 1 });
   try {
     return await work(sql);
@@ -75,10 +96,10 @@ async function withPostgres<T>(c: Config, network: TenantNetwork, work: (sql: po
   }
 }
 
-const pgConfigured = (c: Config) =>
-  ['host', 'database', 'user', 'password'].every((f) => typeof c[f] === 'string' && c[f]);
+const pgConfigured = (c: Config): c is Config & PostgresConfig =>
+  ['host', 'database', 'user', 'password'].every((f) => isFilled(c, f));
 
-const postgresConnectStep: TestStep = {
+const postgresConnectStep = testStep<PostgresConfig>({
   name: 'Verify connection to PostgreSQL',
   description: 'Ensure we can connect and sign in to the configured PostgreSQL database.',
   configured: pgConfigured,
@@ -90,12 +111,13 @@ const postgresConnectStep: TestStep = {
       return failed(`We couldn't connect to PostgreSQL at '${c.host}:${c.port ?? 5432}': ${reason(err)}`);
     }
   },
-};
+});
 
-const postgresTableStep: TestStep = {
+const postgresTableStep = testStep<PostgresConfig>({
   name: 'Verify schema and table permissions',
   description:
-    'Ensure the configured schema exists and that the user can create the table in it, or insert into the table if it exists.',
+    'Ensure the configured schema exists and that the user can create the table in it, or insert into the table if ' +
+    'it exists.',
   configured: pgConfigured,
   async run(c, network) {
     const schema: string = c.schema || 'public';
@@ -126,9 +148,9 @@ const postgresTableStep: TestStep = {
       return failed(`We couldn't check schema '${schema}': ${reason(err)}`);
     }
   },
-};
+});
 
-async function postBatch(c: Config, network: TenantNetwork): Promise<Response> {
+async function postBatch(c: Pick<HttpConfig, 'url'> & Partial<HttpConfig>, network: TenantNetwork): Promise<Response> {
   return guardedFetch(network.policy, c.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -137,10 +159,10 @@ async function postBatch(c: Config, network: TenantNetwork): Promise<Response> {
   });
 }
 
-const httpReachStep: TestStep = {
+const httpReachStep = testStep<Pick<HttpConfig, 'url'>>({
   name: 'Verify the URL answers',
   description: 'Ensure the configured URL can be reached and answers HTTP requests.',
-  configured: (c) => typeof c.url === 'string' && !!c.url,
+  configured: (c): c is Config & Pick<HttpConfig, 'url'> => isFilled(c, 'url'),
   async run(c, network) {
     try {
       const res = await postBatch(c, network);
@@ -151,12 +173,12 @@ const httpReachStep: TestStep = {
       return failed(`We couldn't reach ${new URL(c.url).origin}: ${reason(err)}`);
     }
   },
-};
+});
 
-const httpTokenStep: TestStep = {
+const httpTokenStep = testStep<HttpConfig>({
   name: 'Verify the token is accepted',
   description: 'Ensure the destination accepts a batch sent with the configured token (the batch sent is empty).',
-  configured: (c) => typeof c.url === 'string' && !!c.url && typeof c.token === 'string' && !!c.token,
+  configured: (c): c is Config & HttpConfig => isFilled(c, 'url') && isFilled(c, 'token'),
   async run(c, network) {
     try {
       const res = await postBatch(c, network);
@@ -169,7 +191,7 @@ const httpTokenStep: TestStep = {
       return failed(`We couldn't reach ${new URL(c.url).origin}: ${reason(err)}`);
     }
   },
-};
+});
 
 const TESTS: Partial<Record<DestinationType, TestStep[]>> = {
   S3: [s3BucketStep],
@@ -201,9 +223,10 @@ export async function runTestStep(
   network: TenantNetwork,
 ): Promise<StepJson> {
   const step = TESTS[type as DestinationType]![index]!;
-  if (!step.configured(config)) return describe(step, failed("The test step cannot run as it's not configured."));
+  const result = step.attempt(config, network);
+  if (!result) return describe(step, failed("The test step cannot run as it's not configured."));
   try {
-    return describe(step, await step.run(config, network));
+    return describe(step, await result);
   } catch (err) {
     return describe(step, failed(`The test step failed with an unknown error: ${reason(err)}.`));
   }

@@ -120,7 +120,8 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
     const attempt = run.attempts > 1 ? ` (attempt ${run.attempts})` : '';
     await log(
       'INFO',
-      `Batch export run started: ${exp.model} from ${describe(run.data_interval_start)} to ${describe(run.data_interval_end)}${attempt}`,
+      `Batch export run started: ${exp.model} from ${describe(run.data_interval_start)} to ` +
+        `${describe(run.data_interval_end)}${attempt}`,
     );
     const source = recordSource(db, exp, run.data_interval_start, run.data_interval_end, stepMs);
     const total = await step(source.count(), 'Counting the records');

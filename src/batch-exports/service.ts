@@ -14,7 +14,9 @@ import {
   insertRuns,
   orphanedRuns,
   setBackfillStatus,
+  settleBackfill,
   unscopedInsertScheduledRuns,
+  type BackfillRow,
 } from '../db/queries/batch-export-runs.js';
 import { HogQLError, parseSelect, printSelect } from '../hogql/index.js';
 import type { JobEngine } from './engine.js';
@@ -84,7 +86,8 @@ export async function createBackfill(
     if (end && end < earliestStart) {
       throw ApiError.validation(
         null,
-        `The provided backfill date range contains no data. The earliest possible backfill start date is ${formatUtc(earliestStart)}`,
+        `The provided backfill date range contains no data. The earliest possible backfill start date is ` +
+          `${formatUtc(earliestStart)}`,
       );
     }
     if (start && start < earliestStart) adjusted = earliestStart;
@@ -190,6 +193,31 @@ export async function deleteExport(db: Db, scope: ExportScope, exp: BatchExportR
     await cancelRuns(tx as Db, scope, { exportId: exp.id });
     await cancelBackfills(tx as Db, scope, exp.id);
     return true;
+  });
+}
+
+/**
+ * Cancels a starting or running run; one transaction, so a failure leaves neither it cancelled nor its backfill
+ * settled.
+ */
+export async function cancelRun(db: Db, scope: ExportScope, run: RunRow): Promise<void> {
+  if (run.status !== 'Running' && run.status !== 'Starting') {
+    throw ApiError.validation(null, `Cannot cancel a run that is in '${run.status}' status`);
+  }
+  await db.transaction(async (tx) => {
+    await cancelRuns(tx as Db, scope, { exportId: run.batch_export_id, runId: run.id });
+    if (run.backfill_id) await settleBackfill(tx as Db, scope, run.backfill_id);
+  });
+}
+
+/** Cancels a starting or running backfill and the runs of it that have not finished. */
+export async function cancelBackfill(db: Db, scope: ExportScope, backfill: BackfillRow): Promise<void> {
+  if (backfill.status !== 'Running' && backfill.status !== 'Starting') {
+    throw ApiError.validation(null, `Cannot cancel a backfill that is in '${backfill.status}' status`);
+  }
+  await db.transaction(async (tx) => {
+    await setBackfillStatus(tx as Db, scope, backfill.id, 'Cancelled');
+    await cancelRuns(tx as Db, scope, { exportId: backfill.batch_export_id, backfillId: backfill.id });
   });
 }
 

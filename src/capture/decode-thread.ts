@@ -8,7 +8,10 @@ import type { RawCapture } from './decode.js';
 import { nextTurn } from './turns.js';
 import { ApiError } from '../core/errors.js';
 
-/** Bodies that decode to less than this are decoded in place: a few milliseconds, less than a round trip to the thread is worth. */
+/**
+ * Bodies that decode to less than this are decoded in place: a few milliseconds, less than a round trip to the thread
+ * is worth.
+ */
 export const OFF_THREAD_BYTES = 1024 * 1024;
 /** About how much JSON one slice carries: a millisecond or two to take in. */
 const SLICE_BYTES = 256 * 1024;

@@ -70,7 +70,8 @@ export function requireEdit(
 export function requireRestrict(permissions: DashboardPermissions): void {
   if (!permissions.can_restrict) {
     throw ApiError.permissionDenied(
-      "Only the dashboard owner and project admins have the restriction rights required to change the dashboard's restriction level.",
+      "Only the dashboard owner and project admins have the restriction rights required to change the dashboard's " +
+        'restriction level.',
     );
   }
 }

@@ -51,7 +51,8 @@ const BUILT_IN: Record<string, DashboardTemplate> = {
   DEFAULT_APP: {
     template_name: 'Product analytics',
     dashboard_description:
-      'High-level overview of your product including daily active users, weekly active users, retention, and growth accounting.',
+      'High-level overview of your product including daily active users, weekly active users, retention, and growth ' +
+      'accounting.',
     dashboard_filters: {},
     tags: [],
     tiles: PRODUCT_ANALYTICS_SECTIONS.map(([title, text], i) => ({

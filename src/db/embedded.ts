@@ -76,7 +76,8 @@ function binaries(): Promise<Binaries> {
       entry = createRequire(wrapper).resolve(name);
     } catch {
       throw new DataDirError(
-        `No embedded PostgreSQL for ${process.platform}-${process.arch} (npm package ${name} is not installed): set DATABASE_URL to a PostgreSQL server.`,
+        `No embedded PostgreSQL for ${process.platform}-${process.arch} (npm package ${name} is not installed): set ` +
+          `DATABASE_URL to a PostgreSQL server.`,
       );
     }
     return (await import(pathToFileURL(entry).href)) as Binaries;
@@ -114,7 +115,8 @@ function runAs(): RunAs {
       return ids();
     } catch {
       throw new DataDirError(
-        'PostgreSQL cannot run as root and no `postgres` system user could be created: run as another user, or set DATABASE_URL.',
+        'PostgreSQL cannot run as root and no `postgres` system user could be created: run as another user, or set ' +
+          'DATABASE_URL.',
       );
     }
   }
@@ -165,7 +167,8 @@ export function runningPostmaster(dataDir: string): number | undefined {
 
 function inUse(dataDir: string, pid: number): DataDirError {
   return new DataDirError(
-    `The data folder ${dataDir} is in use by another process (pid ${pid}); stop it first, or set DATA_DIR or DATABASE_URL.`,
+    `The data folder ${dataDir} is in use by another process (pid ${pid}); stop it first, or set DATA_DIR or ` +
+      `DATABASE_URL.`,
   );
 }
 
@@ -291,13 +294,15 @@ export async function startCluster(dataDir: string, settings: ClusterSettings): 
   mkdirSync(dataDir, { recursive: true });
   if (existsSync(join(dataDir, 'PG_VERSION')) && !existsSync(pg)) {
     throw new DataDirError(
-      `The data folder ${dataDir} holds a database of the earlier embedded engine (PGlite), which this version cannot open: move it away or delete it to start afresh, or set DATA_DIR to another folder.`,
+      `The data folder ${dataDir} holds a database of the earlier embedded engine (PGlite), which this version ` +
+        `cannot open: move it away or delete it to start afresh, or set DATA_DIR to another folder.`,
     );
   }
   const socketPath = join(socketDir(dataDir), `.s.PGSQL.${SOCKET_PORT}`);
   if (Buffer.byteLength(socketPath) > 103) {
     throw new DataDirError(
-      `The data folder path ${resolve(dataDir)} is too long for PostgreSQL's socket (${socketPath}): set DATA_DIR to a shorter path.`,
+      `The data folder path ${resolve(dataDir)} is too long for PostgreSQL's socket (${socketPath}): set DATA_DIR to ` +
+        `a shorter path.`,
     );
   }
   if (as.uid !== undefined) {
@@ -305,7 +310,8 @@ export async function startCluster(dataDir: string, settings: ClusterSettings): 
     const probe = spawnSync('test', ['-x', resolve(dataDir)], { uid: as.uid, gid: as.gid });
     if (probe.status !== 0) {
       throw new DataDirError(
-        `The postgres system user cannot reach ${resolve(dataDir)} (a parent folder is closed to it): set DATA_DIR to a folder it can reach, or run as another user.`,
+        `The postgres system user cannot reach ${resolve(dataDir)} (a parent folder is closed to it): set DATA_DIR ` +
+          `to a folder it can reach, or run as another user.`,
       );
     }
   }

@@ -89,7 +89,8 @@ function parseNode(raw: unknown, depth: number): FilterNode {
   const list = Array.isArray(value) ? value : [value];
   if (value === undefined || value === null || !list.length || !list.every(isScalar)) {
     throw bad(
-      `Property filter "${raw.key}" needs a value (a string, number or boolean${operator === 'exact' || operator === 'is_not' ? ', or a list of them' : ''}).`,
+      `Property filter "${raw.key}" needs a value (a string, number or ` +
+        `boolean${operator === 'exact' || operator === 'is_not' ? ', or a list of them' : ''}).`,
     );
   }
   if (Array.isArray(value) && operator !== 'exact' && operator !== 'is_not') {

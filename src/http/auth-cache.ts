@@ -53,11 +53,6 @@ export class AuthCache {
     this.listening = true;
   }
 
-  /** Sessions listening for invalidations on this database: one per running process (this one included). */
-  private async listeners(): Promise<number> {
-    return countListeners(this.database.db);
-  }
-
   private clear(): void {
     this.generation++;
     this.entries.clear();

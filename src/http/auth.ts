@@ -6,6 +6,7 @@ import { ApiError } from '../core/errors.js';
 import { isUuid, MAX_INT4 } from '../core/ids.js';
 import type { Tenant } from '../core/tenant.js';
 import type { RouteMeta } from './route-meta.js';
+import { hasScope } from '../core/scopes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,13 +27,6 @@ export function presentedKey(req: FastifyRequest): string | undefined {
   }
   const query = (req.query as Record<string, unknown> | undefined)?.personal_api_key;
   return typeof query === 'string' && query ? query : undefined;
-}
-
-/** `write` implies `read`, and `*` allows everything. */
-export function hasScope(keyScopes: readonly string[], required: string): boolean {
-  if (keyScopes.includes('*') || keyScopes.includes(required)) return true;
-  const [object, action] = required.split(':');
-  return action === 'read' && keyScopes.includes(`${object}:write`);
 }
 
 /** The first project of the user's current organization, PostHog's fallback for `@current`. */
@@ -139,7 +133,8 @@ function refuseKeyIfBarred(principal: Principal, orgId: string): void {
   const name = principal.keyRefused.get(orgId);
   if (name !== undefined) {
     throw ApiError.permissionDenied(
-      `Organization '${name}' does not allow using personal API keys. Contact an admin to enable personal API keys for this organization.`,
+      `Organization '${name}' does not allow using personal API keys. Contact an admin to enable personal API keys ` +
+        `for this organization.`,
     );
   }
 }

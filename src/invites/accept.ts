@@ -16,7 +16,8 @@ export const expiredInvite = () =>
 const accountExists = () =>
   ApiError.validation(
     null,
-    "An account with this email address already exists. Accept the invite with one of that account's personal API keys.",
+    "An account with this email address already exists. Accept the invite with one of that account's personal API " +
+      'keys.',
     'account_exists',
   );
 
@@ -87,7 +88,8 @@ async function accept(tx: Db, inviteId: string, names: Names, acceptor: Acceptor
   if (existing?.id !== acceptor.user.id) {
     throw ApiError.validation(
       null,
-      `This invite is intended for another email address: ${maskEmail(invite.target_email)}. You tried to sign up with ${acceptor.user.email}.`,
+      `This invite is intended for another email address: ${maskEmail(invite.target_email)}. You tried to sign up ` +
+        `with ${acceptor.user.email}.`,
       'invalid_recipient',
     );
   }

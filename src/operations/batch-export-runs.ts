@@ -1,24 +1,15 @@
 import type { FastifyRequest } from 'fastify';
-import { createBackfill, retryRun } from '../batch-exports/service.js';
-import { isUuid } from '../core/ids.js';
+import { exportLogs, exportScope, loadBackfill, loadExport, loadRun, presentBackfills } from '../batch-exports/load.js';
+import { cancelBackfill, cancelRun, createBackfill, retryRun } from '../batch-exports/service.js';
 import { decodeCursor, encodeCursor } from '../core/cursor.js';
-import { clampLimit } from '../core/paging.js';
-import {
-  backfillRunCounts,
-  cancelRuns,
-  getBackfill,
-  getRun,
-  setBackfillStatus,
-  settleBackfill,
-  type BackfillRow,
-} from '../db/queries/batch-export-runs.js';
-import { listBackfills, listRuns, type Cursor, type CursorPage } from '../db/queries/batch-export-lists.js';
-import type { Db } from '../db/client.js';
 import { ApiError } from '../core/errors.js';
-import { requestUrl } from '../http/pagination.js';
+import { isUuid } from '../core/ids.js';
+import { clampLimit } from '../core/paging.js';
+import { listBackfills, listRuns, type Cursor, type CursorPage } from '../db/queries/batch-export-lists.js';
+import { getBackfill } from '../db/queries/batch-export-runs.js';
+import { paginated, requestUrl } from '../http/pagination.js';
 import type { SomeHandlers } from '../http/types.js';
-import { serializeBackfill, serializeRun } from '../serializers/batch-exports.js';
-import { loadExport, logPage, scopeOf } from './batch-exports.js';
+import { serializeRun } from '../serializers/batch-exports.js';
 import { twins, type TwinHandler } from './batch-export-twins.js';
 
 function cursorOf(raw: string | undefined): Cursor | undefined {
@@ -65,30 +56,18 @@ function parseDate(value: string | undefined, fallback: Date, attr: string): Dat
 
 type Nested = { batch_export_id: string; id: string };
 
-async function loadRun(req: FastifyRequest, params: Nested) {
-  const exp = await loadExport(req, params.batch_export_id);
-  const run = isUuid(params.id) ? await getRun(req.server.db, exp.id, params.id) : undefined;
-  if (!run) throw ApiError.notFound();
-  return { exp, run };
-}
+const pathRun = (req: FastifyRequest<{ Params: Nested }>) =>
+  loadRun(req.server.db, exportScope(req.tenant), req.params.batch_export_id, req.params.id);
 
-async function loadBackfill(req: FastifyRequest, params: Nested) {
-  const exp = await loadExport(req, params.batch_export_id);
-  const backfill = isUuid(params.id) ? await getBackfill(req.server.db, exp.id, params.id) : undefined;
-  if (!backfill) throw ApiError.notFound();
-  return { exp, backfill };
-}
+const pathBackfill = (req: FastifyRequest<{ Params: Nested }>) =>
+  loadBackfill(req.server.db, exportScope(req.tenant), req.params.batch_export_id, req.params.id);
 
-async function presentBackfills(req: FastifyRequest, rows: BackfillRow[]) {
-  const counts = await backfillRunCounts(
-    req.server.db,
-    rows.map((b) => b.id),
-  );
-  return rows.map((b) => serializeBackfill(b, counts.get(b.id) ?? {}));
-}
+/** The export the path's `batch_export_id` names within the caller's tenant, or a 404. */
+const pathExport = (req: FastifyRequest<{ Params: { batch_export_id: string } }>) =>
+  loadExport(req.server.db, exportScope(req.tenant), req.params.batch_export_id);
 
 const runsList: TwinHandler<'projects_batch_exports_runs_list'> = async (req) => {
-  const exp = await loadExport(req, req.params.batch_export_id);
+  const exp = await pathExport(req);
   const q = req.query;
   const ordering = q.ordering ?? '-created_at';
   const byInterval = ordering.endsWith('data_interval_start');
@@ -109,35 +88,28 @@ const runsList: TwinHandler<'projects_batch_exports_runs_list'> = async (req) =>
 };
 
 const runsRetrieve: TwinHandler<'projects_batch_exports_runs_retrieve'> = async (req) =>
-  serializeRun((await loadRun(req, req.params)).run);
+  serializeRun((await pathRun(req)).run);
 
 const runsRetry: TwinHandler<'projects_batch_exports_runs_retry_create'> = async (req) => {
-  const { exp, run } = await loadRun(req, req.params);
-  return { backfill_id: await retryRun(req.server.db, scopeOf(req), req.server.jobs, exp, run) };
+  const { exp, run } = await pathRun(req);
+  return { backfill_id: await retryRun(req.server.db, exportScope(req.tenant), req.server.jobs, exp, run) };
 };
 
 const runsCancel: TwinHandler<'projects_batch_exports_runs_cancel_create'> = async (req) => {
-  const { run } = await loadRun(req, req.params);
-  if (run.status !== 'Running' && run.status !== 'Starting') {
-    throw ApiError.validation(null, `Cannot cancel a run that is in '${run.status}' status`);
-  }
-  const scope = scopeOf(req);
-  // One transaction: a failed answer leaves neither the run cancelled nor its backfill settled.
-  await req.server.db.transaction(async (tx) => {
-    await cancelRuns(tx as Db, scope, { exportId: run.batch_export_id, runId: run.id });
-    if (run.backfill_id) await settleBackfill(tx as Db, scope, run.backfill_id);
-  });
+  const { run } = await pathRun(req);
+  await cancelRun(req.server.db, exportScope(req.tenant), run);
   return { cancelled: true };
 };
 
 /** PostHog's LogEntryMixin on a run: the export's entries of this run (its `instance_id`). */
 const runsLogs: TwinHandler<'projects_batch_exports_runs_logs_retrieve'> = async (req) => {
-  const { exp, run } = await loadRun(req, req.params);
-  return logPage(req, exp, req.query, run.id);
+  const { exp, run } = await pathRun(req);
+  const { page, count, results } = await exportLogs(req.server.db, exp, req.query, run.id);
+  return paginated(req, page, count, results);
 };
 
 const backfillsList: TwinHandler<'projects_batch_exports_backfills_list'> = async (req) => {
-  const exp = await loadExport(req, req.params.batch_export_id);
+  const exp = await pathExport(req);
   const q = req.query;
   const ordering = q.ordering ?? '-created_at';
   const page = await listBackfills(
@@ -148,36 +120,36 @@ const backfillsList: TwinHandler<'projects_batch_exports_backfills_list'> = asyn
     cursorOf(q.cursor),
     clampLimit(q.limit, 50),
   );
-  const results = await presentBackfills(req, page.rows);
+  const results = await presentBackfills(req.server.db, page.rows);
   const byId = new Map(results.map((r) => [r.id, r]));
   return cursorPage(req, page, (b) => byId.get(b.id)!);
 };
 
 const backfillsCreate: TwinHandler<'projects_batch_exports_backfills_create'> = async (req, reply) => {
-  const exp = await loadExport(req, req.params.batch_export_id);
+  const exp = await pathExport(req);
   const body = req.body ?? {};
-  const id = await createBackfill(req.server.db, scopeOf(req), req.server.jobs, exp, body.start_at, body.end_at);
+  const id = await createBackfill(
+    req.server.db,
+    exportScope(req.tenant),
+    req.server.jobs,
+    exp,
+    body.start_at,
+    body.end_at,
+  );
   const row = await getBackfill(req.server.db, exp.id, id);
   if (!row) throw new Error(`Backfill ${id} vanished after its creation`);
   reply.code(201);
-  return { ...(await presentBackfills(req, [row]))[0]!, backfill_id: id };
+  return { ...(await presentBackfills(req.server.db, [row]))[0]!, backfill_id: id };
 };
 
 const backfillsRetrieve: TwinHandler<'projects_batch_exports_backfills_retrieve'> = async (req) => {
-  const { backfill } = await loadBackfill(req, req.params);
-  return (await presentBackfills(req, [backfill]))[0]!;
+  const { backfill } = await pathBackfill(req);
+  return (await presentBackfills(req.server.db, [backfill]))[0]!;
 };
 
 const backfillsCancel: TwinHandler<'projects_batch_exports_backfills_cancel_create'> = async (req) => {
-  const { backfill } = await loadBackfill(req, req.params);
-  if (backfill.status !== 'Running' && backfill.status !== 'Starting') {
-    throw ApiError.validation(null, `Cannot cancel a backfill that is in '${backfill.status}' status`);
-  }
-  const scope = scopeOf(req);
-  await req.server.db.transaction(async (tx) => {
-    await setBackfillStatus(tx as Db, scope, backfill.id, 'Cancelled');
-    await cancelRuns(tx as Db, scope, { exportId: backfill.batch_export_id, backfillId: backfill.id });
-  });
+  const { backfill } = await pathBackfill(req);
+  await cancelBackfill(req.server.db, exportScope(req.tenant), backfill);
   return { cancelled: true };
 };
 

@@ -2,83 +2,24 @@ import type { FastifyRequest } from 'fastify';
 import type { SomeHandlers } from '../http/types.js';
 import { ApiError } from '../core/errors.js';
 import { Level, requireLevel } from '../core/levels.js';
-import { pick } from '../core/pick.js';
 import { paginated } from '../http/pagination.js';
 import { pageOf } from '../core/paging.js';
-import {
-  deleteDomain,
-  domainTaken,
-  getDomain,
-  insertDomain,
-  listDomains,
-  recordVerification,
-  renameDomain,
-  updateDomain,
-  type DomainInput,
-  type DomainRow,
-} from '../db/queries/domains.js';
-import { resolveTxt } from '../dns.js';
+import { deleteDomain, listDomains } from '../db/queries/domains.js';
+import { changeDomain, createDomain, loadDomain, verifyDomain } from '../domains/domains.js';
 import { serializeDomain } from '../serializers/domains.js';
 import type { components } from '../../generated/api.js';
 import { isUuid } from '../core/ids.js';
 
-const SAML = ['saml_entity_id', 'saml_acs_url', 'saml_x509_cert'] as const;
-// PostHog refuses these until the domain is verified, and drops them on create.
-const VERIFIED_ONLY = ['jit_provisioning_enabled', 'sso_enforcement'] as const;
-
-const taken = () => ApiError.validation('domain', 'domain with this domain already exists.', 'unique');
-
-async function pathDomain(req: FastifyRequest<{ Params: { id: string } }>): Promise<DomainRow> {
-  const { id } = req.params;
-  const row = isUuid(id) ? await getDomain(req.server.db, req.tenant.organization_id, id.toLowerCase()) : undefined;
-  if (!row) throw ApiError.notFound();
-  return row;
-}
-
-/** Whether `_posthog-challenge.<domain>` carries the challenge; a failing resolver counts as no. */
-async function challengePublished(req: FastifyRequest, domain: DomainRow): Promise<boolean> {
-  try {
-    const values = await resolveTxt(`_posthog-challenge.${domain.domain}`, req.server.config.dnsServers);
-    return values.some((v) => v.trim() === domain.verification_challenge);
-  } catch (err) {
-    req.log.warn({ err, domain: domain.domain }, 'domain verification lookup failed');
-    return false;
-  }
-}
-
 type DomainBody = components['schemas']['PatchedOrganizationDomainRequest'];
 
-/** PATCH and PUT: PostHog's rules, in its order (verification first, then the features). */
+const pathDomain = (req: FastifyRequest<{ Params: { id: string } }>) =>
+  loadDomain(req.server.db, req.tenant.organization_id, req.params.id);
+
+/** PATCH and PUT. */
 async function update(req: FastifyRequest<{ Params: { id: string }; Body: DomainBody | undefined }>) {
   requireLevel(req.tenant, Level.ADMIN);
   const current = await pathDomain(req);
-  const body = req.body ?? {};
-  const input: DomainInput = pick(body, [...VERIFIED_ONLY, ...SAML]);
-  if (!current.verified_at) {
-    const refused = VERIFIED_ONLY.find((field) => field in input);
-    if (refused) {
-      throw ApiError.validation(
-        refused,
-        'This attribute cannot be updated until the domain is verified.',
-        'verification_required',
-      );
-    }
-  }
-  if (body.scim_enabled !== undefined) {
-    throw ApiError.validation(
-      'scim_enabled',
-      'SCIM provisioning is not available for this organization.',
-      'feature_not_available',
-    );
-  }
-  const renamed = body.domain !== undefined && body.domain !== current.domain;
-  if (renamed && (await domainTaken(req.server.db, body.domain!))) throw taken();
-  const row = renamed
-    ? await renameDomain(req.server.db, req.tenant.organization_id, current.id, body.domain!, input)
-    : await updateDomain(req.server.db, req.tenant.organization_id, current.id, input);
-  if (row === null) throw taken();
-  if (!row) throw ApiError.notFound();
-  return serializeDomain(row);
+  return serializeDomain(await changeDomain(req.server.db, req.tenant.organization_id, current, req.body ?? {}));
 }
 
 export const domainHandlers = {
@@ -90,10 +31,7 @@ export const domainHandlers = {
 
   async domains_create(req, reply) {
     requireLevel(req.tenant, Level.ADMIN);
-    const { domain } = req.body;
-    if (await domainTaken(req.server.db, domain)) throw taken();
-    const row = await insertDomain(req.server.db, req.tenant.organization_id, { ...pick(req.body, SAML), domain });
-    if (!row) throw taken();
+    const row = await createDomain(req.server.db, req.tenant.organization_id, req.body);
     reply.code(201);
     return serializeDomain(row);
   },
@@ -129,12 +67,8 @@ export const domainHandlers = {
   async domains_verify_create(req) {
     requireLevel(req.tenant, Level.ADMIN);
     const domain = await pathDomain(req);
-    if (domain.verified_at) {
-      throw ApiError.validation(null, 'This domain has already been verified.', 'already_verified');
-    }
-    const verified = await challengePublished(req, domain);
-    const row = await recordVerification(req.server.db, req.tenant.organization_id, domain.id, verified);
-    if (!row) throw ApiError.notFound();
-    return serializeDomain(row);
+    const { db, config } = req.server;
+    const warn = (obj: object, msg: string) => req.log.warn(obj, msg);
+    return serializeDomain(await verifyDomain(db, req.tenant.organization_id, domain, config.dnsServers, warn));
   },
 } satisfies SomeHandlers;

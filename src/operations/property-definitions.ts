@@ -1,24 +1,16 @@
 import type { FastifyRequest } from 'fastify';
 import type { ProjectRequest, SomeHandlers } from '../http/types.js';
 import { paginated } from '../http/pagination.js';
-import {
-  deletePropertyDefinition,
-  getPropertyDefinition,
-  listPropertyDefinitions,
-  seenTogether,
-  updatePropertyDefinition,
-  type PropertyDefinitionChanges,
-  type PropertyDefinitionRow,
-} from '../db/queries/property-definitions.js';
-import { normalizeTags } from '../dashboards/tags.js';
-import { serializePropertyDefinition, userIdsOf } from '../serializers/property-definitions.js';
+import { deletePropertyDefinition, listPropertyDefinitions, seenTogether } from '../db/queries/property-definitions.js';
 import { PropertyKind } from '../capture/property-definitions.js';
-import { findDefinition, jsonNameList, presentDefinitions, verificationChanges } from './definitions.js';
-import type { components } from '../../generated/api.js';
-import { ApiError } from '../core/errors.js';
+import { jsonNameList } from '../definitions/common.js';
+import {
+  changePropertyDefinition,
+  loadPropertyDefinition,
+  presentPropertyDefinitions,
+} from '../definitions/property-definitions.js';
 import { pageOf } from '../core/paging.js';
-
-type Body = components['schemas']['PatchedPropertyDefinitionRequest'];
+import type { components } from '../../generated/api.js';
 
 /** PostHog's numbers; group and session properties are never recorded here, so they list nothing. */
 const TYPES: Record<string, number> = { event: PropertyKind.event, person: PropertyKind.person, group: 3, session: 4 };
@@ -26,25 +18,16 @@ const TYPES: Record<string, number> = { event: PropertyKind.event, person: Prope
 const nameList = (attr: string, text: string | undefined) =>
   jsonNameList(attr, text, `${attr} must be a JSON list of names.`);
 
-const present = (req: FastifyRequest, rows: PropertyDefinitionRow[]) =>
-  presentDefinitions(req, rows, userIdsOf, serializePropertyDefinition);
+const find = (req: ProjectRequest & FastifyRequest<{ Params: { id: string } }>) =>
+  loadPropertyDefinition(req.server.db, req.tenant.project_id, req.params.id);
 
-const find = (req: ProjectRequest, id: string) =>
-  findDefinition(req, id, (projectId, defId) => getPropertyDefinition(req.server.db, projectId, defId));
+type Body = components['schemas']['PatchedPropertyDefinitionRequest'];
 
-async function update(req: ProjectRequest & FastifyRequest<{ Params: { id: string } }>) {
-  const body = (req.body ?? {}) as Body;
-  const current = await find(req, req.params.id);
-  const changes: PropertyDefinitionChanges = verificationChanges(body, current, req.principal.user.id, 'A property');
-  if (body.description !== undefined) changes.description = body.description;
-  if (body.tags !== undefined) changes.tags = normalizeTags(body.tags);
-  if (body.property_type !== undefined) {
-    changes.property_type = body.property_type;
-    changes.is_numerical = body.property_type === 'Numeric';
-  }
-  const row = await updatePropertyDefinition(req.server.db, req.tenant.project_id, current.id, changes);
-  if (!row) throw ApiError.notFound();
-  return (await present(req, [row]))[0]!;
+async function update(req: ProjectRequest & FastifyRequest<{ Params: { id: string }; Body: Body | undefined }>) {
+  const current = await find(req);
+  const { db } = req.server;
+  const row = await changePropertyDefinition(db, req.tenant.project_id, req.principal.user.id, current, req.body ?? {});
+  return (await presentPropertyDefinitions(db, [row]))[0]!;
 }
 
 export const propertyDefinitionHandlers = {
@@ -74,18 +57,18 @@ export const propertyDefinitionHandlers = {
       },
       page,
     );
-    return paginated(req, page, count, await present(req, rows));
+    return paginated(req, page, count, await presentPropertyDefinitions(req.server.db, rows));
   },
 
   async property_definitions_retrieve(req) {
-    return (await present(req, [await find(req, req.params.id)]))[0]!;
+    return (await presentPropertyDefinitions(req.server.db, [await find(req)]))[0]!;
   },
 
   property_definitions_partial_update: update,
   property_definitions_update: update,
 
   async property_definitions_destroy(req, reply) {
-    const current = await find(req, req.params.id);
+    const current = await find(req);
     await deletePropertyDefinition(req.server.db, req.tenant.project_id, current);
     reply.code(204);
   },

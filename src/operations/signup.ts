@@ -4,7 +4,7 @@ import { loadPrincipal, type Principal } from '../db/queries/auth.js';
 import { getInviteWithOrganization, isExpired } from '../db/queries/invites.js';
 import { getKey } from '../db/queries/personal-api-keys.js';
 import { acceptInvite, expiredInvite, invalidInvite } from '../invites/accept.js';
-import { describePrincipal } from './users.js';
+import { describePrincipal } from '../users/users.js';
 import { isUuid } from '../core/ids.js';
 
 /** The caller's principal on an operation where a key is optional: set only when one was presented. */

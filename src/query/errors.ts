@@ -28,7 +28,8 @@ export function databaseError(err: unknown, timeoutSeconds: number): ApiError | 
   if (state === '57014') {
     return ApiError.validation(
       null,
-      `Query exceeded the time limit of ${timeoutSeconds} seconds. Narrow it with a time range on timestamp, fewer joins or a LIMIT.`,
+      `Query exceeded the time limit of ${timeoutSeconds} seconds. Narrow it with a time range on timestamp, fewer ` +
+        `joins or a LIMIT.`,
       'timeout_exceeded',
     );
   }

@@ -14,8 +14,8 @@ export const KEY_BYTES = 32;
 export class SecretDecryptionError extends Error {
   constructor() {
     super(
-      'A stored secret could not be decrypted: it was written with another ENCRYPTION_KEY than this server has, or it was altered. ' +
-        'Set ENCRYPTION_KEY to the key it was written with, or send the secret again.',
+      'A stored secret could not be decrypted: it was written with another ENCRYPTION_KEY than this server has, ' +
+        'or it was altered. Set ENCRYPTION_KEY to the key it was written with, or send the secret again.',
     );
   }
 }

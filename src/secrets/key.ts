@@ -28,7 +28,8 @@ export function parseKey(text: string, where: string): Buffer {
       : undefined;
   if (key?.length !== KEY_BYTES) {
     throw new Error(
-      `${where} must be ${KEY_BYTES} bytes written as base64 or as 64 hex digits (e.g. the output of \`openssl rand -base64 32\`).`,
+      `${where} must be ${KEY_BYTES} bytes written as base64 or as 64 hex digits ` +
+        '(e.g. the output of `openssl rand -base64 32`).',
     );
   }
   return key;

@@ -158,7 +158,8 @@ t.test('S3: JSON lines, gzip and brotli, read back from an S3-compatible server'
     { type: 'S3', config: { ...config, prefix: 'chrome', compression: 'brotli' } },
     {
       hogql_query:
-        "SELECT uuid, event, properties.$browser AS browser, properties.n FROM events WHERE properties.$browser = 'Chrome' AND properties.n >= 10",
+        'SELECT uuid, event, properties.$browser AS browser, properties.n FROM events WHERE properties.$browser = ' +
+        "'Chrome' AND properties.n >= 10",
     },
     1,
   );

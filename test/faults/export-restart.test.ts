@@ -144,7 +144,8 @@ t.test(
       2 * HEARTBEAT_TIMEOUT * 1000,
     ).catch(async (err) => {
       t.fail(
-        `${(err as Error).message}: ${JSON.stringify((await runs()).map((r) => [r.status, r.records_completed, r.attempts, r.latest_error, r.heartbeat_at]))}`,
+        `${(err as Error).message}: ` +
+          `${JSON.stringify((await runs()).map((r) => [r.status, r.records_completed, r.attempts, r.latest_error, r.heartbeat_at]))}`,
       );
       const diag = postgres(cluster.url, { max: 1, onnotice: () => {} });
       t.comment(

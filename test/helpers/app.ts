@@ -19,9 +19,51 @@ export interface CallOptions {
   payload?: string | Buffer;
 }
 
-export interface CallResult {
+/** The fields of PostHog's error body, which any operation may answer. */
+interface ErrorFields {
+  type?: string;
+  code?: string;
+  detail?: string;
+  attr?: string | null;
+}
+
+/** Indices a test reads literally (`results[0]`): present, so that reading a field of one needs no `!`. */
+type Indices = 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9;
+
+type KeysOfUnion<T> = T extends unknown ? keyof T : never;
+type ValueOf<T, K extends PropertyKey> = T extends unknown ? (K extends keyof T ? T[K] : never) : never;
+type IsUnion<T, U = T> = T extends unknown ? ([U] extends [T] ? false : true) : never;
+
+/**
+ * A success body as tests read it: every field the contract names, present and not null (tests assert
+ * values, so a missing one fails the assertion, not the type check), and no field the contract does not
+ * name, so a field renamed in the contract breaks the test's type check. The shapes of a union (a 200 or
+ * a 201 body) merge into one with the fields of each.
+ */
+export type Checked<T> = [T] extends [readonly (infer E)[]]
+  ? Checked<E>[] & { [I in Indices]: Checked<E> }
+  : [T] extends [object]
+    ? { -readonly [K in KeysOfUnion<T>]-?: Checked<NonNullable<ValueOf<T, K>>> }
+    : T;
+
+/**
+ * `body` of an answer to `O`: its success body checked as above, with the error fields. Untyped when the
+ * operation is not one known literal (a loop over operations) or its success body is not JSON.
+ */
+export type BodyOf<O extends OperationId | undefined> = [O] extends [OperationId]
+  ? true extends IsUnion<O>
+    ? any
+    : unknown extends SuccessBody<O>
+      ? any
+      : // biome-ignore lint/suspicious/noConfusingVoidType: a 204 operation's success body is void (src/http/types.ts)
+        [SuccessBody<O>] extends [void]
+        ? ErrorFields
+        : Checked<NonNullable<SuccessBody<O>>> & ErrorFields
+  : any;
+
+export interface CallResult<O extends OperationId | undefined = undefined> {
   status: number;
-  body: any;
+  body: BodyOf<O>;
   headers: LightMyRequestResponse['headers'];
   raw: string;
 }
@@ -42,7 +84,7 @@ export interface TestContext {
   /** The database's URL (for tests that need a second connection or process); a socket folder is `?host=`. */
   url: string;
   /** Calls an operation by operationId and fails the test if the answer breaks the contract. */
-  call(operationId: OperationId, opts?: CallOptions): Promise<CallResult>;
+  call<O extends OperationId>(operationId: O, opts?: CallOptions): Promise<CallResult<O>>;
   inject(opts: InjectOptions): Promise<LightMyRequestResponse>;
   /** Runs `fn` at teardown before the app and database close (for workers and servers that use them). */
   beforeClose(fn: () => Promise<void>): void;
@@ -79,7 +121,7 @@ export async function buildTestApp(t: Test, overrides: Partial<Config> = {}): Pr
     await drop();
   });
 
-  async function call(operationId: OperationId, opts: CallOptions = {}): Promise<CallResult> {
+  async function call<O extends OperationId>(operationId: O, opts: CallOptions = {}): Promise<CallResult<O>> {
     const { method, path } = operationInfo(operationId);
     const url = path.replace(/\{(\w+)\}/g, (_, name: string) => {
       const value = opts.params?.[name];
@@ -108,7 +150,8 @@ export async function buildTestApp(t: Test, overrides: Partial<Config> = {}): Pr
     if (problems.length) throw new Error(`Response breaks the contract:\n${problems.join('\n')}`);
     let body: unknown = res.body;
     if (/json/.test(String(res.headers['content-type'] ?? '')) && res.body) body = JSON.parse(res.body);
-    return { status: res.statusCode, body, headers: res.headers, raw: res.body };
+    // The contract validated it above; what the type adds is the test's reading of it.
+    return { status: res.statusCode, body: body as BodyOf<O>, headers: res.headers, raw: res.body };
   }
 
   return {

@@ -15,7 +15,8 @@ import type { Tenant } from './factories.js';
 /** A main file per family: what it exports puts the plugin in that family. */
 export const SOURCES: Record<Family, string> = {
   pipeline_destinations:
-    'export async function onEvent(event: PluginEvent) {\n  await fetch("https://example.com", { body: event.event })\n}\n',
+    'export async function onEvent(event: PluginEvent) {\n  await fetch("https://example.com", { body: event.event ' +
+    '})\n}\n',
   pipeline_transformations:
     'export function processEvent(event: PluginEvent) {\n  return { ...event, event: event.event.toLowerCase() }\n}\n',
   pipeline_import_apps:

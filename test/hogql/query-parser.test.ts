@@ -39,10 +39,12 @@ t.test('queries', async (t) => {
   t.equal(
     printSelect(
       parseQuery(
-        'select event, count() c from events e left join persons p on e.person_id = p.id where 1 group by event having c > 1 order by c desc limit 5, 10;',
+        'select event, count() c from events e left join persons p on e.person_id = p.id where 1 group by event ' +
+          'having c > 1 order by c desc limit 5, 10;',
       ),
     ),
-    'SELECT event, count() AS c FROM events AS e LEFT JOIN persons AS p ON e.person_id = p.id WHERE 1 GROUP BY event HAVING c > 1 ORDER BY c DESC LIMIT 10 OFFSET 5',
+    'SELECT event, count() AS c FROM events AS e LEFT JOIN persons AS p ON e.person_id = p.id WHERE 1 GROUP BY event ' +
+      'HAVING c > 1 ORDER BY c DESC LIMIT 10 OFFSET 5',
   );
   t.equal(
     printSelect(parseQuery('SELECT * FROM (select event from events) sub, persons')),

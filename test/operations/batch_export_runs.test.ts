@@ -142,7 +142,7 @@ t.test('runs_list pages with a cursor', async (t) => {
 
 t.test('retry and cancel', async (t) => {
   const runs = (await call('projects_batch_exports_runs_list', { key: a.key, params: P })).body.results;
-  const run = runs.find((r: any) => r.records_completed === 7);
+  const run = runs.find((r) => r.records_completed === 7)!;
   const got = await call('projects_batch_exports_runs_retrieve', { key: a.key, params: { ...P, id: run.id } });
   t.same(got.body, run);
   t.equal(

@@ -165,7 +165,8 @@ t.test('batch_exports_create at organization scope', async (t) => {
       params: { organization_id: a.organization.id },
       body: body({
         hogql_query:
-          "select event, properties.$browser as browser, properties['plan'] from events where properties.$browser = 'Chrome'",
+          "select event, properties.$browser as browser, properties['plan'] from events where properties.$browser = " +
+          "'Chrome'",
       }),
     });
     t.equal(res.status, 201);
@@ -177,7 +178,8 @@ t.test('batch_exports_create at organization scope', async (t) => {
       ],
       values: {},
       hogql_query:
-        "SELECT event, properties.$browser AS browser, properties.plan FROM events WHERE properties.$browser = 'Chrome'",
+        'SELECT event, properties.$browser AS browser, properties.plan FROM events WHERE properties.$browser = ' +
+        "'Chrome'",
     });
     t.equal(
       res.body.hogql_query,
@@ -482,7 +484,8 @@ t.test('backfill validation', async (t) => {
     ],
     [
       { start_at: '2024-02-01T00:00:00Z', end_at: '2024-02-02T00:00:00Z' },
-      'The provided backfill date range contains no data. The earliest possible backfill start date is 2024-03-01 10:00:00',
+      'The provided backfill date range contains no data. The earliest possible backfill start date is 2024-03-01 ' +
+        '10:00:00',
     ],
   ];
   for (const [payload, detail] of cases) {

@@ -307,7 +307,8 @@ t.test('autocapture elements become elements_chain', async (t) => {
   const rows = await storedEvents(db, a.project.id);
   t.equal(
     rows[0]!.elements_chain,
-    'button.btn.primary:attr__class="btn primary"attr__id="go"attr_id="go"nth-child="2"nth-of-type="1"text="Say \\"hi\\"";a:attr__href="/home"href="/home"nth-child="1"nth-of-type="1"',
+    'button.btn.primary:attr__class="btn primary"attr__id="go"attr_id="go"nth-child="2"nth-of-type="1"text="Say ' +
+      '\\"hi\\"";a:attr__href="/home"href="/home"nth-child="1"nth-of-type="1"',
   );
   t.notOk('$elements' in rows[0]!.properties, 'the raw list is not kept in properties');
   t.equal(rows[1]!.elements_chain, 'div.x:nth-child="1"nth-of-type="1"');

@@ -162,7 +162,7 @@ t.test('dashboards_list', async (t) => {
     const locked = res.body.results.find((d: any) => d.name === 'locked');
     t.match(locked, { restriction_level: 37, effective_restriction_level: 37, effective_privilege_level: 21 });
     const mine = await call('dashboards_list', { key: a.key, params, query: { limit: 10 } });
-    t.equal(mine.body.results.find((d: any) => d.name === 'locked').effective_privilege_level, 37, 'the creator edits');
+    t.equal(mine.body.results.find((d) => d.name === 'locked')!.effective_privilege_level, 37, 'the creator edits');
   });
 });
 
@@ -393,7 +393,8 @@ t.test('dashboards_partial_update', async (t) => {
       type: 'authentication_error',
       code: 'permission_denied',
       detail:
-        "Only the dashboard owner and project admins have the restriction rights required to change the dashboard's restriction level.",
+        "Only the dashboard owner and project admins have the restriction rights required to change the dashboard's " +
+        'restriction level.',
       attr: null,
     });
     t.equal((await patch(a, x.id, { name: 'member may edit at 21' }, member.key)).status, 200);
@@ -517,7 +518,7 @@ t.test('dashboards_move_tile_partial_update', async (t) => {
   const params = { project_id: a.project.id };
   const from = await withTextTiles(a, (await dashboard(a, { name: 'From' })).id, 'stays', 'moves');
   const to = await dashboard(a, { name: 'To' });
-  const moving = from.tiles.find((tile: any) => tile.text.body === 'moves');
+  const moving = from.tiles.find((tile: any) => tile.text.body === 'moves')!;
   const move = (body: unknown, key = a.key, id = from.id) =>
     call('dashboards_move_tile_partial_update', { key, params: { ...params, id }, body });
 
@@ -540,7 +541,7 @@ t.test('dashboards_move_tile_partial_update', async (t) => {
       notFound(),
       'the tile is no longer here',
     );
-    const stays = from.tiles.find((tile: any) => tile.text.body === 'stays').id;
+    const stays = from.tiles.find((tile: any) => tile.text.body === 'stays')!.id;
     const sibling = await dashboard(a, {}, a.key, (await makeProject(db, a)).id);
     t.same((await move({ tile: { id: stays }, toDashboard: sibling.id })).body, notFound(), 'another project');
     t.equal(

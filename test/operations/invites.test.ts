@@ -469,7 +469,7 @@ t.test('invites_bulk_create', async (t) => {
   await smtp.waitFor(before + 2);
   for (const [i, target] of targets.entries()) {
     t.ok(
-      mailTo(target)[0]?.mail.text?.includes(`${SITE}/signup/${res.body[i].id}`),
+      mailTo(target)[0]?.mail.text?.includes(`${SITE}/signup/${res.body[i]!.id}`),
       `e-mail with the link to ${target}`,
     );
   }
@@ -569,7 +569,8 @@ t.test('invites_bulk_create', async (t) => {
 
 t.test('e-mail settings', async (t) => {
   t.test(
-    'without SITE_URL the link uses the configured address, never the Host header; the answer does not wait for the mail',
+    'without SITE_URL the link uses the configured address, never the Host header; the answer does not wait for the ' +
+      'mail',
     async (t) => {
       const local = await startSmtp(t, { greetingDelayMs: 1500 });
       const app = await buildTestApp(t, {

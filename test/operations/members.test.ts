@@ -387,7 +387,7 @@ t.test('members last_login', async (t) => {
   const find = async (uuid: string) =>
     (await call('members_list', { key: a.key, params: org })).body.results.find(
       (m: { user: { uuid: string } }) => m.user.uuid === uuid,
-    );
+    )!;
   t.equal((await find(member.user.uuid)).last_login, null, 'never used a key');
   const when = new Date('2026-01-02T03:04:05.000Z');
   const earlier = new Date('2025-06-01T00:00:00.000Z');

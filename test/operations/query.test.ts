@@ -108,7 +108,8 @@ t.test('HogQLQuery: counts by event, in PostHog shape', async (t) => {
 t.test('HogQLQuery: fields, properties, persons and functions', async (t) => {
   t.same(
     await results(
-      "select properties.$browser, properties['price'], properties.nested.k from events where event = 'signup' order by timestamp",
+      "select properties.$browser, properties['price'], properties.nested.k from events where event = 'signup' order " +
+        'by timestamp',
     ),
     [
       ['Chrome', '12', 'v'],
@@ -138,7 +139,8 @@ t.test('HogQLQuery: fields, properties, persons and functions', async (t) => {
   ]);
   t.same(
     await results(
-      "select toDate(timestamp) as d, toStartOfDay(timestamp), toStartOfHour(timestamp), toStartOfMonth(timestamp), toStartOfWeek(timestamp) from events where event = 'signup' and properties.$browser = 'Firefox'",
+      'select toDate(timestamp) as d, toStartOfDay(timestamp), toStartOfHour(timestamp), toStartOfMonth(timestamp), ' +
+        "toStartOfWeek(timestamp) from events where event = 'signup' and properties.$browser = 'Firefox'",
     ),
     [['2024-05-01', '2024-05-01T00:00:00.000000Z', '2024-05-01T11:00:00.000000Z', '2024-05-01', '2024-04-28']],
   );
@@ -147,13 +149,15 @@ t.test('HogQLQuery: fields, properties, persons and functions', async (t) => {
   ]);
   t.same(
     await results(
-      "select count() from events where timestamp > toDateTime('2024-05-01 11:00:00') - interval 1 hour and timestamp < now()",
+      "select count() from events where timestamp > toDateTime('2024-05-01 11:00:00') - interval 1 hour and " +
+        'timestamp < now()',
     ),
     [[3]],
   );
   t.same(
     await results(
-      "select if(properties.$browser = 'Chrome', 'c', 'other') as b, coalesce(properties.$session_id, 'none') from events order by timestamp",
+      "select if(properties.$browser = 'Chrome', 'c', 'other') as b, coalesce(properties.$session_id, 'none') from " +
+        'events order by timestamp',
     ),
     [
       ['c', 'none'],
@@ -164,13 +168,15 @@ t.test('HogQLQuery: fields, properties, persons and functions', async (t) => {
   );
   t.same(
     await results(
-      "select event from events where distinct_id in ('ann', 'bob') and event like 'sign%' and not (event ilike 'X%') order by timestamp",
+      "select event from events where distinct_id in ('ann', 'bob') and event like 'sign%' and not (event ilike " +
+        "'X%') order by timestamp",
     ),
     [['signup'], ['signup']],
   );
   t.same(
     await results(
-      "select JSONExtractString(properties, 'nested', 'k'), JSONExtractInt(properties, 'price') from events order by timestamp limit 1",
+      "select JSONExtractString(properties, 'nested', 'k'), JSONExtractInt(properties, 'price') from events order by " +
+        'timestamp limit 1',
     ),
     [['v', 12]],
   );
@@ -179,7 +185,8 @@ t.test('HogQLQuery: fields, properties, persons and functions', async (t) => {
     [4, 1],
   ]);
   const joined = await hogql(
-    "select e.event, p.properties.email from events e join persons p on e.person_id = p.id where p.properties.plan = 'pro' order by e.timestamp",
+    'select e.event, p.properties.email from events e join persons p on e.person_id = p.id where p.properties.plan = ' +
+      "'pro' order by e.timestamp",
   );
   t.same(joined.body.columns, ['event', 'p.properties.email'], 'fields are named as PostHog names them');
   t.same(joined.body.results, [
@@ -188,7 +195,8 @@ t.test('HogQLQuery: fields, properties, persons and functions', async (t) => {
   ]);
   t.same(
     await results(
-      'select d.distinct_id, p.id = d.person_id from person_distinct_ids d left join persons p on p.id = d.person_id order by 1',
+      'select d.distinct_id, p.id = d.person_id from person_distinct_ids d left join persons p on p.id = d.person_id ' +
+        'order by 1',
     ),
     [
       ['ann', true],
@@ -364,7 +372,8 @@ t.test('bad queries are 400s in PostHog error shape', async (t) => {
   }
   t.same(await results('select 99999999999999999999 * 99999999999999999999'), [[1e40]], 'big numbers are numeric');
   const many = await hogql(
-    'select count() from events where distinct_id in {a} or distinct_id in {b} or distinct_id in {c} or distinct_id in {d}',
+    'select count() from events where distinct_id in {a} or distinct_id in {b} or distinct_id in {c} or distinct_id ' +
+      'in {d}',
     {
       values: Object.fromEntries(
         ['a', 'b', 'c', 'd'].map((k) => [k, Array.from({ length: 9000 }, (_, i) => `${k}${i}`)]),
@@ -394,7 +403,8 @@ t.test('statement timeout answers a clear error', async (t) => {
     config.queryTimeoutSeconds = saved;
   });
   const res = await hogql(
-    'select count() from events a, events b, events c, events d, events e, events f, events g, events h, events i, events j, events k, events l',
+    'select count() from events a, events b, events c, events d, events e, events f, events g, events h, events i, ' +
+      'events j, events k, events l',
   );
   t.equal(res.status, 400);
   t.match(res.body, { type: 'validation_error', code: 'timeout_exceeded', detail: /time limit of 0.05 seconds/ });
@@ -435,7 +445,8 @@ t.test('no query reads another project', async (t) => {
     "select count() from events where event = 'secret'",
     "select count() from persons where properties.plan = 'secret'",
     "select count() from person_distinct_ids where distinct_id = 'zed'",
-    "select count() from events e full join persons p on p.id = e.person_id where p.properties.plan = 'secret' or e.event = 'secret'",
+    "select count() from events e full join persons p on p.id = e.person_id where p.properties.plan = 'secret' or " +
+      "e.event = 'secret'",
     "select count() from (select * from events) where event = 'secret'",
     "select count() from events where person_id in (select id from persons where properties.plan = 'secret')",
   ];

@@ -16,7 +16,8 @@ const ACCOUNT_EXISTS = {
   type: 'validation_error',
   code: 'account_exists',
   detail:
-    "An account with this email address already exists. Accept the invite with one of that account's personal API keys.",
+    "An account with this email address already exists. Accept the invite with one of that account's personal API " +
+    'keys.',
   attr: null,
 };
 const denied = (detail: string) => ({ type: 'authentication_error', code: 'permission_denied', detail, attr: null });
@@ -215,7 +216,7 @@ t.test('signup_create: an existing user accepts with their own key', async (t) =
     [home.organization.id, a.organization.id].sort(),
   );
   t.same(res.body.organization, { id: a.organization.id, name: 'Pied Piper' });
-  const own = keysBefore.find((k: { label: string; id: string }) => res.body.personal_api_key.id === k.id);
+  const own = keysBefore.find((k: { label: string; id: string }) => res.body.personal_api_key.id === k.id)!;
   t.ok(own, 'the answer names the calling key');
   t.same(res.body.personal_api_key, {
     id: own.id,

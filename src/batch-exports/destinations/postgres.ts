@@ -1,5 +1,6 @@
 import { finished } from 'node:stream/promises';
 import postgres from 'postgres';
+import type { PostgresConfig } from '../destination-config.js';
 import { pgSocket } from '../destination-network.js';
 import { withDeadline } from '../deadline.js';
 import type { ExportColumn, RecordBatch } from '../records.js';
@@ -60,7 +61,7 @@ const TYPE_NAMES: Record<ExportColumn['type'], string> = {
 
 /** One connection to the destination database, through the policy's socket. */
 export async function destinationClient(
-  c: Record<string, any>,
+  c: PostgresConfig,
   network: DestinationContext['network'],
   timeouts: { connectTimeoutSeconds: number; idleTimeoutSeconds: number },
 ): Promise<postgres.Sql> {
@@ -94,7 +95,7 @@ export async function postgresWriter({
   network,
   deadlineMs = 300_000,
 }: DestinationContext): Promise<DestinationWriter> {
-  const c = exp.destination_config as Record<string, any>;
+  const c = exp.destination_config as PostgresConfig;
   const schema: string = c.schema || 'public';
   const table: string = c.table_name || (exp.model === 'events' ? 'events' : exp.model);
   const target = `${ident(schema)}.${ident(table)}`;
@@ -105,9 +106,10 @@ export async function postgresWriter({
   if (source.key) {
     const keyCols = source.key.map(ident).join(', ');
     const rest = columns.filter((col) => !source.key!.includes(col.name));
+    const updates = rest.map((col) => `${ident(col.name)} = excluded.${ident(col.name)}`).join(', ');
     conflict =
       exp.model !== 'events' && rest.length
-        ? ` on conflict (${keyCols}) do update set ${rest.map((col) => `${ident(col.name)} = excluded.${ident(col.name)}`).join(', ')}`
+        ? ` on conflict (${keyCols}) do update set ${updates}`
         : ` on conflict (${keyCols}) do nothing`;
   }
   let conn: postgres.ReservedSql | undefined;

@@ -4,6 +4,7 @@ import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
 import { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { ConnectionFailedError, guardedAgents, isConnectionFailure, NetworkPolicyError } from '../../net/index.js';
+import type { S3Config } from '../destination-config.js';
 import { jsonLines } from '../records.js';
 import { NonRetryableError, type DestinationContext, type DestinationWriter } from './types.js';
 
@@ -26,13 +27,14 @@ const FATAL_CODES = new Set([
 
 /** `<prefix>/<data_interval_start>-<data_interval_end>.jsonl[.gz|.br]`, as PostHog names its objects. */
 export function s3Key(prefix: string, start: Date | null, end: Date, compression: string | null): string {
-  const base = `${start ? start.toISOString() : 'START'}-${end.toISOString()}.jsonl${compression ? EXTENSIONS[compression] : ''}`;
+  const extension = compression ? EXTENSIONS[compression] : '';
+  const base = `${start ? start.toISOString() : 'START'}-${end.toISOString()}.jsonl${extension}`;
   const clean = prefix.replace(/^\/+|\/+$/g, '');
   return clean ? `${clean}/${base}` : base;
 }
 
 /** A client for the destination's S3 (or S3-compatible server), connecting only where the policy allows. */
-export function s3Client(config: Record<string, any>, network: DestinationContext['network']): S3Client {
+export function s3Client(config: S3Config, network: DestinationContext['network']): S3Client {
   // The agents are the client's own; `client.destroy()` closes their sockets.
   const agents = guardedAgents(network.policy, { keepAlive: true });
   return new S3Client({
@@ -56,7 +58,7 @@ export function s3Client(config: Record<string, any>, network: DestinationContex
  * writes the same key again, so a retry never leaves a duplicate.
  */
 export function s3Writer({ exp, run, network }: DestinationContext): DestinationWriter {
-  const config = exp.destination_config as Record<string, any>;
+  const config = exp.destination_config as S3Config;
   const compression: string | null = config.compression ?? null;
   const client = s3Client(config, network);
   let bytes = 0;

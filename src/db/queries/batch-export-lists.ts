@@ -74,10 +74,11 @@ export async function listRuns(
   limit: number,
 ): Promise<CursorPage<RunRow>> {
   const r = batch_export_runs;
+  const [from, to] = [filter.from.toISOString(), filter.to.toISOString()];
   const range =
     filter.orderBy === 'created_at'
-      ? sql`${r.created_at} between ${filter.from.toISOString()}::timestamptz and ${filter.to.toISOString()}::timestamptz`
-      : sql`${r.data_interval_start} >= ${filter.from.toISOString()}::timestamptz and ${r.data_interval_end} <= ${filter.to.toISOString()}::timestamptz`;
+      ? sql`${r.created_at} between ${from}::timestamptz and ${to}::timestamptz`
+      : sql`${r.data_interval_start} >= ${from}::timestamptz and ${r.data_interval_end} <= ${to}::timestamptz`;
   const col = filter.orderBy === 'created_at' ? r.created_at : r.data_interval_start;
   return keysetPage<RunRow>(db, r, col, r.id, and(eq(r.batch_export_id, exportId), range)!, {
     descending: filter.descending,

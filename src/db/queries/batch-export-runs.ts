@@ -97,6 +97,9 @@ export async function unscopedClaimRun(
   token: string,
   staleSeconds: number,
 ): Promise<RunRow | undefined> {
+  const runs = batch_export_runs;
+  const stale = sql`now() - make_interval(secs => ${staleSeconds})`;
+  const waiting = sql`${runs.status} in ('Starting', 'FailedRetryable')`;
   const [row] = await db
     .update(batch_export_runs)
     .set({
@@ -109,7 +112,7 @@ export async function unscopedClaimRun(
     .where(
       and(
         eq(batch_export_runs.id, runId),
-        sql`(${batch_export_runs.status} in ('Starting', 'FailedRetryable') or (${batch_export_runs.status} = 'Running' and ${batch_export_runs.heartbeat_at} < now() - make_interval(secs => ${staleSeconds})))`,
+        sql`(${waiting} or (${runs.status} = 'Running' and ${runs.heartbeat_at} < ${stale}))`,
       ),
     )
     .returning();
@@ -171,12 +174,14 @@ export async function unscopedFinishRun(
 
 /** Runs that may need their job sent again: waiting too long, or held by a worker that went silent. */
 export async function orphanedRuns(db: Db, staleSeconds: number, limit = 500): Promise<RunRow[]> {
+  const runs = batch_export_runs;
+  const stale = sql`now() - make_interval(secs => ${staleSeconds})`;
   return db
     .select()
     .from(batch_export_runs)
     .where(
-      sql`((${batch_export_runs.status} in ('Starting', 'FailedRetryable') and ${batch_export_runs.last_updated_at} < now() - make_interval(secs => ${staleSeconds}))
-        or (${batch_export_runs.status} = 'Running' and ${batch_export_runs.heartbeat_at} < now() - make_interval(secs => ${staleSeconds})))`,
+      sql`((${runs.status} in ('Starting', 'FailedRetryable') and ${runs.last_updated_at} < ${stale})
+        or (${runs.status} = 'Running' and ${runs.heartbeat_at} < ${stale}))`,
     )
     .limit(limit);
 }
@@ -202,7 +207,9 @@ export async function cancelRuns(db: Db, scope: ExportScope, target: RunTarget):
     .returning();
 }
 
-/** Creates a backfill of an export of the scope, in the export's project; undefined when the export is not the scope's. */
+/**
+ * Creates a backfill of an export of the scope, in the export's project; undefined when the export is not the scope's.
+ */
 export async function insertBackfill(
   db: Db,
   scope: ExportScope,

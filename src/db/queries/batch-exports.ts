@@ -121,12 +121,12 @@ export async function projectInOrganization(db: Db, organizationId: string, proj
 export async function latestRuns(db: Db, exportIds: string[]): Promise<Map<string, RunRow[]>> {
   const out = new Map<string, RunRow[]>(exportIds.map((id) => [id, []]));
   if (!exportIds.length) return out;
+  const runs = batch_export_runs;
+  const newest = sql`${runs.created_at} desc, ${runs.id} desc`;
   const ranked = db
     .select({
       ...getTableColumns(batch_export_runs),
-      rn: sql<number>`row_number() over (partition by ${batch_export_runs.batch_export_id} order by ${batch_export_runs.created_at} desc, ${batch_export_runs.id} desc)`.as(
-        'rn',
-      ),
+      rn: sql<number>`row_number() over (partition by ${runs.batch_export_id} order by ${newest})`.as('rn'),
     })
     .from(batch_export_runs)
     .where(inArray(batch_export_runs.batch_export_id, exportIds))

@@ -27,9 +27,14 @@ export function familyWhere(family: Family): SQL {
       return sql`(${caps} ? 'methods' and (${hasMethod('onEvent')} or ${hasMethod('composeWebhook')}))`;
     case 'pipeline_frontend_apps':
       return sql`not (${caps} ? 'methods' or ${caps} ? 'scheduled_tasks')`;
-    case 'pipeline_import_apps':
+    case 'pipeline_import_apps': {
+      const handlesEvents = sql.join(
+        ['onEvent', 'composeWebhook', 'processEvent'].map((m) => hasMethod(m)),
+        sql` or `,
+      );
       return sql`((${caps} ? 'scheduled_tasks' and (${caps} -> 'scheduled_tasks') <> '[]'::jsonb)
-        or (${caps} ? 'methods' and not coalesce(${hasMethod('onEvent')} or ${hasMethod('composeWebhook')} or ${hasMethod('processEvent')}, false)))`;
+        or (${caps} ? 'methods' and not coalesce(${handlesEvents}, false)))`;
+    }
   }
 }
 
@@ -204,6 +209,7 @@ export async function replaceSourceFiles(
 
 /** Ids of the family's visible plugins that no project anywhere has enabled. */
 export async function unusedPluginIds(db: Db, organizationId: string, family: Family): Promise<number[]> {
+  const configs = plugin_configs;
   const rows = await db
     .select({ id: plugins.id })
     .from(plugins)
@@ -211,7 +217,7 @@ export async function unusedPluginIds(db: Db, organizationId: string, family: Fa
       and(
         visibleWhere(organizationId),
         familyWhere(family),
-        sql`not exists (select 1 from ${plugin_configs} where ${plugin_configs.plugin_id} = ${plugins.id} and ${plugin_configs.enabled})`,
+        sql`not exists (select 1 from ${configs} where ${configs.plugin_id} = ${plugins.id} and ${configs.enabled})`,
       ),
     )
     .orderBy(asc(plugins.id));

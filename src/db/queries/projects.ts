@@ -47,7 +47,8 @@ export async function insertProject(
     const [row] = await tx
       .insert(projects)
       .values({
-        // A new project discards client IPs as its organization's `default_anonymize_ips` says, unless the request says.
+        // A new project discards client IPs as its organization's `default_anonymize_ips` says, unless the request
+        // says.
         anonymize_ips: sql`(select default_anonymize_ips from organizations where id = ${organizationId})`,
         ...input,
         organization_id: organizationId,

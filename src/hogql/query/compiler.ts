@@ -108,7 +108,8 @@ class Compiler {
     if (!Object.hasOwn(values, node.name)) {
       const known = Object.keys(values);
       throw new QueryError(
-        `Placeholder {${node.name}} is not available in this context. You can use the following: ${known.length ? known.join(', ') : 'none'}`,
+        `Placeholder {${node.name}} is not available in this context. You can use the following: ` +
+          `${known.length ? known.join(', ') : 'none'}`,
         node.pos,
       );
     }

@@ -5,8 +5,9 @@ import { tokenize, type Token } from './lexer.js';
 /** Words that end an expression, so they cannot be a column's or table's alias without AS. */
 const RESERVED = new Set(
   (
-    'select from where group by having order limit offset join inner left right full outer cross on as and or not in is ' +
-    'like ilike between asc desc union case when then else end distinct interval null true false with using all any array'
+    'select from where group by having order limit offset join inner left right full outer cross on as and or not ' +
+    'in is like ilike between asc desc union case when then else end distinct interval null true false with using ' +
+    'all any array'
   ).split(' '),
 );
 export const INTERVAL_UNITS = ['second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year'] as const;
