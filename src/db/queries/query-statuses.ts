@@ -105,8 +105,9 @@ export async function findQueryStatus(
 async function stopRuns(db: Db, where: ReturnType<typeof sql>, state: QueryState, message: string, keep: number) {
   const rows = await db.execute(sql`
     with stopped as (
+      -- backend_pid stays: RETURNING gives the updated row, and the cancel below needs the backend.
       update query_statuses s set state = ${state}, error_message = ${message}, end_time = now(),
-        backend_pid = null, backend_start = null, expires_at = now() + make_interval(secs => ${keep})
+        expires_at = now() + make_interval(secs => ${keep})
       where ${where} and s.state = 'running'
       returning s.run, s.backend_pid as pid
     )
