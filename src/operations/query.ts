@@ -28,7 +28,8 @@ const isAsync = (body: QueryRequest) => (body.refresh ? ASYNC_REFRESH.has(body.r
 async function query(req: FastifyRequest<{ Body: QueryRequest }> & ProjectRequest, reply: FastifyReply) {
   const node = queryNode(req.body);
   if (!isAsync(req.body)) return runQuery(req.server.db, req.server.config, req.tenant.project_id, node);
-  if (req.body.client_query_id === '') throw ApiError.validation('client_query_id', 'This field may not be blank.', 'blank');
+  if (req.body.client_query_id === '')
+    throw ApiError.validation('client_query_id', 'This field may not be blank.', 'blank');
   const row = await req.server.asyncQueries.start(req.tenant.project_id, req.body.client_query_id, node);
   reply.code(202);
   return presentQueryStatus(row);

@@ -62,7 +62,8 @@ export class AsyncQueries {
       .then(() =>
         executeQuery(this.db, this.config, prepared, {
           applicationName: runApplicationName(run),
-          onBackend: (pid) => (this.stopping ? Promise.resolve(false) : pickUpQueryStatus(this.db, projectId, run, pid)),
+          onBackend: (pid) =>
+            this.stopping ? Promise.resolve(false) : pickUpQueryStatus(this.db, projectId, run, pid),
         }),
       )
       .then(

@@ -26,7 +26,8 @@ await insertEvents(
 
 const COUNT = 'select event, count() from events group by event order by event';
 /** A cross join of 12^10 rows: it runs until cancelled or timed out. */
-const SLOW = 'select count() from events a, events b, events c, events d, events e, events f, events g, events h, events i, events j';
+const SLOW =
+  'select count() from events a, events b, events c, events d, events e, events f, events g, events h, events i, events j';
 
 const post = (query: string, extra: Record<string, unknown> = {}, key = a.key, p = params) =>
   call('query_create', { key, params: p, body: { query: { kind: 'HogQLQuery', query }, ...extra } });
@@ -144,7 +145,11 @@ t.test('DELETE stops the running statement in the database; GET answers it as ca
   t.equal(after.status, 400);
   t.match(after.body.query_status, { complete: true, error: true, error_message: 'Query cancelled', results: null });
   await new Promise((r) => setTimeout(r, 200));
-  t.equal((await status('slow-1')).body.query_status.error_message, 'Query cancelled', 'the runner does not overwrite it');
+  t.equal(
+    (await status('slow-1')).body.query_status.error_message,
+    'Query cancelled',
+    'the runner does not overwrite it',
+  );
   t.equal((await call('query_destroy', { key: a.key, params: { ...params, id: 'slow-1' } })).status, 204, 'again');
   t.equal((await post(COUNT)).status, 200, 'the next query runs');
 });
@@ -181,7 +186,10 @@ t.test("another project's query is a 404 and cannot be cancelled", async (t) => 
   t.equal((await activeRuns()).length, 1, 'still running');
   t.equal((await status('theirs', b.key, { project_id: b.project.id })).status, 202);
   t.equal((await status('theirs', a.key, { project_id: b.project.id })).status, 403, "a's key on b's path");
-  t.equal((await call('query_destroy', { key: b.key, params: { project_id: b.project.id, id: 'theirs' } })).status, 204);
+  t.equal(
+    (await call('query_destroy', { key: b.key, params: { project_id: b.project.id, id: 'theirs' } })).status,
+    204,
+  );
   await until('their statement to stop', async () => (await activeRuns()).length === 0);
   t.equal((await status('nope')).status, 404, 'an unknown id');
 });
@@ -240,7 +248,9 @@ t.test('a query whose backend died (kill -9 of its process) or whose expiry pass
   t.equal((await status('old')).status, 404, 'an ended status past its expiry is gone');
   t.equal((await post(COUNT, { refresh: 'async', client_query_id: 'next' })).status, 202);
   const [left] = rowsOf<{ n: number }>(
-    await db.execute(sql`select count(*)::int as n from query_statuses where project_id = ${a.project.id} and id = 'old'`),
+    await db.execute(
+      sql`select count(*)::int as n from query_statuses where project_id = ${a.project.id} and id = 'old'`,
+    ),
   );
   t.equal(left!.n, 0, 'expired rows are deleted when the project starts another query');
   await settled('next');
