@@ -77,7 +77,9 @@ t.test('refresh async: 202, then 200 with the synchronous answer', async (t) => 
     end_time: null,
   });
   t.ok(Date.parse(res.body.query_status.start_time), 'start_time');
+  const accepted = Date.now();
   const done = await settled('mine-1');
+  t.comment(`complete ${Date.now() - accepted} ms after the 202`);
   t.equal(done.status, 200);
   const qs = done.body.query_status;
   t.match(qs, { id: 'mine-1', complete: true, error: false, error_message: null });
@@ -152,6 +154,28 @@ t.test('DELETE stops the running statement in the database; GET answers it as ca
   );
   t.equal((await call('query_destroy', { key: a.key, params: { ...params, id: 'slow-1' } })).status, 204, 'again');
   t.equal((await post(COUNT)).status, 200, 'the next query runs');
+});
+
+t.test('a query cancelled while it waits for a slot never runs', async (t) => {
+  const saved = config.queryTimeoutSeconds;
+  config.queryTimeoutSeconds = 60;
+  t.teardown(() => void (config.queryTimeoutSeconds = saved));
+  // Every slot of the limiter (QUERY_CONCURRENCY) busy, then one more query that has to wait.
+  const busy = [];
+  for (let i = 0; i < config.queryConcurrency; i++)
+    busy.push((await post(SLOW, { refresh: 'async', client_query_id: `busy-${i}` })).body.query_status.id);
+  await until('the slots to fill', async () => (await activeRuns()).length >= config.queryConcurrency);
+  // Slow too: had it started once a slot freed, its statement would still be running below.
+  t.equal((await post(SLOW, { refresh: 'async', client_query_id: 'queued' })).status, 202);
+  await new Promise((r) => setTimeout(r, 100));
+  t.match((await status('queued')).body.query_status, { complete: false, pickup_time: null }, 'waiting');
+  t.equal((await call('query_destroy', { key: a.key, params: { ...params, id: 'queued' } })).status, 204);
+  for (const id of busy) await call('query_destroy', { key: a.key, params: { ...params, id } });
+  await until('the slots to empty', async () => (await activeRuns()).length === 0);
+  await new Promise((r) => setTimeout(r, 200));
+  const queued = await status('queued');
+  t.equal(queued.status, 400);
+  t.match(queued.body.query_status, { error_message: 'Query cancelled', pickup_time: null }, 'never picked up');
 });
 
 t.test('the statement timeout is a 400 with its message', async (t) => {
@@ -241,8 +265,8 @@ t.test('a query whose backend died (kill -9 of its process) or whose expiry pass
   t.equal(orphan.status, 400);
   t.match(orphan.body.query_status, { complete: true, error: true, error_message: /server running the query stopped/ });
   await db.execute(sql`insert into query_statuses (project_id, id, expires_at)
-    values (${a.project.id}, 'queued', now() - interval '1 second')`);
-  t.equal((await status('queued')).status, 400, 'a run never picked up before its expiry');
+    values (${a.project.id}, 'stale', now() - interval '1 second')`);
+  t.equal((await status('stale')).status, 400, 'a run never picked up before its expiry');
   await db.execute(sql`insert into query_statuses (project_id, id, state, expires_at)
     values (${a.project.id}, 'old', 'complete', now() - interval '1 second')`);
   t.equal((await status('old')).status, 404, 'an ended status past its expiry is gone');
