@@ -5,6 +5,7 @@ import { rowsOf } from '../../src/db/queries/util.js';
 import { buildTestApp } from '../helpers/app.js';
 import { insertEvents } from '../helpers/event-rows.js';
 import { makeKey, makeTenant } from '../helpers/factories.js';
+import { startServer } from '../helpers/server-process.js';
 
 const ctx = await buildTestApp(t);
 const { call, db } = ctx;
@@ -278,4 +279,25 @@ t.test('a query whose backend died (kill -9 of its process) or whose expiry pass
   );
   t.equal(left!.n, 0, 'expired rows are deleted when the project starts another query');
   await settled('next');
+});
+
+t.test('a server process killed with SIGKILL: its statement stops and its query answers as failed', async (t) => {
+  const server = startServer({ DATABASE_URL: ctx.url, RATE_LIMITS: 'off', WORKER: '0', QUERY_TIMEOUT_SECONDS: '60' });
+  t.teardown(() => void server.child.kill('SIGKILL'));
+  const base = await server.listening;
+  const res = await fetch(`${base}/api/projects/${a.project.id}/query/`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${a.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ query: { kind: 'HogQLQuery', query: SLOW }, refresh: 'async', client_query_id: 'killed' }),
+  });
+  t.equal(res.status, 202);
+  await until('the statement to run', async () => (await activeRuns()).length === 1);
+  t.equal((await status('killed')).status, 202, 'running');
+  server.child.kill('SIGKILL');
+  await server.exited;
+  const ms = await until('the orphaned statement to stop', async () => (await activeRuns()).length === 0);
+  t.comment(`orphaned statement gone ${ms} ms after the process died`);
+  const after = await status('killed');
+  t.equal(after.status, 400);
+  t.match(after.body.query_status, { complete: true, error: true, error_message: /server running the query stopped/ });
 });
