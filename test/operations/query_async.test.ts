@@ -49,7 +49,7 @@ async function settled(id: string, key = a.key) {
 async function activeRuns(): Promise<{ pid: number; application_name: string }[]> {
   return rowsOf(
     await db.execute(sql`select pid, application_name from pg_stat_activity
-      where application_name like 'posthog-api:query:%' and state = 'active'`),
+      where datname = current_database() and application_name like 'posthog-api:query:%' and state = 'active'`),
   );
 }
 
