@@ -2404,7 +2404,7 @@ export interface paths {
         put?: never;
         /**
          * Run a query
-         * @description Runs a query over the project's data and answers at once (there are no asynchronous queries: `async`, `refresh` and `client_query_id` are accepted and ignored).
+         * @description Runs a query over the project's data. By default it answers at once with the rows (200). With `refresh` set to `async`, `force_async` or `async_except_on_cache_miss` (there is no cache: each is asynchronous), or the older `"async": true`, it answers 202 with the query's `query_status` as soon as the query is checked, runs it after answering, and `GET .../query/{id}/` tells how it went (`id` is the request's `client_query_id`, else a new one). A query that does not parse is a 400 at once either way.
          *
          *     **`HogQLQuery`** runs `query`, one HogQL `SELECT` over the tables `events` (fields `uuid`, `event`, `distinct_id`, `timestamp`, `created_at`, `elements_chain`, `person_id`, `properties`, `properties.<key>` (also `properties['key']`, nested keys chain), `$session_id`, `$window_id`, `person.id`, `person.created_at`, `person.is_identified`, `person.properties.<key>`, `team_id`), `persons` (`id`, `created_at`, `is_identified`, `properties`) and `person_distinct_ids` (`distinct_id`, `person_id`), with `DISTINCT`, joins (`[INNER|LEFT|RIGHT|FULL|CROSS] JOIN ... ON`), subqueries in `FROM` and after `IN`, `WHERE`, `GROUP BY`, `HAVING`, `ORDER BY`, `LIMIT`/`OFFSET`. Expressions: `and`/`or`/`not`, comparisons, `[NOT] IN`, `[NOT] LIKE`/`ILIKE`, `BETWEEN`, `IS [NOT] NULL`, `CASE`, arithmetic (`+ - * / %`, `||`), `INTERVAL n unit`, and the functions `count`, `countIf`, `uniq`, `uniqExact`, `sum`, `avg`, `min`, `max`, `if`, `multiIf`, `coalesce`, `ifNull`, `toDate`, `toDateTime`, `toString`, `toInt`, `toFloat`, `toStartOfMinute/Hour/Day/Week/Month/Quarter/Year`, `toYear`, `toMonth`, `toDayOfMonth`, `toDayOfWeek`, `toHour`, `toMinute`, `now`, `today`, `toIntervalSecond` ... `toIntervalYear`, `lower`, `upper`, `length`, `trim`, `concat`, `substring`, `match`, `abs`, `floor`, `ceil`, `round`, `JSONExtractString/Int/Float/Bool/Raw(properties, 'key', ...)`, `JSONHas`. `{name}` placeholders take their value from `values` (a list works after `IN`). A property is text; compared with a number it is read as a number (non-numbers are NULL), with a date as a date-time. Every table is the project's rows only.
          *
@@ -2416,6 +2416,35 @@ export interface paths {
          */
         post: operations["query_create"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/query/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The query's id (its `client_query_id`, or the id the asynchronous POST answered). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The status of an asynchronous query
+         * @description How an asynchronous query went: 202 while it waits or runs, 200 when it is complete (`results` is the answer the synchronous call gives: `results`, `columns`, `types`, `hogql`...), 400 when it failed, timed out or was cancelled (`error: true`, and `error_message` says why). A status is kept for an hour after its query ends; a query whose server stopped before it finished answers as failed. An id this project does not have (another project's included) is a 404.
+         */
+        get: operations["query_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel an asynchronous query
+         * @description Cancels the query: one waiting for its turn never starts, and a running statement is stopped in the database, whichever server process runs it. Its status then answers as failed with `error_message` "Query cancelled". Answers 204 as PostHog's schema documents ("Query cancelled"; PostHog's own server answers 200 with a `message`), also for a query that had already ended.
+         */
+        delete: operations["query_destroy"];
         options?: never;
         head?: never;
         patch?: never;
@@ -4205,6 +4234,35 @@ export interface paths {
          */
         post: operations["environments_query_create"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/query/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The query's id (its `client_query_id`, or the id the asynchronous POST answered). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The status of an asynchronous query (environment route)
+         * @description The same operation as `query_retrieve` (GET `/api/projects/{project_id}/query/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_query_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel an asynchronous query (environment route)
+         * @description The same operation as `query_destroy` (DELETE `/api/projects/{project_id}/query/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        delete: operations["environments_query_destroy"];
         options?: never;
         head?: never;
         patch?: never;
@@ -6433,10 +6491,15 @@ export interface components {
         };
         QueryRequest: {
             query: components["schemas"]["QueryNode"];
-            /** @description Accepted for PostHog's clients; queries run at once, so it identifies nothing. */
+            /** @description The id of an asynchronous query (for `GET`/`DELETE .../query/{id}/`); a new one is made when absent. Reusing the id of an ended query replaces its status; of a running one, a 400. */
             client_query_id?: string | null;
-            /** @description Accepted and ignored; every query runs at once. */
+            /** @description The older way to ask for an asynchronous query (`refresh` wins when both are given). */
             async?: boolean | null;
+            /**
+             * @description `async`, `force_async` and `async_except_on_cache_miss` run the query asynchronously (202); the others answer at once (there is no result cache to read or refresh).
+             * @enum {string|null}
+             */
+            refresh?: "async" | "async_except_on_cache_miss" | "blocking" | "force_async" | "force_blocking" | "force_cache" | "lazy_async" | null;
             /** @description Accepted and ignored. */
             name?: string | null;
         };
@@ -6459,6 +6522,39 @@ export interface components {
             readonly hasMore: boolean;
             /** @description Seconds spent in each step of the query, the whole query (`.`) last. */
             readonly timings: components["schemas"]["QueryTiming"][];
+        };
+        QueryStatus: {
+            readonly id: string;
+            readonly team_id: number;
+            /** @description True once the query ended, whether it succeeded or not. */
+            readonly complete: boolean;
+            readonly error: boolean;
+            readonly error_message: string | null;
+            readonly query_async: boolean;
+            /** @description The query's answer once complete without error: the synchronous call's body (`results`, `columns`, `types`, `hogql`, `limit`, `offset`, `hasMore`, `timings`). */
+            readonly results: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Format: date-time
+             * @description When the query was accepted.
+             */
+            readonly start_time: string;
+            /**
+             * Format: date-time
+             * @description When it started running.
+             */
+            readonly pickup_time: string | null;
+            /** Format: date-time */
+            readonly end_time: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the status is kept.
+             */
+            readonly expiration_time: string | null;
+        };
+        QueryStatusResponse: {
+            query_status: components["schemas"]["QueryStatus"];
         };
         /**
          * @description `DateTime`, `String`, `Numeric`, `Boolean` or `Duration`; null when no value has told it yet. Ingestion never detects `Duration`.
@@ -11782,12 +11878,98 @@ export interface operations {
                     "application/json": components["schemas"]["QueryResponse"];
                 };
             };
+            /** @description An asynchronous query, accepted; it runs after this answer. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryStatusResponse"];
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    query_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The query's id (its `client_query_id`, or the id the asynchronous POST answered). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The query is complete; `results` holds its answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryStatusResponse"];
+                };
+            };
+            /** @description The query is waiting for its turn or running. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryStatusResponse"];
+                };
+            };
+            /** @description The query failed (`query_status` with `error: true` and its `error_message`), or the request was invalid (the error body). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["QueryStatusResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    query_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The query's id (its `client_query_id`, or the id the asynchronous POST answered). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Query cancelled. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -15433,12 +15615,98 @@ export interface operations {
                     "application/json": components["schemas"]["QueryResponse"];
                 };
             };
+            /** @description An asynchronous query, accepted; it runs after this answer. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryStatusResponse"];
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_query_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The query's id (its `client_query_id`, or the id the asynchronous POST answered). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The query is complete; `results` holds its answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryStatusResponse"];
+                };
+            };
+            /** @description The query is waiting for its turn or running. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryStatusResponse"];
+                };
+            };
+            /** @description The query failed (`query_status` with `error: true` and its `error_message`), or the request was invalid (the error body). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["QueryStatusResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_query_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The query's id (its `client_query_id`, or the id the asynchronous POST answered). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Query cancelled. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

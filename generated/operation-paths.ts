@@ -120,6 +120,8 @@ export interface OperationPaths {
   environments_property_definitions_seen_together_retrieve: "/api/environments/{project_id}/property_definitions/seen_together/";
   environments_property_definitions_update: "/api/environments/{project_id}/property_definitions/{id}/";
   environments_query_create: "/api/environments/{project_id}/query/";
+  environments_query_destroy: "/api/environments/{project_id}/query/{id}/";
+  environments_query_retrieve: "/api/environments/{project_id}/query/{id}/";
   event_definitions_destroy: "/api/projects/{project_id}/event_definitions/{id}/";
   event_definitions_list: "/api/projects/{project_id}/event_definitions/";
   event_definitions_metrics_retrieve: "/api/projects/{project_id}/event_definitions/{id}/metrics/";
@@ -259,6 +261,8 @@ export interface OperationPaths {
   property_definitions_seen_together_retrieve: "/api/projects/{project_id}/property_definitions/seen_together/";
   property_definitions_update: "/api/projects/{project_id}/property_definitions/{id}/";
   query_create: "/api/projects/{project_id}/query/";
+  query_destroy: "/api/projects/{project_id}/query/{id}/";
+  query_retrieve: "/api/projects/{project_id}/query/{id}/";
   readyz_retrieve: "/_readyz";
   schema_retrieve: "/api/schema/";
   shared_dashboard_create: "/shared/{access_token}";

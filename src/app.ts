@@ -10,6 +10,7 @@ import { clientErrorHandler, errorHandler } from './http/errors.js';
 import { ApiError } from './core/errors.js';
 import { trackInFlight } from './http/in-flight.js';
 import { RequestLogController } from './http/logging.js';
+import { AsyncQueries } from './query/async.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';
 import { spec } from './http/spec.js';
@@ -26,6 +27,8 @@ declare module 'fastify' {
     rateLimiter?: RateLimiter;
     /** The job engine that batch export runs are queued on. */
     jobs: JobEngine;
+    /** The asynchronous Query API queries this process runs. */
+    asyncQueries: AsyncQueries;
   }
 }
 
@@ -73,6 +76,11 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
   const engine = jobs ?? createJobEngine(database, config, false, (msg, err) => app.log.error({ err }, msg));
   app.decorate('jobs', engine);
   if (!jobs) app.addHook('onClose', async () => engine.stop());
+  const asyncQueries = new AsyncQueries(database.db, config, (msg, err) => app.log.error({ err }, msg));
+  app.decorate('asyncQueries', asyncQueries);
+  // On close (the SIGTERM drain included) the process's unfinished asynchronous queries are failed and
+  // their statements stopped, while the database is still open.
+  app.addHook('onClose', async () => asyncQueries.stop());
 
   // Bodies are validated per media type and the API operations only have JSON bodies: a text/plain
   // body would reach a handler unvalidated, so only JSON is parsed (anything else is a 415). The

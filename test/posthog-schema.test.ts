@@ -111,8 +111,21 @@ async function compare(posthog: Doc) {
     { ...proj, dashboard_id: locked.id },
     { user_uuid: colleague.user.uuid, level: 37 },
   );
+  // An asynchronous query, complete before its status is read (and then cancelled, which answers 204).
+  await made('query_create', proj, {
+    query: { kind: 'HogQLQuery', query: 'select event, count() from events group by event' },
+    refresh: 'async',
+    client_query_id: 'posthog-schema',
+  });
+  for (let i = 0; i < 200; i++) {
+    const res = await call('query_retrieve', { key: tenant.key, params: { ...proj, id: 'posthog-schema' } });
+    if (res.status !== 202) break;
+    await new Promise((r) => setTimeout(r, 25));
+  }
   /** Path values that must name one particular object: the collaborator routes need the locked dashboard. */
   const PARAMS: Record<string, Record<string, string | number>> = {
+    query_retrieve: { id: 'posthog-schema' },
+    query_destroy: { id: 'posthog-schema' },
     dashboards_collaborators_create: { dashboard_id: locked.id },
     dashboards_collaborators_destroy: { dashboard_id: locked.id, user__uuid: colleague.user.uuid },
   };

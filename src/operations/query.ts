@@ -1,10 +1,14 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { components } from '../../generated/api.js';
-import type { ProjectRequest, SomeHandlers } from '../http/types.js';
+import type { Handler, ProjectRequest, SomeHandlers } from '../http/types.js';
 import { ApiError } from '../core/errors.js';
 import { runQuery, type QueryNode } from '../query/run.js';
+import { presentQueryStatus } from '../serializers/query-statuses.js';
 
 type QueryRequest = components['schemas']['QueryRequest'];
+
+/** PostHog's `refresh` values that answer before the query runs (there is no cache to miss here). */
+const ASYNC_REFRESH = new Set(['async', 'force_async', 'async_except_on_cache_miss']);
 
 /** The request's query node, with the fields its kind needs. */
 function queryNode(body: QueryRequest): QueryNode {
@@ -18,10 +22,35 @@ function queryNode(body: QueryRequest): QueryNode {
   return { ...q, kind: 'EventsQuery', select: q.select };
 }
 
-async function query(req: FastifyRequest<{ Body: QueryRequest }> & ProjectRequest) {
-  return runQuery(req.server.db, req.server.config, req.tenant.project_id, queryNode(req.body));
+/** PostHog's rule: `refresh` decides when given, else the older `async` flag. */
+const isAsync = (body: QueryRequest) => (body.refresh ? ASYNC_REFRESH.has(body.refresh) : body.async === true);
+
+async function query(req: FastifyRequest<{ Body: QueryRequest }> & ProjectRequest, reply: FastifyReply) {
+  const node = queryNode(req.body);
+  if (!isAsync(req.body)) return runQuery(req.server.db, req.server.config, req.tenant.project_id, node);
+  if (req.body.client_query_id === '')
+    throw ApiError.validation('client_query_id', 'This field may not be blank.', 'blank');
+  const row = await req.server.asyncQueries.start(req.tenant.project_id, req.body.client_query_id, node);
+  reply.code(202);
+  return presentQueryStatus(row);
 }
+
+const retrieve: Handler<'query_retrieve'> = async (req, reply) => {
+  const row = await req.server.asyncQueries.find(req.tenant.project_id, req.params.id);
+  if (!row) throw ApiError.notFound();
+  const body = presentQueryStatus(row);
+  // PostHog's codes: 202 while it runs, 200 complete, 400 failed with a message.
+  reply.code(!body.query_status.complete ? 202 : body.query_status.error ? 400 : 200);
+  return body;
+};
+
+const destroy: Handler<'query_destroy'> = async (req, reply) => {
+  if (!(await req.server.asyncQueries.cancel(req.tenant.project_id, req.params.id))) throw ApiError.notFound();
+  reply.code(204);
+};
 
 export const queryHandlers = {
   query_create: query,
+  query_retrieve: retrieve,
+  query_destroy: destroy,
 } satisfies SomeHandlers;

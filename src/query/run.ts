@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
-import { runReadOnly } from '../db/queries/query.js';
+import { runReadOnly, type RunTag } from '../db/queries/query.js';
 import { compileQuery, parseQuery, QueryError, type CompiledQuery, type Select } from '../hogql/query/index.js';
 import { databaseError, queryError } from './errors.js';
 import { eventsSelect, type EventsQuery } from './events-query.js';
@@ -37,19 +37,31 @@ function compile(node: QueryNode, teamId: number, timings: Timings): CompiledQue
   }
 }
 
-/**
- * Runs a query for one project and answers in PostHog's response shape for its kind, with the
- * `timings` of its steps: parse, compile, execute (in the database, after any wait for a slot) and
- * serialise (the rows into the answer).
- */
-export async function runQuery(db: Db, config: Config, teamId: number, node: QueryNode) {
+/** A query checked and compiled for one project, ready to run (now or after an asynchronous answer). */
+export interface PreparedQuery {
+  node: QueryNode;
+  compiled: CompiledQuery;
+  timings: Timings;
+}
+
+/** Parses and compiles a query for a project: a bad query throws its 400 here, before anything runs. */
+export function prepareQuery(teamId: number, node: QueryNode): PreparedQuery {
   const timings = new Timings();
-  const compiled = compile(node, teamId, timings);
+  return { node, compiled: compile(node, teamId, timings), timings };
+}
+
+/**
+ * Runs a prepared query and answers in PostHog's response shape for its kind, with the `timings` of
+ * its steps: parse, compile, execute (in the database, after any wait for a slot) and serialise (the
+ * rows into the answer). `tag` marks an asynchronous query's statement (see runReadOnly).
+ */
+export async function executeQuery(db: Db, config: Config, prepared: PreparedQuery, tag?: RunTag) {
+  const { node, compiled, timings } = prepared;
   let limiter = limiters.get(config);
   if (!limiter) limiters.set(config, (limiter = new Limiter(config.queryConcurrency)));
   const rows = await limiter.run(() =>
     timings.measure('execute', () =>
-      runReadOnly(db, compiled.sql, config.queryTimeoutSeconds * 1000).catch((err: unknown) => {
+      runReadOnly(db, compiled.sql, config.queryTimeoutSeconds * 1000, tag).catch((err: unknown) => {
         throw databaseError(err, config.queryTimeoutSeconds) ?? err;
       }),
     ),
@@ -70,3 +82,10 @@ export async function runQuery(db: Db, config: Config, teamId: number, node: Que
   });
   return { ...answer, timings: timings.list() };
 }
+
+/** Runs a query for one project at once (prepareQuery, then executeQuery). */
+export async function runQuery(db: Db, config: Config, teamId: number, node: QueryNode) {
+  return executeQuery(db, config, prepareQuery(teamId, node));
+}
+
+export type QueryAnswer = Awaited<ReturnType<typeof executeQuery>>;

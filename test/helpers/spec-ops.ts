@@ -108,7 +108,8 @@ export function idFromCreated(body: any, param: string): string | number | undef
     const value = param.split('__').reduce((acc: any, k) => acc?.[k], body);
     return typeof value === 'string' || typeof value === 'number' ? value : undefined;
   }
-  const value = body.id ?? body.uuid;
+  // An asynchronous query's 202 names it inside its `query_status`.
+  const value = body.id ?? body.uuid ?? body.query_status?.id;
   return typeof value === 'string' || typeof value === 'number' ? value : undefined;
 }
 

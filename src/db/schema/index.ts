@@ -8,3 +8,4 @@ export * from './plugins.js';
 export * from './event-definitions.js';
 export * from './batch-exports.js';
 export * from './property-definitions.js';
+export * from './query-statuses.js';

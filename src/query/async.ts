@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../config.js';
+import { ApiError } from '../core/errors.js';
+import type { Db } from '../db/client.js';
+import { RunRefused } from '../db/queries/query.js';
+import {
+  cancelQueryStatus,
+  failQueryRuns,
+  findQueryStatus,
+  finishQueryStatus,
+  pickUpQueryStatus,
+  runApplicationName,
+  startQueryStatus,
+  type QueryStatusRow,
+} from '../db/queries/query-statuses.js';
+import { executeQuery, prepareQuery, type QueryNode } from './run.js';
+
+export const CANCELLED_MESSAGE = 'Query cancelled';
+export const STOPPED_MESSAGE =
+  'The server stopped before the query finished (it was restarting or shutting down). Run the query again.';
+export const LOST_MESSAGE =
+  'The server running the query stopped, or the query ran past its expiry, before it finished. Run the query again.';
+const SERVER_ERROR_MESSAGE = 'The query failed because of a server error. Run it again.';
+
+/**
+ * How long a status is kept after its query ends, and how long a query may wait and run before its
+ * status answers as failed: an hour, or more for a server whose statement timeout is longer.
+ */
+export const keepSeconds = (config: Config) => Math.max(3600, Math.ceil(config.queryTimeoutSeconds * 2) + 60);
+
+/**
+ * The asynchronous queries of one server process (PostHog's `refresh: "async"`): each is checked at
+ * once, recorded as running in `query_statuses`, answered, and then run in this process through the
+ * same limiter, timeout and read-only transaction as a synchronous query. Its status is readable and
+ * cancellable from any process on the database. `stop` fails this process's unfinished ones.
+ */
+export class AsyncQueries {
+  private readonly runs = new Map<string, { projectId: number; run: string; done: Promise<void> }>();
+  private stopping = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly config: Config,
+    private readonly log: (msg: string, err: unknown) => void,
+  ) {}
+
+  /** Checks and records the query (a bad one throws its 400), then runs it after the caller answers. */
+  async start(projectId: number, clientId: string | null | undefined, node: QueryNode): Promise<QueryStatusRow> {
+    if (this.stopping) throw ApiError.unavailable();
+    const prepared = prepareQuery(projectId, node);
+    const id = clientId ?? randomUUID().replace(/-/g, '');
+    const keep = keepSeconds(this.config);
+    const row = await startQueryStatus(this.db, projectId, id, keep);
+    if (!row) {
+      throw ApiError.validation(
+        'client_query_id',
+        'A query with this client_query_id is still running. Cancel it or use another id.',
+      );
+    }
+    const { run } = row;
+    const done = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() =>
+        executeQuery(this.db, this.config, prepared, {
+          applicationName: runApplicationName(run),
+          onBackend: (pid) =>
+            this.stopping ? Promise.resolve(false) : pickUpQueryStatus(this.db, projectId, run, pid),
+        }),
+      )
+      .then(
+        (answer) => finishQueryStatus(this.db, projectId, run, { state: 'complete', answer }, keep),
+        async (err: unknown) => {
+          if (err instanceof RunRefused) return; // cancelled or failed by a shutdown before it started
+          if (!(err instanceof ApiError)) this.log('asynchronous query failed', err);
+          const message = err instanceof ApiError ? err.body.detail : SERVER_ERROR_MESSAGE;
+          await finishQueryStatus(this.db, projectId, run, { state: 'failed', message }, keep);
+        },
+      )
+      .catch((err: unknown) => this.log('could not record the end of an asynchronous query', err))
+      .finally(() => this.runs.delete(run));
+    this.runs.set(run, { projectId, run, done });
+    return row;
+  }
+
+  /** The project's status of `id`; a running one whose process is gone answers as failed. */
+  async find(projectId: number, id: string): Promise<QueryStatusRow | undefined> {
+    return findQueryStatus(this.db, projectId, id, LOST_MESSAGE, keepSeconds(this.config));
+  }
+
+  /** Cancels the project's query `id` wherever it runs; false when the project has no such query. */
+  async cancel(projectId: number, id: string): Promise<boolean> {
+    return Boolean(await cancelQueryStatus(this.db, projectId, id, CANCELLED_MESSAGE, keepSeconds(this.config)));
+  }
+
+  /**
+   * Fails this process's unfinished queries with a message saying so and stops their statements, then
+   * waits for their runners to settle: the process is stopping and will not finish them.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const runs = [...this.runs.values()];
+    if (!runs.length) return;
+    await failQueryRuns(this.db, runs, STOPPED_MESSAGE, keepSeconds(this.config)).catch((err: unknown) =>
+      this.log('could not fail the unfinished asynchronous queries', err),
+    );
+    await Promise.all(runs.map((r) => r.done));
+  }
+}

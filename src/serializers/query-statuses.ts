@@ -1,0 +1,27 @@
+import type { components } from '../../generated/api.js';
+import type { QueryStatusRow } from '../db/queries/query-statuses.js';
+
+type QueryStatus = components['schemas']['QueryStatus'];
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+/** A query status row as PostHog's QueryStatus: `results` is the answer once complete. */
+export function presentQueryStatus(row: QueryStatusRow): { query_status: QueryStatus } {
+  const ended = row.state !== 'running';
+  const failed = row.state === 'failed' || row.state === 'cancelled';
+  return {
+    query_status: {
+      id: row.id,
+      team_id: row.project_id,
+      complete: ended,
+      error: failed,
+      error_message: failed ? (row.error_message ?? 'Query failed') : null,
+      query_async: true,
+      results: row.state === 'complete' ? (row.answer as QueryStatus['results']) : null,
+      start_time: iso(row.start_time)!,
+      pickup_time: iso(row.pickup_time),
+      end_time: iso(row.end_time),
+      expiration_time: iso(row.expires_at),
+    },
+  };
+}
