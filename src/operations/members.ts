@@ -95,7 +95,12 @@ export const memberHandlers = {
       },
       page,
     );
-    return paginated(req, page, count, await present(req.server.db, rows));
+    return paginated(
+      req,
+      page,
+      count,
+      rows.map((r) => serializeMember(r, r.last_key_use ?? undefined)),
+    );
   },
 
   async members_partial_update(req) {

@@ -8,7 +8,7 @@ import { pageOf } from '../core/paging.js';
 import {
   createOrganization,
   deleteOrganization,
-  getOrganization,
+  getOrganizationView,
   listOrganizations,
   ORGANIZATION_WRITABLE,
   organizationExtras,
@@ -81,14 +81,9 @@ export const organizationHandlers = {
   },
 
   async organizations_retrieve(req) {
-    // The organization and its extras in parallel: membership already proved it exists.
-    const id = req.tenant.organization_id;
-    const [organization, extras] = await Promise.all([
-      getOrganization(req.server.db, id),
-      organizationExtras(req.server.db, [id]),
-    ]);
-    if (!organization) throw ApiError.notFound();
-    return serializeOrganization(organization, req.tenant.level, extras.get(id)!, instanceTag());
+    const view = await getOrganizationView(req.server.db, req.tenant.organization_id);
+    if (!view) throw ApiError.notFound();
+    return serializeOrganization(view.organization, req.tenant.level, view.extras, instanceTag());
   },
 
   async organizations_partial_update(req) {

@@ -138,6 +138,11 @@ t.test('dashboards_list', async (t) => {
     t.equal(page.body.results[0].name, 'alpha');
     t.equal(page.body.next, `http://localhost/api/projects/${a.project.id}/dashboards/?limit=1&offset=2`);
     t.equal(page.body.previous, `http://localhost/api/projects/${a.project.id}/dashboards/?limit=1`);
+    const past = await call('dashboards_list', { key: a.key, params, query: { limit: 1, offset: 99 } });
+    t.same([past.body.count, past.body.results], [page.body.count, []], 'a page past the end still counts them all');
+    const tagged = await call('dashboards_list', { key: a.key, params, query: { tags: 'web', offset: 99 } });
+    const all = await call('dashboards_list', { key: a.key, params, query: { tags: 'web' } });
+    t.same([tagged.body.count, tagged.body.results], [all.body.count, []], 'filtered too');
     const bad = await call('dashboards_list', { key: a.key, params, query: { limit: 'many' as never } });
     t.match(bad, { status: 400, body: { type: 'validation_error', attr: 'limit' } });
   });
