@@ -13,7 +13,7 @@ import { isRowId } from '../../core/ids.js';
 import { prepared } from '../prepared.js';
 import { anyOf, countWhere, jsonRows } from './util.js';
 import type { TileRow } from './dashboard-tiles.js';
-import type { UserRow } from './users.js';
+import { userBasicColumns, type UserBasicRow, type UserRow } from './users.js';
 import type { Page } from '../../core/paging.js';
 
 export type DashboardRow = typeof dashboards.$inferSelect;
@@ -61,7 +61,7 @@ const privilegeOf = (userId: unknown) => sql<number | null>`(select c.level
 /** A dashboard of a list with what presenting it needs: its creator, sharing and the viewer's privilege. */
 export interface DashboardListItem {
   dashboard: DashboardRow;
-  created_by: UserRow | null;
+  created_by: UserBasicRow | null;
   is_shared: boolean;
   privilege: number | null;
 }
@@ -71,7 +71,7 @@ function listSelect(db: Db, userId: unknown) {
   return db
     .select({
       dashboard: dashboards,
-      created_by: users,
+      created_by: userBasicColumns,
       total: sql<number>`count(*) over ()`.mapWith(Number),
       is_shared: isShared,
       privilege: privilegeOf(userId),

@@ -62,8 +62,9 @@ function listSelect(db: Db) {
     .select({
       definition: event_definitions,
       total: sql<number>`count(*) over ()`.mapWith(Number),
-      users: sql<Record<string, unknown>[]>`coalesce((select json_agg(u) from ${users} u
-        where u.id in (${d('owner_id')}, ${d('updated_by_id')}, ${d('verified_by_id')})), '[]'::json)`,
+      // Null, not an empty list, for the usual definition that names nobody: nothing to look up or parse.
+      users: sql<Record<string, unknown>[] | null>`(select json_agg(u) from ${users} u
+        where u.id in (${d('owner_id')}, ${d('updated_by_id')}, ${d('verified_by_id')}))`,
     })
     .from(event_definitions);
 }
@@ -113,7 +114,7 @@ export async function listDefinitions(
           .limit(page.limit)
           .offset(page.offset);
   if (!found.length && page.offset > 0) return { count: await countWhere(db, event_definitions, where), rows: [] };
-  const rows = found.map((r) => ({ definition: r.definition, users: r.users.map(userRow) }));
+  const rows = found.map((r) => ({ definition: r.definition, users: r.users?.map(userRow) ?? [] }));
   return { count: found[0]?.total ?? 0, rows };
 }
 

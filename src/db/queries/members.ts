@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gt, inArray, max, notLike, or, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { organization_memberships, personal_api_keys, projects, users } from '../schema/index.js';
-import type { UserRow } from './users.js';
+import { userBasicColumns, type UserBasicRow, type UserRow } from './users.js';
 import { prepared } from '../prepared.js';
 import type { Page } from '../../core/paging.js';
 
@@ -50,7 +50,7 @@ function memberQueries(
     page: db
       .select({
         membership: organization_memberships,
-        user: users,
+        user: userBasicColumns,
         total: sql<number>`count(*) over ()`.mapWith(Number),
         last_key_use: sql<Date | null>`(select max(k.last_used_at) from ${personal_api_keys} k
           where k.user_id = "users"."id")`.mapWith(personal_api_keys.last_used_at),
@@ -79,7 +79,9 @@ const unfiltered = [false, true].map((ascending) =>
 );
 
 /** A listed member, with when their personal API keys were last used (the nearest thing to a login here). */
-export interface ListedMember extends MemberRow {
+export interface ListedMember {
+  membership: MembershipRow;
+  user: UserBasicRow;
   last_key_use: Date | null;
 }
 
