@@ -134,7 +134,9 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
   };
   // The server as `npm start` runs it (the bundle `make bench` builds): one process, so its memory is the server's.
-  const server = spawn(process.execPath, ['--enable-source-maps', 'dist/app/server.mjs'], {
+  // BENCH_PROFILE=<folder> writes the server's CPU profile there when it stops (read its top self times).
+  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+  const server = spawn(process.execPath, [...profile, '--enable-source-maps', 'dist/app/server.mjs'], {
     env: { ...process.env, ...env },
     stdio: 'inherit',
   });

@@ -1,6 +1,14 @@
 import type { components } from '../../generated/api.js';
 import type { Db } from '../db/client.js';
-import { dashboardExtras, type DashboardRow } from '../db/queries/dashboards.js';
+import type { Page } from '../core/paging.js';
+import type { CreationMode } from '../db/schema/index.js';
+import {
+  dashboardExtras,
+  getDashboardView,
+  listDashboards,
+  touchDashboard,
+  type DashboardRow,
+} from '../db/queries/dashboards.js';
 import { liveTiles } from '../db/queries/dashboard-tiles.js';
 import { getUsers } from '../db/queries/users.js';
 import { serializeDashboard, serializeDashboardBasic } from '../serializers/dashboards.js';
@@ -17,24 +25,45 @@ export async function permissionsOn(db: Db, dashboard: DashboardRow, viewer: Vie
   return dashboardPermissions(dashboard, viewer, extras.get(dashboard.id)!.privilege);
 }
 
-export async function presentDashboards(
+/** A page of the project's dashboards as `viewer` sees them, read in one statement. */
+export async function presentDashboardPage(
   db: Db,
-  rows: DashboardRow[],
-  audience: Audience,
-): Promise<Schemas['DashboardBasic'][]> {
-  const ids = rows.map((d) => d.id);
-  const [extras, users] = await Promise.all([
-    dashboardExtras(db, ids, audience === 'shared' ? null : audience.id),
-    getUsers(
-      db,
-      rows.flatMap((d) => (d.created_by_id === null ? [] : [d.created_by_id])),
-    ),
-  ]);
-  return rows.map((d) => {
-    const { is_shared, privilege } = extras.get(d.id)!;
-    const permissions = audience === 'shared' ? SHARED_VIEW : dashboardPermissions(d, audience, privilege);
-    return serializeDashboardBasic(d, { is_shared, permissions, users });
+  projectId: number,
+  page: Page,
+  filter: { tags: string[]; creationMode?: CreationMode | undefined },
+  viewer: Viewer,
+): Promise<{ count: number; results: Schemas['DashboardBasic'][] }> {
+  const { count, rows } = await listDashboards(db, projectId, page, filter, viewer.id);
+  const results = rows.map(({ dashboard, created_by, is_shared, privilege }) => {
+    const users = new Map(created_by ? [[created_by.id, created_by]] : []);
+    const permissions = dashboardPermissions(dashboard, viewer, privilege);
+    return serializeDashboardBasic(dashboard, { is_shared, permissions, users });
   });
+  return { count, results };
+}
+
+/**
+ * A read of one live dashboard of the project (retrieve, streamed tiles): one statement, plus the
+ * write of `last_accessed_at` when the recorded one is older than ACCESS_RECORDED_EVERY. Undefined
+ * when the project has no such dashboard.
+ */
+export async function readDashboard(
+  db: Db,
+  projectId: number,
+  id: number,
+  viewer: Viewer,
+): Promise<Schemas['Dashboard'] | undefined> {
+  const view = await getDashboardView(db, projectId, id, viewer.id);
+  if (!view) return undefined;
+  const { dashboard, tiles, is_shared, privilege } = view;
+  if (view.stale) {
+    const at = await touchDashboard(db, projectId, dashboard.id);
+    // Written meanwhile by another read, or gone: either way the answer shows the dashboard as loaded.
+    if (at) dashboard.last_accessed_at = at;
+  }
+  const users = new Map(view.users.map((u) => [u.id, u]));
+  const permissions = dashboardPermissions(dashboard, viewer, privilege);
+  return serializeDashboard(dashboard, { is_shared, permissions, users }, tiles);
 }
 
 /** The full dashboard, with its live tiles, as `audience` sees it. */

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { components } from '../../generated/api.js';
 import { requireEdit, requireRestrict, type Viewer } from '../dashboards/access.js';
-import { permissionsOn, presentDashboard, presentDashboards } from '../dashboards/present.js';
+import { permissionsOn, presentDashboard, presentDashboardPage, readDashboard } from '../dashboards/present.js';
 import { normalizeTags } from '../dashboards/tags.js';
 import { findTemplate, findUnlistedTemplate, type DashboardTemplate } from '../dashboards/templates.js';
 import { streamTiles } from '../dashboards/stream.js';
@@ -11,9 +11,7 @@ import {
   findUnlisted,
   getDashboard,
   insertDashboard,
-  listDashboards,
   lockProjectForUnlisted,
-  touchDashboard,
   updateDashboard,
   type DashboardInput,
   type DashboardRow,
@@ -128,12 +126,11 @@ async function updateHandler(req: RequestOf<'dashboards_partial_update'>): Promi
   });
 }
 
-/** The dashboard a read names, with the read recorded in `last_accessed_at` as PostHog does. */
-async function readDashboard(req: ProjectRequest, id: number): Promise<DashboardRow> {
-  const loaded = await loadDashboard(req, id);
-  const touched = await touchDashboard(req.server.db, req.tenant.project_id, loaded.id);
-  if (!touched) throw ApiError.notFound();
-  return touched;
+/** The dashboard a read names, with the read recorded in `last_accessed_at` as PostHog does (to the minute). */
+async function retrieve(req: ProjectRequest, id: number): Promise<Schemas['Dashboard']> {
+  const dashboard = await readDashboard(req.server.db, req.tenant.project_id, id, viewerOf(req));
+  if (!dashboard) throw ApiError.notFound();
+  return dashboard;
 }
 
 export const dashboardHandlers = {
@@ -141,8 +138,14 @@ export const dashboardHandlers = {
     const page = pageOf(req.query);
     const tags = normalizeTags(req.query.tags);
     const filter = { tags, creationMode: req.query.creation_mode };
-    const { count, rows } = await listDashboards(req.server.db, req.tenant.project_id, page, filter);
-    return paginated(req, page, count, await presentDashboards(req.server.db, rows, viewerOf(req)));
+    const { count, results } = await presentDashboardPage(
+      req.server.db,
+      req.tenant.project_id,
+      page,
+      filter,
+      viewerOf(req),
+    );
+    return paginated(req, page, count, results);
   },
 
   async dashboards_create(req, reply) {
@@ -193,13 +196,11 @@ export const dashboardHandlers = {
   },
 
   async dashboards_retrieve(req) {
-    const dashboard = await readDashboard(req, req.params.id);
-    return presentDashboard(req.server.db, dashboard, viewerOf(req));
+    return retrieve(req, req.params.id);
   },
 
   async dashboards_stream_tiles_retrieve(req, reply) {
-    const dashboard = await readDashboard(req, req.params.id);
-    const full = await presentDashboard(req.server.db, dashboard, viewerOf(req));
+    const full = await retrieve(req, req.params.id);
     const size = (req.query.layoutSize ?? req.query.layout_size) === 'xs' ? 'xs' : 'sm';
     return reply
       .type('text/event-stream; charset=utf-8')

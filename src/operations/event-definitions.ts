@@ -72,7 +72,10 @@ export const eventDefinitionHandlers = {
       },
       page,
     );
-    return paginated(req, page, count, await present(req, rows));
+    const results = rows.map(({ definition, users }) =>
+      serializeEventDefinition(definition, new Map(users.map((u) => [u.id, u]))),
+    );
+    return paginated(req, page, count, results);
   },
 
   async event_definitions_retrieve(req) {

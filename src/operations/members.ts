@@ -4,14 +4,11 @@ import { paginated } from '../http/pagination.js';
 import {
   getMemberByUserUuid,
   keysReachingOrganization,
-  lastKeyUse,
-  listMembers,
   removeMember,
   setMemberLevel,
   type MemberRow,
 } from '../db/queries/members.js';
-import type { Db } from '../db/client.js';
-import { serializeMember } from '../serializers/members.js';
+import { presentMemberPage, presentMembers } from '../members/present.js';
 import { isUuid } from '../core/ids.js';
 import { ApiError } from '../core/errors.js';
 import { Level } from '../core/levels.js';
@@ -61,31 +58,23 @@ const seat = (m: MemberRow): Seat => ({ userId: m.user.id, level: m.membership.l
 
 const WEEK_MS = 7 * 24 * 3_600_000;
 
-async function present(db: Db, rows: MemberRow[]) {
-  const lastUse = await lastKeyUse(
-    db,
-    rows.map((r) => r.user.id),
-  );
-  return rows.map((r) => serializeMember(r, lastUse.get(r.user.id)));
-}
-
 async function update(req: FastifyRequest<{ Params: { user__uuid: string }; Body: { level?: number } | undefined }>) {
   const target = await pathMember(req);
   validateUpdate(callerSeat(req), seat(target));
   const level = req.body?.level;
-  if (level === undefined) return (await present(req.server.db, [target]))[0]!;
+  if (level === undefined) return (await presentMembers(req.server.db, [target]))[0]!;
   validateUpdate(callerSeat(req), seat(target), level);
   const membership = await setMemberLevel(req.server.db, req.tenant.organization_id, target.membership.id, level);
   if (!membership) throw ApiError.notFound();
   await req.server.authCache.invalidate();
-  return (await present(req.server.db, [{ membership, user: target.user }]))[0]!;
+  return (await presentMembers(req.server.db, [{ membership, user: target.user }]))[0]!;
 }
 
 export const memberHandlers = {
   async members_list(req) {
     const page = pageOf(req.query);
     const { email, order, updated_after } = req.query;
-    const { count, rows } = await listMembers(
+    const { count, results } = await presentMemberPage(
       req.server.db,
       req.tenant.organization_id,
       {
@@ -95,7 +84,7 @@ export const memberHandlers = {
       },
       page,
     );
-    return paginated(req, page, count, await present(req.server.db, rows));
+    return paginated(req, page, count, results);
   },
 
   async members_partial_update(req) {

@@ -8,28 +8,21 @@ import { pageOf } from '../core/paging.js';
 import {
   createOrganization,
   deleteOrganization,
-  getOrganization,
   listOrganizations,
   ORGANIZATION_WRITABLE,
-  organizationExtras,
   updateOrganization,
   type OrganizationRow,
 } from '../db/queries/organizations.js';
-import { instanceTag, serializeOrganization } from '../serializers/organizations.js';
+import { presentOrganizations, readOrganization } from '../organizations/present.js';
 import type { FastifyRequest } from 'fastify';
 import type { components } from '../../generated/api.js';
 import type { Db } from '../db/client.js';
 
 const WRITABLE = ORGANIZATION_WRITABLE;
 
-async function present(req: FastifyRequest, rows: OrganizationRow[], db: Db = req.server.db) {
-  const extras = await organizationExtras(
-    db,
-    rows.map((o) => o.id),
-  );
-  return rows.map((o) =>
-    serializeOrganization(o, req.principal.memberships.get(o.id) ?? null, extras.get(o.id)!, instanceTag()),
-  );
+/** The organizations as the caller sees them (their level in each), read through `db`. */
+function present(req: FastifyRequest, rows: OrganizationRow[], db: Db = req.server.db) {
+  return presentOrganizations(db, rows, (id) => req.principal.memberships.get(id) ?? null);
 }
 
 type OrganizationBody = components['schemas']['PatchedOrganizationRequest'];
@@ -81,14 +74,9 @@ export const organizationHandlers = {
   },
 
   async organizations_retrieve(req) {
-    // The organization and its extras in parallel: membership already proved it exists.
-    const id = req.tenant.organization_id;
-    const [organization, extras] = await Promise.all([
-      getOrganization(req.server.db, id),
-      organizationExtras(req.server.db, [id]),
-    ]);
+    const organization = await readOrganization(req.server.db, req.tenant.organization_id, req.tenant.level);
     if (!organization) throw ApiError.notFound();
-    return serializeOrganization(organization, req.tenant.level, extras.get(id)!, instanceTag());
+    return organization;
   },
 
   async organizations_partial_update(req) {

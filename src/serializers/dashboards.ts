@@ -4,7 +4,7 @@ import type { Collaborator } from '../db/queries/dashboard-collaborators.js';
 import type { DashboardRow } from '../db/queries/dashboards.js';
 import type { TileRow } from '../db/queries/dashboard-tiles.js';
 import type { SharePasswordWithCreator, SharingRow } from '../db/queries/sharing.js';
-import type { UserRow } from '../db/queries/users.js';
+import type { UserBasicRow } from '../db/queries/users.js';
 import { serializeUserBasic } from './users.js';
 
 type Schemas = components['schemas'];
@@ -12,10 +12,10 @@ type Schemas = components['schemas'];
 export interface DashboardContext {
   is_shared: boolean;
   permissions: DashboardPermissions;
-  users: Map<number, UserRow>;
+  users: Map<number, UserBasicRow>;
 }
 
-function userOrNull(users: Map<number, UserRow>, id: number | null): Schemas['UserBasic'] | null {
+function userOrNull(users: Map<number, UserBasicRow>, id: number | null): Schemas['UserBasic'] | null {
   const user = id === null ? undefined : users.get(id);
   return user ? serializeUserBasic(user) : null;
 }
@@ -82,7 +82,7 @@ export function orderTiles(tiles: TileRow[], size: LayoutSize = 'sm'): TileRow[]
   });
 }
 
-export function serializeTile(t: TileRow, order: number, users: Map<number, UserRow>): Schemas['DashboardTile'] {
+export function serializeTile(t: TileRow, order: number, users: Map<number, UserBasicRow>): Schemas['DashboardTile'] {
   return {
     id: t.id,
     text: {

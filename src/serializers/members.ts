@@ -1,10 +1,14 @@
 import type { components } from '../../generated/api.js';
-import type { MemberRow } from '../db/queries/members.js';
+import type { MembershipRow } from '../db/queries/members.js';
+import type { UserBasicRow } from '../db/queries/users.js';
 import { serializeUserBasic } from './users.js';
 
 type OrganizationMember = components['schemas']['OrganizationMember'];
 
-export function serializeMember({ membership: m, user }: MemberRow, lastLogin: Date | undefined): OrganizationMember {
+export function serializeMember(
+  { membership: m, user }: { membership: MembershipRow; user: UserBasicRow },
+  lastLogin: Date | undefined,
+): OrganizationMember {
   return {
     id: m.id,
     user: serializeUserBasic(user),

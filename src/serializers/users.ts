@@ -1,9 +1,9 @@
 import type { components } from '../../generated/api.js';
-import type { UserRow } from '../db/queries/users.js';
+import type { UserBasicRow, UserRow } from '../db/queries/users.js';
 
 type Schemas = components['schemas'];
 
-export function serializeUserBasic(u: UserRow): Schemas['UserBasic'] {
+export function serializeUserBasic(u: UserBasicRow): Schemas['UserBasic'] {
   return {
     id: u.id,
     uuid: u.uuid,

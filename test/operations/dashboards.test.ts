@@ -1,4 +1,6 @@
+import { eq } from 'drizzle-orm';
 import t from 'tap';
+import { dashboards } from '../../src/db/schema/index.js';
 import { buildTestApp } from '../helpers/app.js';
 import { makeKey, makeMember, makeProject, makeTenant, type Tenant } from '../helpers/factories.js';
 
@@ -136,6 +138,11 @@ t.test('dashboards_list', async (t) => {
     t.equal(page.body.results[0].name, 'alpha');
     t.equal(page.body.next, `http://localhost/api/projects/${a.project.id}/dashboards/?limit=1&offset=2`);
     t.equal(page.body.previous, `http://localhost/api/projects/${a.project.id}/dashboards/?limit=1`);
+    const past = await call('dashboards_list', { key: a.key, params, query: { limit: 1, offset: 99 } });
+    t.same([past.body.count, past.body.results], [page.body.count, []], 'a page past the end still counts them all');
+    const tagged = await call('dashboards_list', { key: a.key, params, query: { tags: 'web', offset: 99 } });
+    const all = await call('dashboards_list', { key: a.key, params, query: { tags: 'web' } });
+    t.same([tagged.body.count, tagged.body.results], [all.body.count, []], 'filtered too');
     const bad = await call('dashboards_list', { key: a.key, params, query: { limit: 'many' as never } });
     t.match(bad, { status: 400, body: { type: 'validation_error', attr: 'limit' } });
   });
@@ -295,12 +302,33 @@ t.test('dashboards_retrieve', async (t) => {
   t.equal(d.last_accessed_at, null, 'never retrieved yet');
   t.ok(Date.now() - Date.parse(res.body.last_accessed_at) < 60_000, 'a retrieve sets last_accessed_at');
   const again = await call('dashboards_retrieve', { key: a.key, params: { ...params, id: d.id } });
-  t.ok(again.body.last_accessed_at >= res.body.last_accessed_at, 'and moves it on each retrieve');
+  t.equal(again.body.last_accessed_at, res.body.last_accessed_at, 'not moved again within the minute');
   t.match(res.body, {
     team_id: a.project.id,
     last_viewed_at: null,
     user_access_level: 'manager',
     access_control_version: 'v1',
+  });
+
+  t.test('last_accessed_at is written at most once a minute, only by reads in the project', async (t) => {
+    const e = await dashboard(a, { name: 'Throttled' });
+    const read = (tenant: Tenant, projectId = tenant.project.id) =>
+      call('dashboards_retrieve', { key: tenant.key, params: { project_id: projectId, id: e.id } });
+    const stored = async () =>
+      (await db.select().from(dashboards).where(eq(dashboards.id, e.id)))[0]!.last_accessed_at!.toISOString();
+    const first = (await read(a)).body.last_accessed_at;
+    t.equal(await stored(), first, 'the first read writes the time it answers');
+    const stale = new Date(Date.now() - 61_000);
+    await db.update(dashboards).set({ last_accessed_at: stale }).where(eq(dashboards.id, e.id));
+    t.equal((await read(b, b.project.id)).status, 404, "another project's read does not reach it");
+    t.equal(await stored(), stale.toISOString(), 'nor records itself on it');
+    const later = (await read(a)).body.last_accessed_at;
+    t.ok(Date.parse(later) > stale.getTime() + 60_000, 'a read after a minute writes it again');
+    t.equal(await stored(), later, 'as answered');
+    const recent = new Date(Date.now() - 30_000);
+    await db.update(dashboards).set({ last_accessed_at: recent }).where(eq(dashboards.id, e.id));
+    t.equal((await read(a)).body.last_accessed_at, recent.toISOString(), 'a read within the minute answers it as is');
+    t.equal(await stored(), recent.toISOString(), 'and writes nothing');
   });
 
   t.test('privileges are computed per caller', async (t) => {

@@ -100,6 +100,10 @@ t.test('event_definitions_list', async (t) => {
     ['$pageview'],
   );
   t.match(page.body, { count: 4, next: /limit=1&offset=2/, previous: /limit=1/ });
+  for (const query of [{ offset: 10 }, { offset: 10, ordering: 'name' }] as Record<string, string | number>[]) {
+    const past = await call('event_definitions_list', { key: a.key, params, query });
+    t.same([past.body.count, past.body.results], [4, []], 'a page past the end still counts them all');
+  }
 
   await call('event_definitions_partial_update', {
     key: a.key,

@@ -105,6 +105,8 @@ t.test('members_list', async (t) => {
   t.equal(page.status, 200, 'members read');
   t.equal(page.body.results.length, 1);
   t.equal(page.body.next, 'http://localhost/api/organizations/%40current/members/?limit=1&offset=2');
+  const past = await call('members_list', { key: member.key, params: org, query: { offset: 99 } });
+  t.same([past.body.count, past.body.results], [page.body.count, []], 'a page past the end still counts them all');
 
   t.equal((await call('members_list', { params: org })).status, 401);
   const orgScope = await makeKey(db, a.user, ['organization:read']);

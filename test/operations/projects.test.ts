@@ -17,6 +17,9 @@ t.test('projects_list', async (t) => {
   );
   t.match(res.body.results[0], { organization: a.organization.id, api_token: /^phc_/, project_id: a.project.id });
   t.notOk(res.raw.includes(b.project.api_token), 'another organization’s projects are invisible');
+  t.equal(res.body.count, 2);
+  const past = await call('projects_list', { key: a.key, query: { offset: 5 } });
+  t.same([past.body.count, past.body.results], [2, []], 'a page past the end still counts them all');
   t.equal((await call('projects_list')).status, 401);
   t.equal((await call('projects_list', { key: await makeKey(db, a.user, ['organization:read']) })).status, 403);
   const scoped = await makeKey(db, a.user, ['project:read'], { scoped_teams: [a.project.id] });

@@ -2,14 +2,18 @@ import { and, arrayOverlaps, asc, desc, eq, inArray, ne, sql, type SQL } from 'd
 import type { Db } from '../client.js';
 import {
   dashboard_collaborators,
+  dashboard_tiles,
   dashboards,
   projects,
   sharing_configurations,
+  users,
   type CreationMode,
 } from '../schema/index.js';
 import { isRowId } from '../../core/ids.js';
 import { prepared } from '../prepared.js';
-import { anyOf, countWhere } from './util.js';
+import { anyOf, countWhere, jsonRows } from './util.js';
+import type { TileRow } from './dashboard-tiles.js';
+import { userBasicColumns, type UserBasicRow, type UserRow } from './users.js';
 import type { Page } from '../../core/paging.js';
 
 export type DashboardRow = typeof dashboards.$inferSelect;
@@ -33,22 +37,51 @@ export type DashboardInput = Partial<
 >;
 
 // Unlisted dashboards belong to a product and stay out of the plain list (PostHog's rule).
-const liveWhere = () =>
-  and(
-    eq(dashboards.project_id, sql.placeholder('projectId')),
-    eq(dashboards.deleted, false),
-    ne(dashboards.creation_mode, 'unlisted'),
-  );
+const liveWhereOf = () => and(eq(dashboards.deleted, false), ne(dashboards.creation_mode, 'unlisted'));
+const liveWhere = () => and(eq(dashboards.project_id, sql.placeholder('projectId')), liveWhereOf());
+
+/**
+ * How often a read records itself in `last_accessed_at`: PostHog writes it on every retrieve, which
+ * under load is a row update (and a dead tuple) per read of the same dashboard; the field still says
+ * when the dashboard was last opened, to the minute.
+ */
+export const ACCESS_RECORDED_EVERY = '1 minute';
 const liveOrder = [desc(dashboards.pinned), sql`${dashboards.name} asc nulls last`, asc(dashboards.id)];
 
-const liveCount = prepared('dashboards_live_count', (db, name) =>
-  db.select({ n: sql<number>`count(*)::int` }).from(dashboards).where(liveWhere()).prepare(name),
-);
+// Drizzle leaves columns unqualified in a one-table select, where a subquery's own columns would
+// shadow them: the outer dashboard's id is always written out in full.
+const dashboardId = sql.raw('"dashboards"."id"');
+
+/** Whether the dashboard has an enabled share, and a user's collaborator level on it, beside each row. */
+const isShared = sql<boolean>`exists (select 1 from ${sharing_configurations} s
+  where s.dashboard_id = ${dashboardId} and s.enabled)`;
+const privilegeOf = (userId: unknown) => sql<number | null>`(select c.level
+  from ${dashboard_collaborators} c where c.dashboard_id = ${dashboardId} and c.user_id = ${userId})`;
+
+/** A dashboard of a list with what presenting it needs: its creator, sharing and the viewer's privilege. */
+export interface DashboardListItem {
+  dashboard: DashboardRow;
+  created_by: UserBasicRow | null;
+  is_shared: boolean;
+  privilege: number | null;
+}
+
+/** One statement: the page's rows, the total (a window count), creators, sharing and the viewer's privilege. */
+function listSelect(db: Db, userId: unknown) {
+  return db
+    .select({
+      dashboard: dashboards,
+      created_by: userBasicColumns,
+      total: sql<number>`count(*) over ()`.mapWith(Number),
+      is_shared: isShared,
+      privilege: privilegeOf(userId),
+    })
+    .from(dashboards)
+    .leftJoin(users, eq(users.id, dashboards.created_by_id));
+}
 
 const livePage = prepared('dashboards_live_page', (db, name) =>
-  db
-    .select()
-    .from(dashboards)
+  listSelect(db, sql.placeholder('userId'))
     .where(liveWhere())
     .orderBy(...liveOrder)
     .limit(sql.placeholder('limit'))
@@ -58,37 +91,94 @@ const livePage = prepared('dashboards_live_page', (db, name) =>
 
 /**
  * Live dashboards of a project, pinned first then by name (PostHog's `-pinned, name`): the listed ones,
- * or only those of one creation mode when asked (the way to list unlisted ones).
+ * or only those of one creation mode when asked (the way to list unlisted ones). `userId` is the viewer
+ * whose collaborator level comes with each row.
  */
 export async function listDashboards(
   db: Db,
   projectId: number,
   page: Page,
   filter: { tags: string[]; creationMode?: CreationMode | undefined },
-): Promise<{ count: number; rows: DashboardRow[] }> {
+  userId: number | null,
+): Promise<{ count: number; rows: DashboardListItem[] }> {
   const { tags, creationMode } = filter;
+  let where: SQL | undefined;
+  let rows: (DashboardListItem & { total: number })[];
   if (!tags.length && !creationMode) {
-    const values = { projectId, limit: page.limit, offset: page.offset };
-    const [[counted], rows] = await Promise.all([liveCount(db).execute(values), livePage(db).execute(values)]);
-    return { count: counted?.n ?? 0, rows };
-  }
-  const where = and(
-    eq(dashboards.project_id, projectId),
-    eq(dashboards.deleted, false),
-    creationMode ? eq(dashboards.creation_mode, creationMode) : ne(dashboards.creation_mode, 'unlisted'),
-    tags.length ? arrayOverlaps(dashboards.tags, tags) : undefined,
-  );
-  const [count, rows] = await Promise.all([
-    countWhere(db, dashboards, where),
-    db
-      .select()
-      .from(dashboards)
+    rows = await livePage(db).execute({ projectId, limit: page.limit, offset: page.offset, userId });
+  } else {
+    where = and(
+      eq(dashboards.project_id, projectId),
+      eq(dashboards.deleted, false),
+      creationMode ? eq(dashboards.creation_mode, creationMode) : ne(dashboards.creation_mode, 'unlisted'),
+      tags.length ? arrayOverlaps(dashboards.tags, tags) : undefined,
+    );
+    rows = await listSelect(db, userId)
       .where(where)
       .orderBy(...liveOrder)
       .limit(page.limit)
-      .offset(page.offset),
-  ]);
-  return { count, rows };
+      .offset(page.offset);
+  }
+  // A page past the end has no row to carry the total: only then is it counted on its own.
+  if (!rows.length && page.offset > 0) {
+    const count = await countWhere(db, dashboards, where ?? and(eq(dashboards.project_id, projectId), liveWhereOf()));
+    return { count, rows: [] };
+  }
+  return { count: rows[0]?.total ?? 0, rows };
+}
+
+/** A dashboard with its live tiles, their users, sharing and the viewer's privilege, as one statement reads it. */
+export interface DashboardView {
+  dashboard: DashboardRow;
+  tiles: TileRow[];
+  users: UserRow[];
+  is_shared: boolean;
+  privilege: number | null;
+  /** Whether `last_accessed_at` is unset or older than a minute (by the database's clock). */
+  stale: boolean;
+}
+
+const tileRow = jsonRows(dashboard_tiles);
+const userRow = jsonRows(users);
+
+const dashboardView = prepared('dashboard_view', (db, name) =>
+  db
+    .select({
+      dashboard: dashboards,
+      is_shared: isShared,
+      privilege: privilegeOf(sql.placeholder('userId')),
+      tiles: sql<Record<string, unknown>[]>`coalesce((select json_agg(t order by t.id)
+        from ${dashboard_tiles} t where t.dashboard_id = ${dashboardId} and not t.deleted), '[]'::json)`,
+      users: sql<Record<string, unknown>[]>`coalesce((select json_agg(u) from ${users} u where u.id in (
+        select "dashboards"."created_by_id"
+        union select t.created_by_id from ${dashboard_tiles} t where t.dashboard_id = ${dashboardId} and not t.deleted
+        union select t.last_modified_by_id from ${dashboard_tiles} t
+          where t.dashboard_id = ${dashboardId} and not t.deleted)), '[]'::json)`,
+      stale: sql<boolean>`("dashboards"."last_accessed_at" is null
+        or "dashboards"."last_accessed_at" < now() - ${sql.raw(`interval '${ACCESS_RECORDED_EVERY}'`)})`,
+    })
+    .from(dashboards)
+    .where(
+      and(
+        eq(dashboards.id, sql.placeholder('id')),
+        eq(dashboards.project_id, sql.placeholder('projectId')),
+        eq(dashboards.deleted, false),
+      ),
+    )
+    .prepare(name),
+);
+
+/** A live dashboard of the project and everything presenting it needs, in one statement. */
+export async function getDashboardView(
+  db: Db,
+  projectId: number,
+  id: number,
+  userId: number | null,
+): Promise<DashboardView | undefined> {
+  if (!isRowId(id)) return undefined;
+  const [row] = await dashboardView(db).execute({ id, projectId, userId });
+  if (!row) return undefined;
+  return { ...row, tiles: row.tiles.map(tileRow), users: row.users.map(userRow) };
 }
 
 /** A dashboard of the project; deleted ones only when asked for (restoring one reaches it). */
@@ -155,15 +245,24 @@ export function projectDashboardIds(projectId: number): SQL {
   return sql`(select ${dashboards.id} from ${dashboards} where ${dashboards.project_id} = ${projectId})`;
 }
 
-/** Records a retrieve (PostHog's `last_accessed_at`) and answers the row as it now is. */
-/** Records a read; undefined when the dashboard is not the project's (or went away meanwhile). */
-export async function touchDashboard(db: Db, projectId: number, id: number): Promise<DashboardRow | undefined> {
+/**
+ * Records a read in `last_accessed_at` unless one was recorded within ACCESS_RECORDED_EVERY; answers
+ * the time written, or undefined when nothing was (recorded meanwhile, or not the project's dashboard).
+ */
+export async function touchDashboard(db: Db, projectId: number, id: number): Promise<Date | undefined> {
   const [row] = await db
     .update(dashboards)
     .set({ last_accessed_at: sql`now()` })
-    .where(and(eq(dashboards.id, id), eq(dashboards.project_id, projectId)))
-    .returning();
-  return row;
+    .where(
+      and(
+        eq(dashboards.id, id),
+        eq(dashboards.project_id, projectId),
+        sql`(${dashboards.last_accessed_at} is null
+          or ${dashboards.last_accessed_at} < now() - ${sql.raw(`interval '${ACCESS_RECORDED_EVERY}'`)})`,
+      ),
+    )
+    .returning({ at: dashboards.last_accessed_at });
+  return row?.at ?? undefined;
 }
 
 /**

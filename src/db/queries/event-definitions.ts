@@ -1,7 +1,9 @@
 import { and, asc, count, eq, gt, ilike, inArray, like, notInArray, notLike, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { event_definitions, events, organization_memberships } from '../schema/index.js';
-import { countWhere } from './util.js';
+import { event_definitions, events, organization_memberships, users } from '../schema/index.js';
+import { prepared } from '../prepared.js';
+import { countWhere, jsonRows } from './util.js';
+import type { UserRow } from './users.js';
 import type { Page } from '../../core/paging.js';
 
 export type EventDefinitionRow = typeof event_definitions.$inferSelect;
@@ -44,12 +46,55 @@ function orderOf(o: Ordering): SQL {
   return descending ? sql`${column} desc nulls last` : sql`${column} asc nulls last`;
 }
 
+/** A listed definition with the users it names (owner, last editor, verifier), read beside it. */
+export interface ListedDefinition {
+  definition: EventDefinitionRow;
+  users: UserRow[];
+}
+
+const userRow = jsonRows(users);
+const DEFAULT_ORDERING: Ordering[] = ['-last_seen_at::date', 'name'];
+
+function listSelect(db: Db) {
+  // A one-table select leaves columns unqualified, which the subquery's own table would shadow.
+  const d = (column: string) => sql.raw(`"event_definitions"."${column}"`);
+  return db
+    .select({
+      definition: event_definitions,
+      total: sql<number>`count(*) over ()`.mapWith(Number),
+      // Null, not an empty list, for the usual definition that names nobody: nothing to look up or parse.
+      users: sql<Record<string, unknown>[] | null>`(select json_agg(u) from ${users} u
+        where u.id in (${d('owner_id')}, ${d('updated_by_id')}, ${d('verified_by_id')}))`,
+    })
+    .from(event_definitions);
+}
+
+const orderBy = (ordering: Ordering[]) => [
+  ...ordering.map(orderOf),
+  asc(event_definitions.name),
+  asc(event_definitions.id),
+];
+
+// The list as clients first ask for it (no filter, PostHog's default order), built once.
+const defaultPage = prepared('event_definitions_page', (db, name) =>
+  listSelect(db)
+    .where(eq(event_definitions.project_id, sql.placeholder('projectId')))
+    .orderBy(...orderBy(DEFAULT_ORDERING))
+    .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'))
+    .prepare(name),
+);
+
+/**
+ * One statement per page: the definitions, the total (a window count) and the users they name. Only a
+ * page past the end, which has no row to carry the total, counts on its own.
+ */
 export async function listDefinitions(
   db: Db,
   projectId: number,
   f: DefinitionFilter,
   page: Page,
-): Promise<{ count: number; rows: EventDefinitionRow[] }> {
+): Promise<{ count: number; rows: ListedDefinition[] }> {
   if (f.eventType === 'action_event') return { count: 0, rows: [] };
   const conds: (SQL | undefined)[] = [eq(event_definitions.project_id, projectId)];
   for (const word of (f.search ?? '').split(/\s+/).filter(Boolean)) {
@@ -60,18 +105,17 @@ export async function listDefinitions(
   if (f.excludeHidden) conds.push(or(eq(event_definitions.hidden, false), sql`${event_definitions.hidden} is null`));
   if (f.excludedNames.length) conds.push(notInArray(event_definitions.name, f.excludedNames));
   const where = and(...conds);
-  const ordering: Ordering[] = f.ordering.length ? f.ordering : ['-last_seen_at::date', 'name'];
-  const [count, rows] = await Promise.all([
-    countWhere(db, event_definitions, where),
-    db
-      .select()
-      .from(event_definitions)
-      .where(where)
-      .orderBy(...ordering.map(orderOf), asc(event_definitions.name), asc(event_definitions.id))
-      .limit(page.limit)
-      .offset(page.offset),
-  ]);
-  return { count, rows };
+  const found =
+    conds.length === 1 && !f.ordering.length
+      ? await defaultPage(db).execute({ projectId, limit: page.limit, offset: page.offset })
+      : await listSelect(db)
+          .where(where)
+          .orderBy(...orderBy(f.ordering.length ? f.ordering : DEFAULT_ORDERING))
+          .limit(page.limit)
+          .offset(page.offset);
+  if (!found.length && page.offset > 0) return { count: await countWhere(db, event_definitions, where), rows: [] };
+  const rows = found.map((r) => ({ definition: r.definition, users: r.users?.map(userRow) ?? [] }));
+  return { count: found[0]?.total ?? 0, rows };
 }
 
 export async function getDefinition(db: Db, projectId: number, id: string): Promise<EventDefinitionRow | undefined> {

@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray, or, sql, type SQL } from 'drizzle-orm';
 import { rowsOf } from './util.js';
+import { prepared } from '../prepared.js';
 import type { Db } from '../client.js';
 import { events, person_distinct_ids, persons } from '../schema/index.js';
 import { dateValue, needsPersons, type FilterNode, type Scalar } from '../../events/filters.js';
@@ -119,8 +120,33 @@ export function filterSql(node: FilterNode): SQL {
   return sql`(${(node.op === 'AND' ? and : or)(...parts)})`;
 }
 
+const NEWEST_FIRST = [sql`${events.timestamp} desc nulls last`, sql`${events.id} desc nulls last`];
+const OLDEST_FIRST = [sql`${events.timestamp} asc nulls first`, sql`${events.id} asc nulls first`];
+
+// The unfiltered listing, newest first, is what clients page into first: built once.
+const newestPage = prepared('events_newest_page', (db, name) =>
+  db
+    .select(columns)
+    .from(events)
+    .where(eq(events.project_id, sql.placeholder('projectId')))
+    .orderBy(...NEWEST_FIRST)
+    .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'))
+    .prepare(name),
+);
+
+const unfiltered = (q: EventQuery) =>
+  !q.ascending &&
+  [q.event, q.distinctId, q.personId, q.before, q.after, q.cursorId, q.filters].every((v) => v === undefined) &&
+  !q.where?.length &&
+  !q.select?.length;
+
 /** One page plus one row, so the caller knows whether there is a next page. */
 export async function listEvents(db: Db, q: EventQuery): Promise<EventRow[]> {
+  if (unfiltered(q)) {
+    const values = { projectId: q.projectId, limit: q.limit + 1, offset: q.offset };
+    return (await newestPage(db).execute(values)) as unknown as EventRow[];
+  }
   const conds: (SQL | undefined)[] = [eq(events.project_id, q.projectId)];
   if (q.event !== undefined) conds.push(eq(events.event, q.event));
   if (q.distinctId !== undefined) conds.push(eq(events.distinct_id, q.distinctId));
@@ -140,9 +166,7 @@ export async function listEvents(db: Db, q: EventQuery): Promise<EventRow[]> {
   if (needsPersons(q.filters)) query = query.leftJoin(persons, eq(persons.id, events.person_id));
   // The listing indexes are `timestamp DESC NULLS LAST, id DESC NULLS LAST`; PostgreSQL only walks them
   // (forwards or backwards) for an ORDER BY that names the same null placement.
-  const order = q.ascending
-    ? [sql`${events.timestamp} asc nulls first`, sql`${events.id} asc nulls first`]
-    : [sql`${events.timestamp} desc nulls last`, sql`${events.id} desc nulls last`];
+  const order = q.ascending ? OLDEST_FIRST : NEWEST_FIRST;
   return (await query
     .where(and(...conds))
     .orderBy(...order)

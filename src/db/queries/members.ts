@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gt, inArray, max, notLike, or, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { organization_memberships, personal_api_keys, projects, users } from '../schema/index.js';
-import type { UserRow } from './users.js';
+import { userBasicColumns, type UserBasicRow, type UserRow } from './users.js';
 import { prepared } from '../prepared.js';
 import type { Page } from '../../core/paging.js';
 
@@ -48,7 +48,13 @@ function memberQueries(
       .innerJoin(users, eq(users.id, organization_memberships.user_id))
       .where(where),
     page: db
-      .select({ membership: organization_memberships, user: users })
+      .select({
+        membership: organization_memberships,
+        user: userBasicColumns,
+        total: sql<number>`count(*) over ()`.mapWith(Number),
+        last_key_use: sql<Date | null>`(select max(k.last_used_at) from ${personal_api_keys} k
+          where k.user_id = "users"."id")`.mapWith(personal_api_keys.last_used_at),
+      })
       .from(organization_memberships)
       .innerJoin(users, eq(users.id, organization_memberships.user_id))
       .where(where)
@@ -72,27 +78,43 @@ const unfiltered = [false, true].map((ascending) =>
   }),
 );
 
+/** A listed member, with when their personal API keys were last used (the nearest thing to a login here). */
+export interface ListedMember {
+  membership: MembershipRow;
+  user: UserBasicRow;
+  last_key_use: Date | null;
+}
+
+/**
+ * One statement per page: the members, the total (a window count) and each one's last key use. Only
+ * a page past the end, which has no row to carry the total, counts on its own.
+ */
 export async function listMembers(
   db: Db,
   organizationId: string,
   filter: MemberFilter,
   page: Page,
-): Promise<{ count: number; rows: MemberRow[] }> {
+): Promise<{ count: number; rows: ListedMember[] }> {
+  let rows: (ListedMember & { total: number })[];
+  let count: () => Promise<{ n: number }[]>;
   if (filter.email === undefined && !filter.updated_after) {
     const q = unfiltered[filter.ascending ? 1 : 0]!(db);
     const values = { org: organizationId, limit: page.limit, offset: page.offset };
-    const [[counted], rows] = await Promise.all([q.count.execute(values), q.page.execute(values)]);
-    return { count: counted?.n ?? 0, rows };
+    rows = await q.page.execute(values);
+    count = () => q.count.execute(values);
+  } else {
+    const q = memberQueries(
+      db,
+      and(...memberConditions(organizationId, filter)),
+      Boolean(filter.ascending),
+      page.limit,
+      page.offset,
+    );
+    rows = await q.page;
+    count = async () => q.count;
   }
-  const q = memberQueries(
-    db,
-    and(...memberConditions(organizationId, filter)),
-    Boolean(filter.ascending),
-    page.limit,
-    page.offset,
-  );
-  const [[counted], rows] = await Promise.all([q.count, q.page]);
-  return { count: counted?.n ?? 0, rows };
+  if (!rows.length && page.offset > 0) return { count: (await count())[0]?.n ?? 0, rows: [] };
+  return { count: rows[0]?.total ?? 0, rows };
 }
 
 /** A member of the organization by user uuid, bots excluded as in the list. */

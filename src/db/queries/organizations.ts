@@ -4,7 +4,7 @@ import { organization_memberships, organizations, projects, users } from '../sch
 import type { Page } from '../../core/paging.js';
 import { insertProject, type ProjectRow } from './projects.js';
 import { prepared } from '../prepared.js';
-import { anyOf, countWhere } from './util.js';
+import { anyOf, countWhere, jsonRows } from './util.js';
 import { randomBytes } from 'node:crypto';
 
 export type OrganizationRow = typeof organizations.$inferSelect;
@@ -75,6 +75,39 @@ const organizationById = prepared('organization_by_id', (db, name) =>
 export async function getOrganization(db: Db, id: string): Promise<OrganizationRow | undefined> {
   const [row] = await organizationById(db).execute({ id });
   return row;
+}
+
+const projectRow = jsonRows(projects);
+
+// The one-table select leaves columns unqualified, which the subqueries' own tables would shadow.
+const organizationId = sql.raw('"organizations"."id"');
+const organizationView = prepared('organization_view', (db, name) =>
+  db
+    .select({
+      organization: organizations,
+      projects: sql<Record<string, unknown>[]>`coalesce((select json_agg(p order by p.id) from ${projects} p
+        where p.organization_id = ${organizationId}), '[]'::json)`,
+      member_count: sql<number>`(select count(*)::int from ${organization_memberships} m
+        join ${users} u on u.id = m.user_id
+        where m.organization_id = ${organizationId} and u.is_active
+          and u.email not like ${`%${BOT_EMAIL_SUFFIX}`})`,
+    })
+    .from(organizations)
+    .where(eq(organizations.id, sql.placeholder('id')))
+    .prepare(name),
+);
+
+/** An organization with its projects and active member count (`organizationExtras`), in one statement. */
+export async function getOrganizationView(
+  db: Db,
+  id: string,
+): Promise<{ organization: OrganizationRow; extras: OrganizationExtras } | undefined> {
+  const [row] = await organizationView(db).execute({ id });
+  if (!row) return undefined;
+  return {
+    organization: row.organization,
+    extras: { projects: row.projects.map(projectRow), member_count: row.member_count },
+  };
 }
 
 export interface OrganizationExtras {

@@ -12,7 +12,8 @@ import {
   type ProductIntent,
 } from '../schema/index.js';
 import { newProjectToken } from '../../tokens.js';
-import { countWhere } from './util.js';
+import { anyOf, countWhere } from './util.js';
+import { prepared } from '../prepared.js';
 import type { Page } from '../../core/paging.js';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
@@ -60,18 +61,32 @@ export async function insertProject(
   });
 }
 
+const projectPage = prepared('projects_page', (db, name) =>
+  db
+    .select({ project: projects, total: sql<number>`count(*) over ()`.mapWith(Number) })
+    .from(projects)
+    .where(anyOf(projects.organization_id, sql.placeholder('orgs')))
+    .orderBy(asc(projects.id))
+    .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'))
+    .prepare(name),
+);
+
+/**
+ * The projects of the organizations, by id: one prepared statement for any number of organizations,
+ * the total coming as a window count (a page past the end, which has no row to carry it, counts apart).
+ */
 export async function listProjects(
   db: Db,
   organizationIds: string[],
   page: Page,
 ): Promise<{ count: number; rows: ProjectRow[] }> {
   if (!organizationIds.length) return { count: 0, rows: [] };
-  const where = inArray(projects.organization_id, organizationIds);
-  const [count, rows] = await Promise.all([
-    countWhere(db, projects, where),
-    db.select().from(projects).where(where).orderBy(asc(projects.id)).limit(page.limit).offset(page.offset),
-  ]);
-  return { count, rows };
+  const found = await projectPage(db).execute({ orgs: organizationIds, limit: page.limit, offset: page.offset });
+  if (!found.length && page.offset > 0) {
+    return { count: await countWhere(db, projects, anyOf(projects.organization_id, organizationIds)), rows: [] };
+  }
+  return { count: found[0]?.total ?? 0, rows: found.map((r) => r.project) };
 }
 
 /** Callers pass a project id the auth hook has already tied to the caller's organization. */

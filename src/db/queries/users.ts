@@ -9,6 +9,20 @@ import type { Page } from '../../core/paging.js';
 
 export type UserRow = typeof users.$inferSelect;
 
+/** The columns a user embedded in another answer shows (the contract's UserBasic): lists read only these. */
+export const userBasicColumns = {
+  id: users.id,
+  uuid: users.uuid,
+  distinct_id: users.distinct_id,
+  first_name: users.first_name,
+  last_name: users.last_name,
+  email: users.email,
+  is_email_verified: users.is_email_verified,
+  hedgehog_config: users.hedgehog_config,
+  role_at_organization: users.role_at_organization,
+};
+export type UserBasicRow = Pick<UserRow, keyof typeof userBasicColumns>;
+
 export async function getUser(db: Db, id: number): Promise<UserRow | undefined> {
   const [row] = await db.select().from(users).where(eq(users.id, id)).limit(1);
   return row;

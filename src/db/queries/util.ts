@@ -1,4 +1,4 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../client.js';
 
@@ -19,4 +19,25 @@ export function anyOf(column: PgColumn, values: unknown): SQL {
 /** The rows of a `db.execute` answer (postgres.js answers an array of rows), typed. */
 export function rowsOf<T = Record<string, unknown>>(result: unknown): T[] {
   return result as T[];
+}
+
+/**
+ * Rows of `table` that arrive inside a JSON value (`to_json(t)`, `json_agg(t)`) rather than as columns:
+ * keyed by column name, with timestamps as text. The mapper gives them the shape and types of a
+ * `select()` row, so one statement can carry a row's related rows and the serializers stay the same.
+ */
+export function jsonRows<T extends PgTable>(table: T): (json: Record<string, unknown>) => T['$inferSelect'] {
+  const columns = Object.entries(getTableColumns(table)).map(([key, col]) => ({
+    key,
+    name: col.name,
+    date: col.dataType === 'date',
+  }));
+  return (json) => {
+    const row: Record<string, unknown> = {};
+    for (const c of columns) {
+      const v = json[c.name] ?? null;
+      row[c.key] = c.date && v !== null ? new Date(v as string) : v;
+    }
+    return row as T['$inferSelect'];
+  };
 }
