@@ -28,7 +28,8 @@ if (databaseUrl) {
     const project = Number((req.params as { project: string }).project);
     const [[count], rows] = await Promise.all([
       sql`select count(*)::int as n from dashboards where project_id = ${project} and not deleted`,
-      sql`select * from dashboards where project_id = ${project} and not deleted order by pinned desc, name asc nulls last, id limit 100`,
+      sql`select * from dashboards where project_id = ${project} and not deleted
+        order by pinned desc, name asc nulls last, id limit 100`,
     ]);
     const ids = rows.map((d) => d.id as number);
     const creators = [...new Set(rows.map((d) => d.created_by_id as number))];
@@ -68,8 +69,8 @@ if (databaseUrl) {
   });
   app.get('/sql/query_property/:project', async (req) => {
     const project = Number((req.params as { project: string }).project);
-    const rows =
-      await sql`select count(*) as n from events where project_id = ${project} and properties ->> '$browser' = ${'Firefox'}`;
+    const rows = await sql`select count(*) as n from events
+      where project_id = ${project} and properties ->> '$browser' = ${'Firefox'}`;
     return { results: rows.map((r) => [Number(r.n)]), hasMore: false };
   });
 }

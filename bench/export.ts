@@ -50,8 +50,10 @@ try {
   const sql = postgres(withDb(source), { max: 1, onnotice: () => {} });
   await sql`
     insert into events (uuid, project_id, event, distinct_id, properties, timestamp)
-    select gen_random_uuid(), ${project.id}, (array['$pageview', 'signup', 'purchase'])[1 + i % 3], 'user-' || (i % 50000),
-           jsonb_build_object('$browser', (array['Chrome', 'Firefox'])[1 + i % 2], '$current_url', 'https://example.com/' || (i % 1000), 'n', i),
+    select gen_random_uuid(), ${project.id}, (array['$pageview', 'signup', 'purchase'])[1 + i % 3],
+           'user-' || (i % 50000),
+           jsonb_build_object('$browser', (array['Chrome', 'Firefox'])[1 + i % 2],
+             '$current_url', 'https://example.com/' || (i % 1000), 'n', i),
            ${day}::timestamptz + make_interval(secs => (i % 86400))
     from generate_series(1, ${EVENTS}) as i`;
   await sql`analyze events`;
@@ -107,7 +109,12 @@ try {
     });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     clearInterval(sampler);
-    const line = `| postgresql | batch export of ${EVENTS.toLocaleString('en')} events | ${type} | ${outcome} | ${Math.round(EVENTS / seconds)} events/s | ${seconds.toFixed(1)} s | peak RSS ${Math.round(peak / 1048576)} MB (+${Math.round((peak - before) / 1048576)} MB during the run; the process also holds the app and s3rver) |`;
+    const memory =
+      `peak RSS ${Math.round(peak / 1048576)} MB (+${Math.round((peak - before) / 1048576)} MB during the run; ` +
+      'the process also holds the app and s3rver)';
+    const line =
+      `| postgresql | batch export of ${EVENTS.toLocaleString('en')} events | ${type} | ${outcome} ` +
+      `| ${Math.round(EVENTS / seconds)} events/s | ${seconds.toFixed(1)} s | ${memory} |`;
     process.stdout.write(`${line}\n`);
     lines.push(line);
   }

@@ -92,7 +92,8 @@ app.get(
       (r) => r.organization_id as string,
     );
     return page(
-      await sql`select p.*, count(*) over () as total from projects p where p.organization_id in ${sql(orgs)} order by p.id limit 100`,
+      await sql`select p.*, count(*) over () as total from projects p
+        where p.organization_id in ${sql(orgs)} order by p.id limit 100`,
     );
   },
 );
@@ -123,7 +124,8 @@ app.get(
     const { project, id } = req.params as Params;
     if (!(await projectMember(Number(project), user))) return notFound(reply);
     const [d] = await sql`select d.*, row_to_json(u) as created_by,
-      (select coalesce(json_agg(t order by t.id), '[]') from dashboard_tiles t where t.dashboard_id = d.id and not t.deleted) as tiles
+      (select coalesce(json_agg(t order by t.id), '[]') from dashboard_tiles t
+        where t.dashboard_id = d.id and not t.deleted) as tiles
     from dashboards d left join users u on u.id = d.created_by_id
     where d.id = ${Number(id)} and d.project_id = ${Number(project)} and not d.deleted`;
     return d ?? notFound(reply);
@@ -155,7 +157,8 @@ app.get(
     const project = Number((req.params as Params).project);
     if (!(await projectMember(project, user))) return notFound(reply);
     return page(
-      await sql`select e.*, count(*) over () as total from event_definitions e where e.project_id = ${project} order by e.name limit 100`,
+      await sql`select e.*, count(*) over () as total from event_definitions e
+        where e.project_id = ${project} order by e.name limit 100`,
     );
   },
 );
@@ -168,8 +171,8 @@ app.get(
     if (user === undefined) return reply;
     const project = Number((req.params as Params).project);
     if (!(await projectMember(project, user))) return notFound(reply);
-    const rows =
-      await sql`select * from events where project_id = ${project} order by timestamp desc nulls last, id desc nulls last limit 101`;
+    const rows = await sql`select * from events where project_id = ${project}
+      order by timestamp desc nulls last, id desc nulls last limit 101`;
     return { next: null, results: rows.slice(0, 100).map((r) => ({ ...r, id: r.uuid })) };
   },
 );

@@ -373,7 +373,8 @@ async function seed(base: string, databaseUrl: string): Promise<Seeded> {
       select gen_random_uuid(), ${project},
              (array['$pageview', '$pageview', '$autocapture', 'signup', 'purchase'])[1 + i % 5],
              'user-' || (i % 20000),
-             jsonb_build_object('$browser', (array['Chrome', 'Firefox', 'Safari'])[1 + i % 3], 'plan', (array['free', 'pro'])[1 + i % 2], 'n', i),
+             jsonb_build_object('$browser', (array['Chrome', 'Firefox', 'Safari'])[1 + i % 3],
+               'plan', (array['free', 'pro'])[1 + i % 2], 'n', i),
              now() - make_interval(secs => i * 0.5)
       from generate_series(1, ${EVENTS}) as i`;
     await sql`analyze events`;
@@ -444,54 +445,118 @@ const backendPairs = scenarioNames
   .map((name) => ({ name, embedded: apiRps('embedded', name), postgresql: apiRps('postgresql', name) }))
   .filter((p) => p.embedded && p.postgresql);
 const backendTable = backendPairs.length
-  ? `\n\n## Embedded PostgreSQL against DATABASE_URL (issue #14: within 10%)\n\nThe API's req/s on each backend (the mean of the rounds where a read was measured in rounds).\n\n| scenario | embedded req/s | DATABASE_URL req/s | embedded / DATABASE_URL | within 10% |\n|---|---:|---:|---:|---|\n${backendPairs
-      .map(
+  ? [
+      '',
+      '',
+      '## Embedded PostgreSQL against DATABASE_URL (issue #14: within 10%)',
+      '',
+      "The API's req/s on each backend (the mean of the rounds where a read was measured in rounds).",
+      '',
+      '| scenario | embedded req/s | DATABASE_URL req/s | embedded / DATABASE_URL | within 10% |',
+      '|---|---:|---:|---:|---|',
+      ...backendPairs.map(
         (p) =>
           `| ${p.name} | ${p.embedded} | ${p.postgresql} | ${((p.embedded! / p.postgresql!) * 100).toFixed(0)}% | ` +
           `${verdict(p.embedded! >= 0.9 * p.postgresql!)} |`,
-      )
-      .join('\n')}`
+      ),
+    ].join('\n')
   : '';
 const handTable = roundRows.length
-  ? `\n\n## Reads against a hand-written server (issue #16)\n\nbench/handwritten.ts: bare Fastify + postgres.js (pool 10), three queries per read (key by sha256, membership, data), no cache, the contract's response schema. Each round is the API then the hand-written server, ${DURATION} s each; answer sizes show the two answer alike. Goals: every round at least 120% of the hand-written req/s, no round more than 10% below the first, p99 under twice the hand-written p99.\n\n| backend | read | round | api req/s | api p99 ms | hand-written req/s | hand-written p99 ms | ratio | ≥ 120% | vs round 1 | p99 < 2× | answer bytes (api / hand-written) |\n|---|---|---:|---:|---:|---:|---:|---:|---|---:|---|---|\n${roundRows
-      .map((r) => {
+  ? [
+      '',
+      '',
+      '## Reads against a hand-written server (issue #16)',
+      '',
+      'bench/handwritten.ts: bare Fastify + postgres.js (pool 10), three queries per read (key by sha256, ' +
+        "membership, data), no cache, the contract's response schema. Each round is the API then the " +
+        `hand-written server, ${DURATION} s each; answer sizes show the two answer alike. Goals: every round at ` +
+        'least 120% of the hand-written req/s, no round more than 10% below the first, p99 under twice the ' +
+        'hand-written p99.',
+      '',
+      '| backend | read | round | api req/s | api p99 ms | hand-written req/s | hand-written p99 ms | ratio ' +
+        '| ≥ 120% | vs round 1 | p99 < 2× | answer bytes (api / hand-written) |',
+      '|---|---|---:|---:|---:|---:|---:|---:|---|---:|---|---|',
+      ...roundRows.map((r) => {
         const first = roundRows.find((x) => x.backend === r.backend && x.scenario === r.scenario && x.round === 1)!;
         const drift = r.ours.rps / first.ours.rps;
-        return `| ${r.backend} | ${r.scenario} | ${r.round} | ${r.ours.rps} | ${r.ours.p99} | ${r.hand.rps} | ${r.hand.p99} | ${((r.ours.rps / r.hand.rps) * 100).toFixed(0)}% | ${verdict(r.ours.rps >= 1.2 * r.hand.rps)} | ${((drift - 1) * 100).toFixed(0)}%${drift >= 0.9 ? '' : ' (FAIL)'} | ${verdict(r.ours.p99 < 2 * r.hand.p99)} | ${r.oursBytes} / ${r.handBytes} |`;
-      })
-      .join('\n')}`
+        const ratio = `${((r.ours.rps / r.hand.rps) * 100).toFixed(0)}%`;
+        const vsFirst = `${((drift - 1) * 100).toFixed(0)}%${drift >= 0.9 ? '' : ' (FAIL)'}`;
+        return (
+          `| ${r.backend} | ${r.scenario} | ${r.round} | ${r.ours.rps} | ${r.ours.p99} | ${r.hand.rps} ` +
+          `| ${r.hand.p99} | ${ratio} | ${verdict(r.ours.rps >= 1.2 * r.hand.rps)} | ${vsFirst} ` +
+          `| ${verdict(r.ours.p99 < 2 * r.hand.p99)} | ${r.oursBytes} / ${r.handBytes} |`
+        );
+      }),
+    ].join('\n')
   : '';
 /** BENCH_NOTE: a line about the run (a shared or busy machine, the knobs used), printed under the header. */
 const NOTE = process.env.BENCH_NOTE ? `${process.env.BENCH_NOTE}\n\n` : '';
-const header = `# Benchmark results\n\n${new Date().toISOString()} on ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}; autocannon ${CONNECTIONS} connections (one where a row says so), ${DURATION} s per target after a 2 s warm-up.\n\n`;
+const header =
+  `# Benchmark results\n\n${new Date().toISOString()} on ${cpus().length} cores ` +
+  `(${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}; autocannon ${CONNECTIONS} connections ` +
+  `(one where a row says so), ${DURATION} s per target after a 2 s warm-up.\n\n`;
 const exportTable = exportLines.length
-  ? `\n\n## Batch export\n\n| backend | scenario | destination | outcome | throughput | time | memory |\n|---|---|---|---|---:|---:|---|\n${exportLines.join('\n')}`
+  ? [
+      '',
+      '',
+      '## Batch export',
+      '',
+      '| backend | scenario | destination | outcome | throughput | time | memory |',
+      '|---|---|---|---|---:|---:|---|',
+      ...exportLines,
+    ].join('\n')
   : '';
 const memoryTable = memory.length
-  ? `\n\n## Memory after the read scenarios\n\nThe API process alone, and the PostgreSQL server behind it (postmaster and all its processes; RSS counts shared buffers in every process, PSS shares them out; on DATABASE_URL the whole server, other databases included).\n\n| backend | api RSS MB | node < 200 MB | PostgreSQL processes | PostgreSQL RSS MB | PostgreSQL PSS MB |\n|---|---:|---|---:|---:|---:|\n${memory
-      .map(
+  ? [
+      '',
+      '',
+      '## Memory after the read scenarios',
+      '',
+      'The API process alone, and the PostgreSQL server behind it (postmaster and all its processes; RSS counts ' +
+        'shared buffers in every process, PSS shares them out; on DATABASE_URL the whole server, other ' +
+        'databases included).',
+      '',
+      '| backend | api RSS MB | node < 200 MB | PostgreSQL processes | PostgreSQL RSS MB | PostgreSQL PSS MB |',
+      '|---|---:|---|---:|---:|---:|',
+      ...memory.map(
         (m) =>
           `| ${m.backend} | ${m.apiMb} | ${verdict(m.apiMb < 200)} | ${m.pg.processes} | ${m.pg.rssMb} | ` +
           `${m.pg.pssMb} |`,
-      )
-      .join('\n')}`
+      ),
+    ].join('\n')
   : '';
 const bigTable = bigBatches.length
-  ? `\n\n## A 20 MiB /batch/ request and /_health\n\n| backend | body MB | events | status | ingest ms | /_health checks | slowest /_health ms | < 200 ms |\n|---|---:|---:|---:|---:|---:|---:|---|\n${bigBatches
-      .map(
+  ? [
+      '',
+      '',
+      '## A 20 MiB /batch/ request and /_health',
+      '',
+      '| backend | body MB | events | status | ingest ms | /_health checks | slowest /_health ms | < 200 ms |',
+      '|---|---:|---:|---:|---:|---:|---:|---|',
+      ...bigBatches.map(
         (b) =>
           `| ${b.backend} | ${b.mb} | ${b.events} | ${b.status} | ${b.ingestMs} | ${b.healthChecks} | ` +
           `${b.healthMaxMs} | ${verdict(b.healthMaxMs < 200)} |`,
-      )
-      .join('\n')}`
+      ),
+    ].join('\n')
   : '';
 const startupTable = startup
-  ? `\n\n## make run\n\nA fresh clone of the commit: \`make run\` (npm ci from a warm npm cache, the bundle, initdb, migrations, bootstrap) to the first 200 from \`GET /api/projects/\`, then Ctrl-C and \`make run\` again.\n\n| first make run | < 30 s | restart | < 3 s |\n|---:|---|---:|---|\n| ${(startup.firstMs / 1000).toFixed(1)} s | ${verdict(startup.firstMs < 30_000)} | ${(startup.restartMs / 1000).toFixed(1)} s | ${verdict(startup.restartMs < 3_000)} |`
+  ? [
+      '',
+      '',
+      '## make run',
+      '',
+      'A fresh clone of the commit: `make run` (npm ci from a warm npm cache, the bundle, initdb, migrations, ' +
+        'bootstrap) to the first 200 from `GET /api/projects/`, then Ctrl-C and `make run` again.',
+      '',
+      '| first make run | < 30 s | restart | < 3 s |',
+      '|---:|---|---:|---|',
+      `| ${(startup.firstMs / 1000).toFixed(1)} s | ${verdict(startup.firstMs < 30_000)} ` +
+        `| ${(startup.restartMs / 1000).toFixed(1)} s | ${verdict(startup.restartMs < 3_000)} |`,
+    ].join('\n')
   : '';
-writeFileSync(
-  'bench/results.md',
-  `${header}${NOTE}${table}${backendTable}${handTable}${memoryTable}${bigTable}${startupTable}${exportTable}${beforeAndAfter()}\n`,
-);
+const tables = [backendTable, handTable, memoryTable, bigTable, startupTable, exportTable];
+writeFileSync('bench/results.md', `${header}${NOTE}${table}${tables.join('')}${beforeAndAfter()}\n`);
 process.stdout.write(`\n${table}\n`);
 
 /**
@@ -526,7 +591,11 @@ function beforeAndAfter(): string {
       const now = [r.rps || '', r.itemsPerSecond ?? '', r.rps ? r.p50 : '', r.rps ? r.p99 : '', r.rssMb ?? ''].map(
         String,
       );
-      return `| ${r.backend} | ${r.scenario} | ${r.target} | ${figure(then, 3)} → ${now[0] || '–'} | ${figure(then, 4)} → ${now[1] || '–'} | ${figure(then, 5)} / ${figure(then, 6)} → ${now[2] || '–'} / ${now[3] || '–'} | ${figure(then, 8)} → ${now[4] || '–'} |`;
+      const latency = `${figure(then, 5)} / ${figure(then, 6)} → ${now[2] || '–'} / ${now[3] || '–'}`;
+      return (
+        `| ${r.backend} | ${r.scenario} | ${r.target} | ${figure(then, 3)} → ${now[0] || '–'} ` +
+        `| ${figure(then, 4)} → ${now[1] || '–'} | ${latency} | ${figure(then, 8)} → ${now[4] || '–'} |`
+      );
     });
   for (const line of exportLines) {
     const c = cells(line);

@@ -137,7 +137,8 @@ try {
       `requests: ${result.requests.total} (${Math.round(result.requests.average)} req/s), latency p50 ` +
         `${result.latency.p50} ms, p99 ${result.latency.p99} ms`,
       `errors: ${errors} (connection errors ${result.errors}, timeouts ${result.timeouts}, non-2xx ${result.non2xx})`,
-      `RSS MB: ${marks.map((m) => `${m.at} ${m.rss}`).join(', ')} (x${growth.toFixed(2)} from the ${tenMark} s mark to the end)`,
+      `RSS MB: ${marks.map((m) => `${m.at} ${m.rss}`).join(', ')} ` +
+        `(x${growth.toFixed(2)} from the ${tenMark} s mark to the end)`,
       '',
     ].join('\n'),
   );

@@ -177,7 +177,8 @@ async function resolvePath(op: Op, choices: Record<string, PathChoice>): Promise
 
 function describe(inject: InjectOptions, res: { statusCode: number; body: string }): string {
   const payload = typeof inject.payload === 'string' ? inject.payload.slice(0, 300) : '';
-  return `${inject.method} ${String(inject.url).slice(0, 300)} ${payload}\n-> ${res.statusCode} ${res.body.slice(0, 400)}`;
+  const request = `${inject.method} ${String(inject.url).slice(0, 300)} ${payload}`;
+  return `${request}\n-> ${res.statusCode} ${res.body.slice(0, 400)}`;
 }
 
 const statuses = new Map<string, Map<number, number>>();

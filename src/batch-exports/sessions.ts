@@ -46,14 +46,17 @@ const SESSIONS = `
   from events e
   where e.project_id = $1 and ${SID} in (
     select distinct ${SID} from events e
-    where e.project_id = $1 and e.timestamp < $3::timestamptz and ($2::timestamptz is null or e.timestamp >= $2::timestamptz)
+    where e.project_id = $1 and e.timestamp < $3::timestamptz
+      and ($2::timestamptz is null or e.timestamp >= $2::timestamptz)
       and ${SID} <> ''
   )
   group by 1
   having max(e.timestamp) < $3::timestamptz and ($2::timestamptz is null or max(e.timestamp) >= $2::timestamptz)`;
 
 const iso = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-const LINE = `json_build_object(${COLUMNS.map((c) => `'${c.name}', ${c.type === 'timestamptz' ? iso(`s.${c.value}`) : `s.${c.value}`}`).join(', ')})::text`;
+const pair = (c: (typeof COLUMNS)[number]) =>
+  `'${c.name}', ${c.type === 'timestamptz' ? iso(`s.${c.value}`) : `s.${c.value}`}`;
+const LINE = `json_build_object(${COLUMNS.map(pair).join(', ')})::text`;
 
 export function sessionsSource(
   db: Db,

@@ -38,11 +38,15 @@ const MAX_PROPERTIES_PER_EVENT = 1000;
 const DATETIME_NAME_KEYWORDS = ['time', 'timestamp', 'date', '_at', '-at', 'createdat', 'updatedat'];
 const SIX_MONTHS_S = 15_768_000;
 // A date, day first or year first, optionally followed by a time: a strong hint of a timestamp.
-const DATETIME_PREFIX =
-  /^(([0-9]{4}[/-][0-2][0-9][/-][0-3][0-9])|([0-2][0-9][/-][0-3][0-9][/-][0-9]{4}))([ T][0-2][0-9]:[0-6][0-9]:[0-6][0-9].*)?$/;
+const YEAR_FIRST = '[0-9]{4}[/-][0-2][0-9][/-][0-3][0-9]';
+const DAY_FIRST = '[0-2][0-9][/-][0-3][0-9][/-][0-9]{4}';
+const TIME_OF_DAY = '[ T][0-2][0-9]:[0-6][0-9]:[0-6][0-9].*';
+const DATETIME_PREFIX = new RegExp(`^((${YEAR_FIRST})|(${DAY_FIRST}))(${TIME_OF_DAY})?$`);
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-const RFC2822 =
-  /^(?:(Mon|Tue|Wed|Thu|Fri|Sat|Sun), )?\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}(:\d{2})? ([+-]\d{4}|GMT|UT|[A-Z]{3})$/;
+const WEEKDAY = '(Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
+const MONTH = '(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
+const ZONE = String.raw`([+-]\d{4}|GMT|UT|[A-Z]{3})`;
+const RFC2822 = new RegExp(String.raw`^(?:${WEEKDAY}, )?\d{1,2} ${MONTH} \d{4} \d{2}:\d{2}(:\d{2})? ${ZONE}$`);
 
 function isLikelyDateString(s: string): boolean {
   return RFC3339.test(s) || RFC2822.test(s) || DATETIME_PREFIX.test(s);

@@ -28,7 +28,8 @@ export async function connectionBudgetWarning(database: Database, poolSize: numb
   return (
     `PostgreSQL allows ${row.max} connections (${row.reserved} reserved for superusers) and ${row.used} are open; ` +
     `this process may open ${mine} (DATABASE_POOL_SIZE ${poolSize} + ${EXTRA_CONNECTIONS}), so requests may get 503 ` +
-    `when they are all in use. Lower DATABASE_POOL_SIZE so that processes × (DATABASE_POOL_SIZE + ${EXTRA_CONNECTIONS}) ` +
+    'when they are all in use. Lower DATABASE_POOL_SIZE so that ' +
+    `processes × (DATABASE_POOL_SIZE + ${EXTRA_CONNECTIONS}) ` +
     `fits in max_connections − reserved, or raise max_connections.`
   );
 }

@@ -171,7 +171,8 @@ t.test('two workers share a backfill without running a run twice', async (t) => 
     .select({ run: batch_export_logs.instance_id, n: sql<number>`count(*)::int` })
     .from(batch_export_logs)
     .where(
-      sql`${batch_export_logs.batch_export_id} = ${exp.id} and ${batch_export_logs.message} like 'Batch export run started%'`,
+      sql`${batch_export_logs.batch_export_id} = ${exp.id}
+        and ${batch_export_logs.message} like 'Batch export run started%'`,
     )
     .groupBy(batch_export_logs.instance_id);
   t.equal(starts.length, 12);

@@ -145,12 +145,15 @@ t.test(
     ).catch(async (err) => {
       t.fail(
         `${(err as Error).message}: ` +
-          `${JSON.stringify((await runs()).map((r) => [r.status, r.records_completed, r.attempts, r.latest_error, r.heartbeat_at]))}`,
+          JSON.stringify(
+            (await runs()).map((r) => [r.status, r.records_completed, r.attempts, r.latest_error, r.heartbeat_at]),
+          ),
       );
       const diag = postgres(cluster.url, { max: 1, onnotice: () => {} });
       t.comment(
         JSON.stringify(
-          await diag`select datname, state, wait_event, left(query, 120) as q, backend_xid is not null as xid from pg_stat_activity where backend_type = 'client backend'`,
+          await diag`select datname, state, wait_event, left(query, 120) as q, backend_xid is not null as xid
+            from pg_stat_activity where backend_type = 'client backend'`,
           null,
           1,
         ),

@@ -32,7 +32,8 @@ export async function fingerprint(db: Db): Promise<Record<string, string>> {
     cachedQuery = tables
       .map(({ table_name: name }) => {
         const ident = `"${name.replace(/"/g, '""')}"`;
-        return `select '${name.replace(/'/g, "''")}' as t, count(*)::text || ':' || coalesce(md5(string_agg(r, ',' order by r)), '') as d
+        return `select '${name.replace(/'/g, "''")}' as t,
+                  count(*)::text || ':' || coalesce(md5(string_agg(r, ',' order by r)), '') as d
                 from (select (to_jsonb(x)${strip})::text as r from ${ident} x) s`;
       })
       .join('\nunion all\n');

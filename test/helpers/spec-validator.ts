@@ -85,7 +85,8 @@ export function validateResponse(
   const ref =
     typeof declared.$ref === 'string'
       ? `spec${declared.$ref}/content/${escapePointer(mediaType)}/schema`
-      : `spec#/paths/${escapePointer(path)}/${method.toLowerCase()}/responses/${status}/content/${escapePointer(mediaType)}/schema`;
+      : `spec#/paths/${escapePointer(path)}/${method.toLowerCase()}/responses/${status}` +
+        `/content/${escapePointer(mediaType)}/schema`;
   const validate = ajv.getSchema(ref) ?? ajv.compile({ $ref: ref });
   if (validate(parsed)) return [];
   return (validate.errors ?? []).map((e) => `${operationId} ${status}: ${e.instancePath || '(body)'} ${e.message}`);

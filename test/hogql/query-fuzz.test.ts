@@ -341,10 +341,14 @@ const saneSelect = fc.oneof(
     ),
   fc
     .tuple(fc.constantFrom('e.event', 'p.properties.plan', 'd.distinct_id', 'count()'), fc.option(saneCond))
-    .map(
-      ([col, where]) =>
-        `SELECT ${col === 'count()' ? 'count()' : `${col}, count()`} FROM events e LEFT JOIN persons p ON e.person_id = p.id LEFT JOIN person_distinct_ids d ON d.distinct_id = e.distinct_id${where ? ` WHERE ${where.replace(/\bevent\b/g, 'e.event')}` : ''}${col === 'count()' ? '' : ' GROUP BY 1'}`,
-    ),
+    .map(([col, where]) => {
+      const from =
+        'FROM events e LEFT JOIN persons p ON e.person_id = p.id ' +
+        'LEFT JOIN person_distinct_ids d ON d.distinct_id = e.distinct_id';
+      const filter = where ? ` WHERE ${where.replace(/\bevent\b/g, 'e.event')}` : '';
+      if (col === 'count()') return `SELECT count() ${from}${filter}`;
+      return `SELECT ${col}, count() ${from}${filter} GROUP BY 1`;
+    }),
 );
 
 /** A query, or one broken by cutting or splicing characters, or noise. */

@@ -118,7 +118,9 @@ t.test('every wire format PostHog SDKs use', async (t) => {
       'form with compression field',
       'capture_create',
       {
-        body: `data=${encodeURIComponent(Buffer.from(batch('form with compression field')).toString('base64'))}&compression=base64`,
+        body:
+          `data=${encodeURIComponent(Buffer.from(batch('form with compression field')).toString('base64'))}` +
+          '&compression=base64',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
       },
     ],

@@ -365,7 +365,9 @@ t.test('members_can_use_personal_api_keys', async (t) => {
   const refused = {
     type: 'authentication_error',
     code: 'permission_denied',
-    detail: `Organization '${a.organization.name}' does not allow using personal API keys. Contact an admin to enable personal API keys for this organization.`,
+    detail:
+      `Organization '${a.organization.name}' does not allow using personal API keys. ` +
+      'Contact an admin to enable personal API keys for this organization.',
     attr: null,
   };
   t.same(

@@ -28,7 +28,8 @@ await insertEvents(
 const COUNT = 'select event, count() from events group by event order by event';
 /** A cross join of 12^10 rows: it runs until cancelled or timed out. */
 const SLOW =
-  'select count() from events a, events b, events c, events d, events e, events f, events g, events h, events i, events j';
+  'select count() from events a, events b, events c, events d, events e, ' +
+  'events f, events g, events h, events i, events j';
 
 const post = (query: string, extra: Record<string, unknown> = {}, key = a.key, p = params) =>
   call('query_create', { key, params: p, body: { query: { kind: 'HogQLQuery', query }, ...extra } });

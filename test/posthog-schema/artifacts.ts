@@ -96,7 +96,10 @@ export const ARTIFACTS: readonly Artifact[] = [
   },
   {
     ops: ORGANIZATION_PROJECT_WRITES,
-    gap: /^\/(results\/\*\/)?(person_on_events_querying_enabled|default_modifiers|product_intents) type must be string$/,
+    gap: new RegExp(
+      String.raw`^\/(results\/\*\/)?(person_on_events_querying_enabled|default_modifiers|product_intents)` +
+        ' type must be string$',
+    ),
     reason: COMPUTED_AS_STRING,
   },
   {
@@ -116,7 +119,10 @@ export const ARTIFACTS: readonly Artifact[] = [
   },
   {
     ops: ['users_list', 'users_retrieve', 'users_partial_update', 'users_update'],
-    gap: /^\/(results\/\*\/)?role_at_organization (type must be string|enum must be equal to one of the allowed values)$/,
+    gap: new RegExp(
+      String.raw`^\/(results\/\*\/)?role_at_organization ` +
+        '(type must be string|enum must be equal to one of the allowed values)$',
+    ),
     reason: NULLABLE_UNMARKED,
   },
   {

@@ -85,7 +85,9 @@ t.test('event definitions', async (t) => {
 t.test('capture with properties nested 5,000 deep', async (t) => {
   // Written out as text: JSON.stringify itself cannot go this deep.
   const nested = `${'{"k\\u0000":'.repeat(5_000)}"bottom"${'}'.repeat(5_000)}`;
-  const body = `{"api_key": ${JSON.stringify(a.project.api_token)}, "batch": [{"event": "deep", "distinct_id": "u1", "properties": {"nested": ${nested}}}]}`;
+  const body =
+    `{"api_key": ${JSON.stringify(a.project.api_token)}, ` +
+    `"batch": [{"event": "deep", "distinct_id": "u1", "properties": {"nested": ${nested}}}]}`;
   for (const [label, payload, headers] of [
     ['plain', body, { 'content-type': 'application/json' }],
     ['gzip', gzipSync(body), { 'content-type': 'application/json', 'content-encoding': 'gzip' }],
@@ -100,7 +102,9 @@ t.test('capture with properties nested 5,000 deep', async (t) => {
   // As deep as PostHog's capture takes is stored.
   const deepest = `${'{"k":'.repeat(120)}"bottom"${'}'.repeat(120)}`;
   const ok = await send(ctx, 'capture_batch_create', {
-    body: `{"api_key": ${JSON.stringify(a.project.api_token)}, "batch": [{"event": "deep enough", "distinct_id": "u1", "properties": {"nested": ${deepest}}}]}`,
+    body:
+      `{"api_key": ${JSON.stringify(a.project.api_token)}, ` +
+      `"batch": [{"event": "deep enough", "distinct_id": "u1", "properties": {"nested": ${deepest}}}]}`,
     headers: { 'content-type': 'application/json' },
   });
   t.equal(ok.status, 200, ok.raw);

@@ -156,7 +156,8 @@ export async function postgresWriter({
     // COPY skips rules and cannot write into views, so only plain tables are copied into directly.
     const [plain] = await step(
       conn.unsafe<{ ok: boolean }[]>(
-        `select c.relkind in ('r', 'p') and not exists (select 1 from pg_rewrite r where r.ev_class = c.oid and r.ev_type = '3') as ok
+        `select c.relkind in ('r', 'p')
+         and not exists (select 1 from pg_rewrite r where r.ev_class = c.oid and r.ev_type = '3') as ok
        from pg_class c where c.oid = $1::regclass`,
         [target],
       ),

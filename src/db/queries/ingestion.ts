@@ -198,7 +198,8 @@ async function lockPersons(tx: Tx, projectId: number, ids: string[]): Promise<Se
  * to scanning the project's links, whatever the statistics say (a new database has none).
  */
 const personOf = (projectId: number, distinctId: SQL) =>
-  sql`(select link.person_id from person_distinct_ids as link where link.project_id = ${projectId} and link.distinct_id = ${distinctId})`;
+  sql`(select link.person_id from person_distinct_ids as link
+    where link.project_id = ${projectId} and link.distinct_id = ${distinctId})`;
 
 interface Link {
   distinct_id: string;
@@ -247,8 +248,8 @@ async function storePlain(
   const first = (await slices.next()).value as JsonSlice;
   const seenBefore = new Date(now.getTime() - LAST_SEEN_GRANULARITY_MS).toISOString();
   const call = (input: string, sliceIds: string) => sql`select ingest_plain_batch(${project.id}::int, ${input}::jsonb,
-    ${sliceIds}::jsonb, ${now.toISOString()}::timestamptz, ${seenBefore}::timestamptz, ${!project.ingested_event}::boolean,
-    ${retried}::boolean)`;
+    ${sliceIds}::jsonb, ${now.toISOString()}::timestamptz, ${seenBefore}::timestamptz,
+    ${!project.ingested_event}::boolean, ${retried}::boolean)`;
   if (first.to === batch.length) {
     // One statement is one transaction: the batch's property definitions are stored with its events.
     await db.execute(sql`${call(first.json, ids)} ${upsertTaxonomy(project.id, taxonomy, sql`,`)}`);
@@ -345,7 +346,8 @@ async function replayPersons(
       select * from jsonb_to_recordset(${input}::jsonb) as x(${INPUT_COLUMNS}, person int)),
     stored as (
       insert into events (uuid, project_id, event, distinct_id, properties, timestamp, elements_chain, person_id)
-      select uuid, ${project.id}, event, distinct_id, properties, timestamp, elements_chain, person from input order by n
+      select uuid, ${project.id}, event, distinct_id, properties, timestamp, elements_chain, person
+      from input order by n
       ${skipStored(retried)}
       returning event),
     ${touchDefinitions(project.id, now)},
@@ -406,7 +408,8 @@ async function writePersons(tx: Tx, projectId: number, planner: PersonPlanner): 
     ? jsonSlicesInTurns([...planner.newLinks], links, STATEMENT_CHARS)
     : []) {
     await tx.execute(sql`insert into person_distinct_ids (project_id, distinct_id, person_id)
-      select ${projectId}, distinct_id, person_id from jsonb_to_recordset(${json}::jsonb) as x(distinct_id text, person_id int)`);
+      select ${projectId}, distinct_id, person_id
+      from jsonb_to_recordset(${json}::jsonb) as x(distinct_id text, person_id int)`);
   }
   const changed: PersonState[] = planner.persons.filter((p) => !p.isNew && !p.mergedInto && p.dirty);
   const changes = (p: PersonState) => ({ id: p.id, properties: p.properties, is_identified: p.is_identified });

@@ -10,7 +10,8 @@ export type QueryState = 'running' | 'complete' | 'failed' | 'cancelled';
 export const runApplicationName = (run: string) => `posthog-api:query:${run}`;
 
 const COLUMNS = sql.raw(
-  'project_id, id, run, state, answer, error_message, start_time, pickup_time, end_time, backend_pid, backend_start, expires_at',
+  'project_id, id, run, state, answer, error_message, start_time, pickup_time, end_time, ' +
+    'backend_pid, backend_start, expires_at',
 );
 
 /**
@@ -155,6 +156,7 @@ export async function failQueryRuns(
   if (!runs.length) return 0;
   const projects = runs.map((r) => r.projectId);
   const ids = runs.map((r) => r.run);
-  const where = sql`(s.project_id, s.run) in (select * from unnest(${sql.param(projects)}::int[], ${sql.param(ids)}::uuid[]))`;
+  const where = sql`(s.project_id, s.run) in
+    (select * from unnest(${sql.param(projects)}::int[], ${sql.param(ids)}::uuid[]))`;
   return (await stopRuns(db, where, 'failed', message, keepSeconds)).length;
 }

@@ -25,7 +25,9 @@ export async function runReadOnly(db: Db, statement: SQL, timeoutMs: number, tag
     // project id or the LIMIT, and planned aggregations over a project twice as slow).
     if (!tag) {
       await tx.execute(
-        sql`select set_config('transaction_read_only', 'on', true), set_config('statement_timeout', ${String(ms)}, true), set_config('plan_cache_mode', 'force_custom_plan', true)`,
+        sql`select set_config('transaction_read_only', 'on', true),
+          set_config('statement_timeout', ${String(ms)}, true),
+          set_config('plan_cache_mode', 'force_custom_plan', true)`,
       );
     } else {
       // The application name lasts as long as the transaction, so a cancel that matches it can only
@@ -34,7 +36,12 @@ export async function runReadOnly(db: Db, statement: SQL, timeoutMs: number, tag
       // rather than running on until the statement timeout with nobody to answer.
       const [row] = rowsOf<{ pid: number }>(
         await tx.execute(
-          sql`select set_config('transaction_read_only', 'on', true), set_config('statement_timeout', ${String(ms)}, true), set_config('plan_cache_mode', 'force_custom_plan', true), set_config('application_name', ${tag.applicationName}, true), set_config('client_connection_check_interval', '1000', true), pg_backend_pid() as pid`,
+          sql`select set_config('transaction_read_only', 'on', true),
+            set_config('statement_timeout', ${String(ms)}, true),
+            set_config('plan_cache_mode', 'force_custom_plan', true),
+            set_config('application_name', ${tag.applicationName}, true),
+            set_config('client_connection_check_interval', '1000', true),
+            pg_backend_pid() as pid`,
         ),
       );
       if (!(await tag.onBackend(row!.pid))) throw new RunRefused();

@@ -69,16 +69,20 @@ export function print(n: Node): string {
       return `NOT ${wrap(n.arg)}`;
     case 'neg':
       return `-${wrap(n.arg)}`;
-    case 'in':
-      return `${wrap(n.left)} ${n.negated ? 'NOT IN' : 'IN'} (${n.sub ? printSelect(n.sub) : n.list!.map(print).join(', ')})`;
+    case 'in': {
+      const set = n.sub ? printSelect(n.sub) : n.list!.map(print).join(', ');
+      return `${wrap(n.left)} ${n.negated ? 'NOT IN' : 'IN'} (${set})`;
+    }
     case 'isnull':
       return `${wrap(n.arg)} IS ${n.negated ? 'NOT NULL' : 'NULL'}`;
     case 'between':
       return `${wrap(n.arg)} ${n.negated ? 'NOT BETWEEN' : 'BETWEEN'} ${wrap(n.low)} AND ${wrap(n.high)}`;
     case 'interval':
       return `INTERVAL ${wrap(n.value)} ${n.unit}`;
-    case 'case':
-      return `CASE ${n.branches.map(([c, v]) => `WHEN ${print(c)} THEN ${print(v)}`).join(' ')}${n.otherwise ? ` ELSE ${print(n.otherwise)}` : ''} END`;
+    case 'case': {
+      const branches = n.branches.map(([c, v]) => `WHEN ${print(c)} THEN ${print(v)}`).join(' ');
+      return `CASE ${branches}${n.otherwise ? ` ELSE ${print(n.otherwise)}` : ''} END`;
+    }
     case 'star':
       return n.table ? `${ident(n.table)}.*` : '*';
     case 'placeholder':
@@ -100,9 +104,8 @@ function printFrom(f: FromItem): string {
 }
 
 export function printSelect(s: Select): string {
-  const parts = [
-    `SELECT ${s.distinct ? 'DISTINCT ' : ''}${s.columns.map((c) => (c.alias ? `${print(c.expr)} AS ${ident(c.alias)}` : print(c.expr))).join(', ')}`,
-  ];
+  const columns = s.columns.map((c) => (c.alias ? `${print(c.expr)} AS ${ident(c.alias)}` : print(c.expr)));
+  const parts = [`SELECT ${s.distinct ? 'DISTINCT ' : ''}${columns.join(', ')}`];
   if (s.from) parts.push(`FROM ${printFrom(s.from)}`);
   for (const j of s.joins) parts.push(`${j.type} JOIN ${printFrom(j.item)}${j.on ? ` ON ${print(j.on)}` : ''}`);
   if (s.where) parts.push(`WHERE ${print(s.where)}`);

@@ -169,10 +169,10 @@ class Compiler {
       );
     if (q.having) parts.push(sql`having ${toBool(this.expr(q.having, scope), q.having.pos).sql}`);
     if (q.orderBy.length) {
-      const order = q.orderBy.map(
-        (o) =>
-          sql`${this.positional(o.expr, q, positions) ?? this.orderable(this.expr(o.expr, scope))} ${sql.raw(o.desc ? 'desc nulls last' : 'asc')}`,
-      );
+      const order = q.orderBy.map((o) => {
+        const key = this.positional(o.expr, q, positions) ?? this.orderable(this.expr(o.expr, scope));
+        return sql`${key} ${sql.raw(o.desc ? 'desc nulls last' : 'asc')}`;
+      });
       parts.push(sql`order by ${sql.join(order, sql`, `)}`);
     }
     if (q.limit) parts.push(sql`limit ${this.count(q.limit, 'LIMIT')}::bigint`);

@@ -24,12 +24,14 @@ export interface Binding {
 export function tableSource(table: TableName, teamId: number): SQL {
   switch (table) {
     case 'events':
-      return sql`(select ev.uuid, ev.event, ev.distinct_id, ev.properties, ev."timestamp", ev.created_at, ev.elements_chain,
-        p.uuid as person_uuid, p.properties as person_properties, p.created_at as person_created_at, p.is_identified as person_is_identified
+      return sql`(select ev.uuid, ev.event, ev.distinct_id, ev.properties, ev."timestamp", ev.created_at,
+        ev.elements_chain, p.uuid as person_uuid, p.properties as person_properties,
+        p.created_at as person_created_at, p.is_identified as person_is_identified
         from events ev left join persons p on p.id = ev.person_id and p.project_id = ${teamId}::int
         where ev.project_id = ${teamId}::int)`;
     case 'persons':
-      return sql`(select p.uuid, p.properties, p.created_at, p.is_identified from persons p where p.project_id = ${teamId}::int)`;
+      return sql`(select p.uuid, p.properties, p.created_at, p.is_identified
+        from persons p where p.project_id = ${teamId}::int)`;
     case 'person_distinct_ids':
       return sql`(select d.distinct_id, p.uuid as person_uuid
         from person_distinct_ids d join persons p on p.id = d.person_id and p.project_id = ${teamId}::int
@@ -147,14 +149,21 @@ export function objectOf(b: Binding, of: 'event' | 'person', teamId: number): Ty
   const iso = (name: string) => sql`to_char(${col(a, name)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
   if (of === 'person') {
     return {
-      sql: sql`case when ${col(a, 'person_uuid')} is null then null else json_build_object('id', ${col(a, 'person_uuid')}, 'created_at', ${iso('person_created_at')}, 'properties', ${col(a, 'person_properties')}, 'distinct_id', ${col(a, 'distinct_id')}) end`,
+      sql: sql`case when ${col(a, 'person_uuid')} is null then null else json_build_object(
+        'id', ${col(a, 'person_uuid')}, 'created_at', ${iso('person_created_at')},
+        'properties', ${col(a, 'person_properties')}, 'distinct_id', ${col(a, 'distinct_id')}) end`,
       type: 'Json',
       ch: "Tuple(id UUID, created_at DateTime64(6, 'UTC'), properties String, distinct_id String)",
     };
   }
   return {
-    sql: sql`json_build_object('uuid', ${col(a, 'uuid')}, 'event', ${col(a, 'event')}, 'properties', ${col(a, 'properties')}, 'timestamp', ${iso('timestamp')}, 'team_id', ${teamId}::int, 'distinct_id', ${col(a, 'distinct_id')}, 'elements_chain', ${col(a, 'elements_chain')}, 'created_at', ${iso('created_at')})`,
+    sql: sql`json_build_object('uuid', ${col(a, 'uuid')}, 'event', ${col(a, 'event')},
+      'properties', ${col(a, 'properties')}, 'timestamp', ${iso('timestamp')}, 'team_id', ${teamId}::int,
+      'distinct_id', ${col(a, 'distinct_id')}, 'elements_chain', ${col(a, 'elements_chain')},
+      'created_at', ${iso('created_at')})`,
     type: 'Json',
-    ch: "Tuple(uuid UUID, event String, properties String, timestamp DateTime64(6, 'UTC'), team_id Int64, distinct_id String, elements_chain String, created_at DateTime64(6, 'UTC'))",
+    ch:
+      "Tuple(uuid UUID, event String, properties String, timestamp DateTime64(6, 'UTC'), team_id Int64, " +
+      "distinct_id String, elements_chain String, created_at DateTime64(6, 'UTC'))",
   };
 }
