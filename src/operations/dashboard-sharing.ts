@@ -10,7 +10,7 @@ import {
   requireGrant,
   unlockShare,
 } from '../dashboards/sharing.js';
-import type { Viewer } from '../dashboards/access.js';
+import { viewerOf } from '../dashboards/load.js';
 import {
   deactivatePassword,
   getSharing,
@@ -32,7 +32,6 @@ import { ApiError } from '../core/errors.js';
  */
 const unlockLimiter = new RateLimiter([parseRate('20/minute'), parseRate('200/hour')]);
 
-const viewerOf = (req: FastifyRequest): Viewer => ({ id: req.principal.user.id, level: req.tenant.level });
 
 const toEdit = (req: ProjectRequest, dashboardId: number, enabling: unknown) =>
   dashboardToEdit(req.server.db, req.tenant, viewerOf(req), dashboardId, enabling);

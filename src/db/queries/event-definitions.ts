@@ -2,7 +2,7 @@ import { and, asc, count, eq, gt, ilike, inArray, like, notInArray, notLike, or,
 import type { Db } from '../client.js';
 import { event_definitions, events, organization_memberships, users } from '../schema/index.js';
 import { prepared } from '../prepared.js';
-import { countWhere, jsonRows } from './util.js';
+import { countWhere, isoText, jsonRows } from './util.js';
 import type { UserRow } from './users.js';
 import type { Page } from '../../core/paging.js';
 
@@ -46,9 +46,23 @@ function orderOf(o: Ordering): SQL {
   return descending ? sql`${column} desc nulls last` : sql`${column} asc nulls last`;
 }
 
+/**
+ * A definition as the list reads it: timestamps already written by PostgreSQL as the contract's strings
+ * (`isoText`), and `last_updated_at` (the later of last seen and updated) worked out beside them, so a
+ * page of definitions makes no Date at all.
+ */
+export interface EventDefinitionView
+  extends Omit<EventDefinitionRow, 'project_id' | 'created_at' | 'updated_at' | 'last_seen_at' | 'verified_at'> {
+  created_at: string | null;
+  updated_at: string;
+  last_seen_at: string | null;
+  verified_at: string | null;
+  last_updated_at: string;
+}
+
 /** A listed definition with the users it names (owner, last editor, verifier), read beside it. */
 export interface ListedDefinition {
-  definition: EventDefinitionRow;
+  definition: EventDefinitionView;
   users: UserRow[];
 }
 
@@ -58,9 +72,24 @@ const DEFAULT_ORDERING: Ordering[] = ['-last_seen_at::date', 'name'];
 function listSelect(db: Db) {
   // A one-table select leaves columns unqualified, which the subquery's own table would shadow.
   const d = (column: string) => sql.raw(`"event_definitions"."${column}"`);
+  const e = event_definitions;
   return db
     .select({
-      definition: event_definitions,
+      id: e.id,
+      name: e.name,
+      description: e.description,
+      tags: e.tags,
+      owner_id: e.owner_id,
+      updated_by_id: e.updated_by_id,
+      verified: e.verified,
+      verified_by_id: e.verified_by_id,
+      hidden: e.hidden,
+      created_at: isoText(e.created_at),
+      updated_at: isoText(e.updated_at) as SQL<string>,
+      last_seen_at: isoText(e.last_seen_at),
+      verified_at: isoText(e.verified_at),
+      // greatest() skips a null, so a never-seen definition was last updated when it was updated.
+      last_updated_at: isoText(sql`greatest(${e.last_seen_at}, ${e.updated_at})`) as SQL<string>,
       total: sql<number>`count(*) over ()`.mapWith(Number),
       // Null, not an empty list, for the usual definition that names nobody: nothing to look up or parse.
       users: sql<Record<string, unknown>[] | null>`(select json_agg(u) from ${users} u
@@ -114,7 +143,7 @@ export async function listDefinitions(
           .limit(page.limit)
           .offset(page.offset);
   if (!found.length && page.offset > 0) return { count: await countWhere(db, event_definitions, where), rows: [] };
-  const rows = found.map((r) => ({ definition: r.definition, users: r.users?.map(userRow) ?? [] }));
+  const rows = found.map(({ total: _, users, ...definition }) => ({ definition, users: users?.map(userRow) ?? [] }));
   return { count: found[0]?.total ?? 0, rows };
 }
 

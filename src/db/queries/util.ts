@@ -16,6 +16,14 @@ export function anyOf(column: PgColumn, values: unknown): SQL {
   return sql`${column} = any(${Array.isArray(values) ? sql.param(values) : values})`;
 }
 
+/**
+ * A timestamp as text in the form the contract uses and `Date#toISOString` writes (UTC, milliseconds, `Z`),
+ * so a read that only shows it makes no Date. Both truncate PostgreSQL's microseconds to milliseconds.
+ */
+export function isoText(column: PgColumn | SQL): SQL<string | null> {
+  return sql<string | null>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}
+
 /** The rows of a `db.execute` answer (postgres.js answers an array of rows), typed. */
 export function rowsOf<T = Record<string, unknown>>(result: unknown): T[] {
   return result as T[];
