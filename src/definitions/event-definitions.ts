@@ -1,11 +1,7 @@
 import type { components } from '../../generated/api.js';
 import type { Db } from '../db/client.js';
 import type { Page } from '../core/paging.js';
-import {
-  listDefinitions,
-  type DefinitionFilter,
-  type EventDefinitionRow,
-} from '../db/queries/event-definitions.js';
+import { listDefinitions, type DefinitionFilter, type EventDefinitionRow } from '../db/queries/event-definitions.js';
 import { definitionView, serializeEventDefinition, userIdsOf } from '../serializers/event-definitions.js';
 import { presentDefinitions } from './common.js';
 

@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify';
 import { presentDashboard } from '../dashboards/present.js';
 import { cleanSharingSettings } from '../dashboards/share-passwords.js';
 import {
@@ -31,7 +30,6 @@ import { ApiError } from '../core/errors.js';
  * throttles, and off with them (`RATE_LIMITS=off`).
  */
 const unlockLimiter = new RateLimiter([parseRate('20/minute'), parseRate('200/hour')]);
-
 
 const toEdit = (req: ProjectRequest, dashboardId: number, enabling: unknown) =>
   dashboardToEdit(req.server.db, req.tenant, viewerOf(req), dashboardId, enabling);

@@ -14,7 +14,6 @@ import {
   lockProjectForUnlisted,
   updateDashboard,
   type DashboardInput,
-  type DashboardRow,
 } from '../db/queries/dashboards.js';
 import { paginated } from '../http/pagination.js';
 import type { ProjectRequest, RequestOf, SomeHandlers } from '../http/types.js';
@@ -90,7 +89,9 @@ async function applyTiles(
 async function updateHandler(req: RequestOf<'dashboards_partial_update'>): Promise<Schemas['Dashboard']> {
   const body = req.body ?? {};
   // Only a body setting `deleted` to false reaches a deleted dashboard, to restore it.
-  const dashboard = await loadDashboard(req.server.db, req.tenant.project_id, req.params.id, { includeDeleted: body.deleted === false });
+  const dashboard = await loadDashboard(req.server.db, req.tenant.project_id, req.params.id, {
+    includeDeleted: body.deleted === false,
+  });
   const viewer = viewerOf(req);
   const permissions = await permissionsOn(req.server.db, dashboard, viewer);
   requireEdit(permissions);

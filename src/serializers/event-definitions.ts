@@ -15,14 +15,12 @@ export function embeddedUser(users: Map<number, UserRow>, id: number | null) {
 
 /** A definition row as the list reads it (`EventDefinitionView`): its timestamps as the contract's strings. */
 export function definitionView(d: EventDefinitionRow): EventDefinitionView {
-  const lastUpdated = d.last_seen_at && d.last_seen_at > d.updated_at ? d.last_seen_at : d.updated_at;
   return {
     ...d,
     created_at: iso(d.created_at),
     updated_at: d.updated_at.toISOString(),
     last_seen_at: iso(d.last_seen_at),
     verified_at: iso(d.verified_at),
-    last_updated_at: lastUpdated.toISOString(),
   };
 }
 
@@ -32,6 +30,8 @@ export function serializeEventDefinition(
   volume30Day: number | null = null,
 ): Schemas['EventDefinition'] {
   const user = (id: number | null) => embeddedUser(users, id);
+  // toISOString's strings order as the times they write.
+  const lastUpdated = d.last_seen_at !== null && d.last_seen_at > d.updated_at ? d.last_seen_at : d.updated_at;
   return {
     id: d.id,
     name: d.name,
@@ -42,7 +42,7 @@ export function serializeEventDefinition(
     updated_at: d.updated_at,
     updated_by: user(d.updated_by_id),
     last_seen_at: d.last_seen_at,
-    last_updated_at: d.last_updated_at,
+    last_updated_at: lastUpdated,
     verified: d.verified,
     verified_at: d.verified_at,
     verified_by: user(d.verified_by_id),

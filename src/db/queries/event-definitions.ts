@@ -2,7 +2,7 @@ import { and, asc, count, eq, gt, ilike, inArray, like, notInArray, notLike, or,
 import type { Db } from '../client.js';
 import { event_definitions, events, organization_memberships, users } from '../schema/index.js';
 import { prepared } from '../prepared.js';
-import { countWhere, isoText, jsonRows } from './util.js';
+import { countWhere, isoTimestamp, isoTimestampOrNull, jsonRows } from './util.js';
 import type { UserRow } from './users.js';
 import type { Page } from '../../core/paging.js';
 
@@ -46,18 +46,13 @@ function orderOf(o: Ordering): SQL {
   return descending ? sql`${column} desc nulls last` : sql`${column} asc nulls last`;
 }
 
-/**
- * A definition as the list reads it: timestamps already written by PostgreSQL as the contract's strings
- * (`isoText`), and `last_updated_at` (the later of last seen and updated) worked out beside them, so a
- * page of definitions makes no Date at all.
- */
+/** A definition as the list reads it: timestamps as the contract's strings (`isoTimestamp`), so a page makes no Date. */
 export interface EventDefinitionView
   extends Omit<EventDefinitionRow, 'project_id' | 'created_at' | 'updated_at' | 'last_seen_at' | 'verified_at'> {
   created_at: string | null;
   updated_at: string;
   last_seen_at: string | null;
   verified_at: string | null;
-  last_updated_at: string;
 }
 
 /** A listed definition with the users it names (owner, last editor, verifier), read beside it. */
@@ -84,12 +79,11 @@ function listSelect(db: Db) {
       verified: e.verified,
       verified_by_id: e.verified_by_id,
       hidden: e.hidden,
-      created_at: isoText(e.created_at),
-      updated_at: isoText(e.updated_at) as SQL<string>,
-      last_seen_at: isoText(e.last_seen_at),
-      verified_at: isoText(e.verified_at),
-      // greatest() skips a null, so a never-seen definition was last updated when it was updated.
-      last_updated_at: isoText(sql`greatest(${e.last_seen_at}, ${e.updated_at})`) as SQL<string>,
+      // As PostgreSQL writes them (no Date is made): isoTimestamp turns them into the contract's strings.
+      created_at: sql<string | null>`${e.created_at}`,
+      updated_at: sql<string>`${e.updated_at}`,
+      last_seen_at: sql<string | null>`${e.last_seen_at}`,
+      verified_at: sql<string | null>`${e.verified_at}`,
       total: sql<number>`count(*) over ()`.mapWith(Number),
       // Null, not an empty list, for the usual definition that names nobody: nothing to look up or parse.
       users: sql<Record<string, unknown>[] | null>`(select json_agg(u) from ${users} u
@@ -143,7 +137,16 @@ export async function listDefinitions(
           .limit(page.limit)
           .offset(page.offset);
   if (!found.length && page.offset > 0) return { count: await countWhere(db, event_definitions, where), rows: [] };
-  const rows = found.map(({ total: _, users, ...definition }) => ({ definition, users: users?.map(userRow) ?? [] }));
+  const rows = found.map(({ total: _, users, created_at, updated_at, last_seen_at, verified_at, ...rest }) => {
+    const definition: EventDefinitionView = {
+      ...rest,
+      created_at: isoTimestampOrNull(created_at),
+      updated_at: isoTimestamp(updated_at),
+      last_seen_at: isoTimestampOrNull(last_seen_at),
+      verified_at: isoTimestampOrNull(verified_at),
+    };
+    return { definition, users: users?.map(userRow) ?? [] };
+  });
   return { count: found[0]?.total ?? 0, rows };
 }
 
