@@ -137,16 +137,25 @@ export async function listDefinitions(
           .limit(page.limit)
           .offset(page.offset);
   if (!found.length && page.offset > 0) return { count: await countWhere(db, event_definitions, where), rows: [] };
-  const rows = found.map(({ total: _, users, created_at, updated_at, last_seen_at, verified_at, ...rest }) => {
-    const definition: EventDefinitionView = {
-      ...rest,
-      created_at: isoTimestampOrNull(created_at),
-      updated_at: isoTimestamp(updated_at),
-      last_seen_at: isoTimestampOrNull(last_seen_at),
-      verified_at: isoTimestampOrNull(verified_at),
-    };
-    return { definition, users: users?.map(userRow) ?? [] };
-  });
+  // Each field named: an object rest and spread per row cost more than the rest of the mapping.
+  const rows = found.map((r) => ({
+    definition: {
+      id: r.id,
+      name: r.name,
+      description: r.description,
+      tags: r.tags,
+      owner_id: r.owner_id,
+      updated_by_id: r.updated_by_id,
+      verified: r.verified,
+      verified_by_id: r.verified_by_id,
+      hidden: r.hidden,
+      created_at: isoTimestampOrNull(r.created_at),
+      updated_at: isoTimestamp(r.updated_at),
+      last_seen_at: isoTimestampOrNull(r.last_seen_at),
+      verified_at: isoTimestampOrNull(r.verified_at),
+    } satisfies EventDefinitionView,
+    users: r.users?.map(userRow) ?? [],
+  }));
   return { count: found[0]?.total ?? 0, rows };
 }
 
