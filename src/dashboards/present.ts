@@ -11,7 +11,7 @@ import {
 } from '../db/queries/dashboards.js';
 import { liveTiles } from '../db/queries/dashboard-tiles.js';
 import { getUsers } from '../db/queries/users.js';
-import { serializeDashboard, serializeDashboardBasic } from '../serializers/dashboards.js';
+import { serializeDashboard, serializeDashboardBasic, tileView } from '../serializers/dashboards.js';
 import { dashboardPermissions, SHARED_VIEW, type DashboardPermissions, type Viewer } from './access.js';
 
 type Schemas = components['schemas'];
@@ -80,5 +80,5 @@ export async function presentDashboard(db: Db, d: DashboardRow, audience: Audien
   );
   const { is_shared, privilege } = extras.get(d.id)!;
   const permissions = audience === 'shared' ? SHARED_VIEW : dashboardPermissions(d, audience, privilege);
-  return serializeDashboard(d, { is_shared, permissions, users }, dashboardTiles);
+  return serializeDashboard(d, { is_shared, permissions, users }, dashboardTiles.map(tileView));
 }

@@ -11,20 +11,24 @@ import {
 import { ApiError } from '../core/errors.js';
 import type { SomeHandlers } from '../http/types.js';
 import { serializeCollaborator } from '../serializers/dashboards.js';
-import { loadDashboard, viewerOf } from './dashboards.js';
+import { loadDashboard, viewerOf } from '../dashboards/load.js';
 
 const DASHBOARD_NOT_FOUND = 'Dashboard not found.';
 
 /** PostHog's ee/api/dashboard_collaborator.py, with its checks in its order and its messages. */
 export const dashboardCollaboratorHandlers = {
   async dashboards_collaborators_list(req) {
-    const dashboard = await loadDashboard(req, req.params.dashboard_id, { notFound: DASHBOARD_NOT_FOUND });
+    const dashboard = await loadDashboard(req.server.db, req.tenant.project_id, req.params.dashboard_id, {
+      notFound: DASHBOARD_NOT_FOUND,
+    });
     return (await listCollaborators(req.server.db, dashboard.id)).map(serializeCollaborator);
   },
 
   async dashboards_collaborators_create(req, reply) {
     const db = req.server.db;
-    const dashboard = await loadDashboard(req, req.params.dashboard_id, { notFound: DASHBOARD_NOT_FOUND });
+    const dashboard = await loadDashboard(req.server.db, req.tenant.project_id, req.params.dashboard_id, {
+      notFound: DASHBOARD_NOT_FOUND,
+    });
     requireEdit(await permissionsOn(db, dashboard, viewerOf(req)));
     if (dashboard.restriction_level <= Restriction.EVERYONE_IN_PROJECT_CAN_EDIT) {
       throw ApiError.validation(null, 'Cannot add collaborators to a dashboard on the lowest restriction level.');
@@ -51,7 +55,9 @@ export const dashboardCollaboratorHandlers = {
 
   async dashboards_collaborators_destroy(req, reply) {
     const db = req.server.db;
-    const dashboard = await loadDashboard(req, req.params.dashboard_id, { notFound: DASHBOARD_NOT_FOUND });
+    const dashboard = await loadDashboard(req.server.db, req.tenant.project_id, req.params.dashboard_id, {
+      notFound: DASHBOARD_NOT_FOUND,
+    });
     requireEdit(await permissionsOn(db, dashboard, viewerOf(req)));
     const found = await findCollaborator(db, dashboard.id, req.params.user__uuid);
     if (!found) throw ApiError.notFound();

@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify';
 import { presentDashboard } from '../dashboards/present.js';
 import { cleanSharingSettings } from '../dashboards/share-passwords.js';
 import {
@@ -10,7 +9,7 @@ import {
   requireGrant,
   unlockShare,
 } from '../dashboards/sharing.js';
-import type { Viewer } from '../dashboards/access.js';
+import { viewerOf } from '../dashboards/load.js';
 import {
   deactivatePassword,
   getSharing,
@@ -31,8 +30,6 @@ import { ApiError } from '../core/errors.js';
  * throttles, and off with them (`RATE_LIMITS=off`).
  */
 const unlockLimiter = new RateLimiter([parseRate('20/minute'), parseRate('200/hour')]);
-
-const viewerOf = (req: FastifyRequest): Viewer => ({ id: req.principal.user.id, level: req.tenant.level });
 
 const toEdit = (req: ProjectRequest, dashboardId: number, enabling: unknown) =>
   dashboardToEdit(req.server.db, req.tenant, viewerOf(req), dashboardId, enabling);

@@ -1,10 +1,10 @@
-import type { FastifyRequest } from 'fastify';
 import type { components } from '../../generated/api.js';
-import { requireEdit, requireRestrict, type Viewer } from '../dashboards/access.js';
+import { requireEdit, requireRestrict } from '../dashboards/access.js';
 import { permissionsOn, presentDashboard, presentDashboardPage, readDashboard } from '../dashboards/present.js';
 import { normalizeTags } from '../dashboards/tags.js';
 import { findTemplate, findUnlistedTemplate, type DashboardTemplate } from '../dashboards/templates.js';
 import { streamTiles } from '../dashboards/stream.js';
+import { loadDashboard, viewerOf } from '../dashboards/load.js';
 import type { Db } from '../db/client.js';
 import { copyTiles, getTile, insertTiles, moveTile, updateTile, type NewTile } from '../db/queries/dashboard-tiles.js';
 import {
@@ -14,7 +14,6 @@ import {
   lockProjectForUnlisted,
   updateDashboard,
   type DashboardInput,
-  type DashboardRow,
 } from '../db/queries/dashboards.js';
 import { paginated } from '../http/pagination.js';
 import type { ProjectRequest, RequestOf, SomeHandlers } from '../http/types.js';
@@ -41,21 +40,6 @@ function dashboardInput(body: Schemas['DashboardRequest'] | Schemas['PatchedDash
   if (body.last_accessed_at !== undefined) input.last_accessed_at = date(body.last_accessed_at)!;
   if (body.last_refresh !== undefined) input.last_refresh = date(body.last_refresh)!;
   return input;
-}
-
-export function viewerOf(req: FastifyRequest): Viewer {
-  return { id: req.principal.user.id, level: req.tenant.level };
-}
-
-/** A dashboard of the request's project; any other id, or a deleted one unless asked for, is a 404. */
-export async function loadDashboard(
-  req: ProjectRequest,
-  id: number,
-  opts: { includeDeleted?: boolean; notFound?: string } = {},
-): Promise<DashboardRow> {
-  const row = await getDashboard(req.server.db, req.tenant.project_id, id, opts);
-  if (!row) throw ApiError.notFound(opts.notFound);
-  return row;
 }
 
 function templateTiles(template: DashboardTemplate, userId: number): NewTile[] {
@@ -105,7 +89,9 @@ async function applyTiles(
 async function updateHandler(req: RequestOf<'dashboards_partial_update'>): Promise<Schemas['Dashboard']> {
   const body = req.body ?? {};
   // Only a body setting `deleted` to false reaches a deleted dashboard, to restore it.
-  const dashboard = await loadDashboard(req, req.params.id, { includeDeleted: body.deleted === false });
+  const dashboard = await loadDashboard(req.server.db, req.tenant.project_id, req.params.id, {
+    includeDeleted: body.deleted === false,
+  });
   const viewer = viewerOf(req);
   const permissions = await permissionsOn(req.server.db, dashboard, viewer);
   requireEdit(permissions);
@@ -217,7 +203,7 @@ export const dashboardHandlers = {
   },
 
   async dashboards_move_tile_partial_update(req) {
-    const from = await loadDashboard(req, req.params.id);
+    const from = await loadDashboard(req.server.db, req.tenant.project_id, req.params.id);
     const viewer = viewerOf(req);
     requireEdit(await permissionsOn(req.server.db, from, viewer));
     const tile = await getTile(req.server.db, from.id, req.body.tile.id);

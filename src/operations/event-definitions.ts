@@ -6,30 +6,25 @@ import {
   eventVolume30Day,
   getDefinition,
   isOrganizationMember,
-  listDefinitions,
   typedEventNames,
   updateDefinition,
   type EventDefinitionChanges,
-  type EventDefinitionRow,
   type EventType,
   type Ordering,
 } from '../db/queries/event-definitions.js';
 import { normalizeTags } from '../dashboards/tags.js';
-import { serializeEventDefinition, userIdsOf } from '../serializers/event-definitions.js';
+import { presentEventDefinitionPage, presentEventDefinitions } from '../definitions/event-definitions.js';
 import {
   TYPESCRIPT_GENERATOR_VERSION,
   typescriptModule,
   typescriptSchemaHash,
 } from '../serializers/event-definitions-typescript.js';
-import { findDefinition, jsonNameList, presentDefinitions, verificationChanges } from './definitions.js';
+import { findDefinition, jsonNameList, verificationChanges } from './definitions.js';
 import type { components } from '../../generated/api.js';
 import { ApiError } from '../core/errors.js';
 import { pageOf } from '../core/paging.js';
 
 type Body = components['schemas']['PatchedEventDefinitionRequest'];
-
-const present = (req: FastifyRequest, rows: EventDefinitionRow[]) =>
-  presentDefinitions(req, rows, userIdsOf, (d, users) => serializeEventDefinition(d, users));
 
 const find = (req: ProjectRequest, id: string) =>
   findDefinition(req, id, (projectId, defId) => getDefinition(req.server.db, projectId, defId));
@@ -48,7 +43,7 @@ async function update(req: ProjectRequest & FastifyRequest<{ Params: { id: strin
   }
   const row = await updateDefinition(req.server.db, req.tenant.project_id, current.id, changes);
   if (!row) throw ApiError.notFound();
-  return (await present(req, [row]))[0]!;
+  return (await presentEventDefinitions(req.server.db, [row]))[0]!;
 }
 
 export const eventDefinitionHandlers = {
@@ -60,7 +55,7 @@ export const eventDefinitionHandlers = {
       q.excluded_properties,
       'excluded_properties must be a JSON list of event names.',
     );
-    const { count, rows } = await listDefinitions(
+    const { count, results } = await presentEventDefinitionPage(
       req.server.db,
       req.tenant.project_id,
       {
@@ -72,14 +67,11 @@ export const eventDefinitionHandlers = {
       },
       page,
     );
-    const results = rows.map(({ definition, users }) =>
-      serializeEventDefinition(definition, new Map(users.map((u) => [u.id, u]))),
-    );
     return paginated(req, page, count, results);
   },
 
   async event_definitions_retrieve(req) {
-    return (await present(req, [await find(req, req.params.id)]))[0]!;
+    return (await presentEventDefinitions(req.server.db, [await find(req, req.params.id)]))[0]!;
   },
 
   event_definitions_partial_update: update,

@@ -2,7 +2,7 @@ import type { components } from '../../generated/api.js';
 import type { DashboardPermissions } from '../dashboards/access.js';
 import type { Collaborator } from '../db/queries/dashboard-collaborators.js';
 import type { DashboardRow } from '../db/queries/dashboards.js';
-import type { TileRow } from '../db/queries/dashboard-tiles.js';
+import type { TileRow, TileView } from '../db/queries/dashboard-tiles.js';
 import type { SharePasswordWithCreator, SharingRow } from '../db/queries/sharing.js';
 import type { UserBasicRow } from '../db/queries/users.js';
 import { serializeUserBasic } from './users.js';
@@ -47,7 +47,7 @@ export function serializeDashboardBasic(d: DashboardRow, ctx: DashboardContext):
   };
 }
 
-export function serializeDashboard(d: DashboardRow, ctx: DashboardContext, tiles: TileRow[]): Schemas['Dashboard'] {
+export function serializeDashboard(d: DashboardRow, ctx: DashboardContext, tiles: TileView[]): Schemas['Dashboard'] {
   return {
     ...serializeDashboardBasic(d, ctx),
     use_template: d.use_template,
@@ -74,7 +74,7 @@ export function gridPosition(layouts: Record<string, unknown>, size: LayoutSize)
 }
 
 /** Top to bottom, then left to right on the grid (`sm` unless asked), as PostHog orders tiles; unplaced tiles last. */
-export function orderTiles(tiles: TileRow[], size: LayoutSize = 'sm'): TileRow[] {
+export function orderTiles<T extends Pick<TileView, 'id' | 'layouts'>>(tiles: T[], size: LayoutSize = 'sm'): T[] {
   return [...tiles].sort((a, b) => {
     const [ay, ax] = gridPosition(a.layouts, size);
     const [by, bx] = gridPosition(b.layouts, size);
@@ -82,13 +82,26 @@ export function orderTiles(tiles: TileRow[], size: LayoutSize = 'sm'): TileRow[]
   });
 }
 
-export function serializeTile(t: TileRow, order: number, users: Map<number, UserBasicRow>): Schemas['DashboardTile'] {
+/** A tile row as a dashboard shows it (`TileView`, as the one-statement dashboard read gives it). */
+export function tileView(t: TileRow): TileView {
+  return {
+    id: t.id,
+    body: t.body,
+    layouts: t.layouts,
+    color: t.color,
+    created_by_id: t.created_by_id,
+    last_modified_by_id: t.last_modified_by_id,
+    last_modified_at: t.last_modified_at.toISOString(),
+  };
+}
+
+export function serializeTile(t: TileView, order: number, users: Map<number, UserBasicRow>): Schemas['DashboardTile'] {
   return {
     id: t.id,
     text: {
       body: t.body,
       created_by: userOrNull(users, t.created_by_id),
-      last_modified_at: t.last_modified_at.toISOString(),
+      last_modified_at: t.last_modified_at,
       last_modified_by: userOrNull(users, t.last_modified_by_id),
     },
     insight: null,

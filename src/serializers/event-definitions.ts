@@ -1,5 +1,5 @@
 import type { components } from '../../generated/api.js';
-import type { EventDefinitionRow } from '../db/queries/event-definitions.js';
+import type { EventDefinitionRow, EventDefinitionView } from '../db/queries/event-definitions.js';
 import type { UserRow } from '../db/queries/users.js';
 import { serializeUserBasic } from './users.js';
 
@@ -13,26 +13,38 @@ export function embeddedUser(users: Map<number, UserRow>, id: number | null) {
   return u ? serializeUserBasic(u) : null;
 }
 
+/** A definition row as the list reads it (`EventDefinitionView`): its timestamps as the contract's strings. */
+export function definitionView(d: EventDefinitionRow): EventDefinitionView {
+  return {
+    ...d,
+    created_at: iso(d.created_at),
+    updated_at: d.updated_at.toISOString(),
+    last_seen_at: iso(d.last_seen_at),
+    verified_at: iso(d.verified_at),
+  };
+}
+
 export function serializeEventDefinition(
-  d: EventDefinitionRow,
+  d: EventDefinitionView,
   users: Map<number, UserRow>,
   volume30Day: number | null = null,
 ): Schemas['EventDefinition'] {
   const user = (id: number | null) => embeddedUser(users, id);
-  const lastUpdated = d.last_seen_at && d.last_seen_at > d.updated_at ? d.last_seen_at : d.updated_at;
+  // toISOString's strings order as the times they write.
+  const lastUpdated = d.last_seen_at !== null && d.last_seen_at > d.updated_at ? d.last_seen_at : d.updated_at;
   return {
     id: d.id,
     name: d.name,
     owner: user(d.owner_id),
     description: d.description,
     tags: d.tags,
-    created_at: iso(d.created_at),
-    updated_at: d.updated_at.toISOString(),
+    created_at: d.created_at,
+    updated_at: d.updated_at,
     updated_by: user(d.updated_by_id),
-    last_seen_at: iso(d.last_seen_at),
-    last_updated_at: lastUpdated.toISOString(),
+    last_seen_at: d.last_seen_at,
+    last_updated_at: lastUpdated,
     verified: d.verified,
-    verified_at: iso(d.verified_at),
+    verified_at: d.verified_at,
     verified_by: user(d.verified_by_id),
     hidden: d.hidden,
     is_action: false,
@@ -48,6 +60,6 @@ export function serializeEventDefinition(
 }
 
 /** The users a definition names. */
-export function userIdsOf(d: EventDefinitionRow): (number | null)[] {
+export function userIdsOf(d: EventDefinitionRow | EventDefinitionView): (number | null)[] {
   return [d.owner_id, d.updated_by_id, d.verified_by_id];
 }

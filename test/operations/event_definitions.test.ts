@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { event_definitions } from '../../src/db/schema/index.js';
 import { buildTestApp } from '../helpers/app.js';
 import { makeKey, makeMember, makeTenant, makeUser } from '../helpers/factories.js';
@@ -140,6 +140,40 @@ t.test('event_definitions_list', async (t) => {
     ['secret'],
     'each project sees only its own',
   );
+});
+
+t.test('event_definitions_list: each definition as its retrieve shows it, timestamps written alike', async (t) => {
+  const { tenant: a, id } = await seeded();
+  const member = await makeMember(db, a, 1, ['event_definition:write']);
+  const params = { project_id: a.project.id };
+  // Microseconds, which both paths cut to milliseconds; one last seen after its update, one before.
+  await db.execute(
+    sql`update event_definitions set last_seen_at = '2031-02-03 04:05:06.789987+00',
+      verified_at = '2024-05-06 07:08:09.000001+02' where id = ${id('signed up')}`,
+  );
+  await db.execute(
+    sql`update event_definitions set last_seen_at = '2001-01-01 00:00:00.5+00' where id = ${id('$pageview')}`,
+  );
+  const patched = await call('event_definitions_partial_update', {
+    key: a.key,
+    params: { ...params, id: id('Purchase Completed') },
+    body: { owner: member.user.id, verified: true },
+  });
+  t.equal(patched.status, 200);
+
+  const list = await call('event_definitions_list', { key: a.key, params });
+  t.equal(list.status, 200);
+  t.equal(list.body.results.length, 4);
+  for (const listed of list.body.results) {
+    const one = await call('event_definitions_retrieve', { key: a.key, params: { ...params, id: listed.id } });
+    t.same(listed, one.body, listed.name);
+  }
+  const signedUp = list.body.results.find((d: any) => d.name === 'signed up');
+  t.match(signedUp, {
+    last_seen_at: '2031-02-03T04:05:06.789Z',
+    last_updated_at: '2031-02-03T04:05:06.789Z',
+    verified_at: '2024-05-06T05:08:09.000Z',
+  });
 });
 
 t.test('event_definitions_retrieve', async (t) => {

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { dashboard_tiles } from '../schema/index.js';
 import { isRowId } from '../../core/ids.js';
@@ -13,6 +13,36 @@ export interface NewTile {
   created_by_id?: number | null;
   last_modified_by_id?: number | null;
 }
+/** A tile as a dashboard shows it: the fields its serializer reads, the time as the contract's string. */
+export interface TileView {
+  id: number;
+  body: string;
+  layouts: Record<string, unknown>;
+  color: string | null;
+  created_by_id: number | null;
+  last_modified_by_id: number | null;
+  last_modified_at: string;
+}
+
+/**
+ * A `TileView` as one JSON object, from the tile row aliased `t` (its time as JSON writes a timestamptz, for
+ * `isoTimestamp`): typed by TileView's keys, so a field the view gains or loses fails the build here rather
+ * than reaching the serializer as undefined.
+ */
+const tileViewFields: Record<keyof TileView, SQL> = {
+  id: sql.raw('t.id'),
+  body: sql.raw('t.body'),
+  layouts: sql.raw('t.layouts'),
+  color: sql.raw('t.color'),
+  created_by_id: sql.raw('t.created_by_id'),
+  last_modified_by_id: sql.raw('t.last_modified_by_id'),
+  last_modified_at: sql.raw('t.last_modified_at'),
+};
+export const tileViewJson = sql`json_build_object(${sql.join(
+  Object.entries(tileViewFields).map(([key, value]) => sql`${sql.raw(`'${key}'`)}, ${value}`),
+  sql`, `,
+)})`;
+
 export type TileChange = Partial<Pick<TileRow, 'body' | 'layouts' | 'color' | 'deleted' | 'last_modified_by_id'>>;
 
 /** The live tiles of several dashboards, by dashboard id. */

@@ -11,9 +11,9 @@ import {
 } from '../schema/index.js';
 import { isRowId } from '../../core/ids.js';
 import { prepared } from '../prepared.js';
-import { anyOf, countWhere, jsonRows } from './util.js';
-import type { TileRow } from './dashboard-tiles.js';
-import { userBasicColumns, type UserBasicRow, type UserRow } from './users.js';
+import { anyOf, countWhere, isoTimestamp } from './util.js';
+import { tileViewJson, type TileView } from './dashboard-tiles.js';
+import { userBasicColumns, type UserBasicRow } from './users.js';
 import type { Page } from '../../core/paging.js';
 
 export type DashboardRow = typeof dashboards.$inferSelect;
@@ -130,16 +130,21 @@ export async function listDashboards(
 /** A dashboard with its live tiles, their users, sharing and the viewer's privilege, as one statement reads it. */
 export interface DashboardView {
   dashboard: DashboardRow;
-  tiles: TileRow[];
-  users: UserRow[];
+  tiles: TileView[];
+  users: UserBasicRow[];
   is_shared: boolean;
   privilege: number | null;
   /** Whether `last_accessed_at` is unset or older than a minute (by the database's clock). */
   stale: boolean;
 }
 
-const tileRow = jsonRows(dashboard_tiles);
-const userRow = jsonRows(users);
+// The users a dashboard shows, as UserBasicRow objects (none of their columns is a timestamp).
+const userBasicJson = sql`json_build_object(${sql.join(
+  Object.entries(userBasicColumns).map(
+    ([key, column]) => sql`${sql.raw(`'${key}'`)}, ${sql.raw(`u."${column.name}"`)}`,
+  ),
+  sql`, `,
+)})`;
 
 const dashboardView = prepared('dashboard_view', (db, name) =>
   db
@@ -147,9 +152,9 @@ const dashboardView = prepared('dashboard_view', (db, name) =>
       dashboard: dashboards,
       is_shared: isShared,
       privilege: privilegeOf(sql.placeholder('userId')),
-      tiles: sql<Record<string, unknown>[]>`coalesce((select json_agg(t order by t.id)
+      tiles: sql<TileView[]>`coalesce((select json_agg(${tileViewJson} order by t.id)
         from ${dashboard_tiles} t where t.dashboard_id = ${dashboardId} and not t.deleted), '[]'::json)`,
-      users: sql<Record<string, unknown>[]>`coalesce((select json_agg(u) from ${users} u where u.id in (
+      users: sql<UserBasicRow[]>`coalesce((select json_agg(${userBasicJson}) from ${users} u where u.id in (
         select "dashboards"."created_by_id"
         union select t.created_by_id from ${dashboard_tiles} t where t.dashboard_id = ${dashboardId} and not t.deleted
         union select t.last_modified_by_id from ${dashboard_tiles} t
@@ -178,7 +183,8 @@ export async function getDashboardView(
   if (!isRowId(id)) return undefined;
   const [row] = await dashboardView(db).execute({ id, projectId, userId });
   if (!row) return undefined;
-  return { ...row, tiles: row.tiles.map(tileRow), users: row.users.map(userRow) };
+  for (const tile of row.tiles) tile.last_modified_at = isoTimestamp(tile.last_modified_at);
+  return row;
 }
 
 /** A dashboard of the project; deleted ones only when asked for (restoring one reaches it). */

@@ -16,6 +16,24 @@ export function anyOf(column: PgColumn, values: unknown): SQL {
   return sql`${column} = any(${Array.isArray(values) ? sql.param(values) : values})`;
 }
 
+/**
+ * A timestamptz as PostgreSQL writes it (`2024-01-02 03:04:05.123456+00` as a column of text,
+ * `2024-01-02T03:04:05.123456+00:00` in JSON) in the contract's form, the one `Date#toISOString` writes
+ * (UTC, milliseconds, `Z`): cut from the text when it is in UTC, the sessions' usual zone, else through a
+ * Date. Both cut microseconds to milliseconds. A read that only shows a time so makes no Date.
+ */
+export function isoTimestamp(text: string): string {
+  const zone = text.endsWith('+00') ? 3 : text.endsWith('+00:00') ? 6 : 0;
+  const end = text.length - zone;
+  if (zone && end >= 19 && text.charCodeAt(4) === 45 && (end === 19 || text.charCodeAt(19) === 46)) {
+    const ms = end > 20 ? text.slice(20, Math.min(end, 23)).padEnd(3, '0') : '000';
+    return `${text.slice(0, 10)}T${text.slice(11, 19)}.${ms}Z`;
+  }
+  return new Date(text).toISOString();
+}
+
+export const isoTimestampOrNull = (text: string | null): string | null => (text === null ? null : isoTimestamp(text));
+
 /** The rows of a `db.execute` answer (postgres.js answers an array of rows), typed. */
 export function rowsOf<T = Record<string, unknown>>(result: unknown): T[] {
   return result as T[];

@@ -1,0 +1,27 @@
+import type { components } from '../../generated/api.js';
+import type { Db } from '../db/client.js';
+import type { Page } from '../core/paging.js';
+import { listDefinitions, type DefinitionFilter, type EventDefinitionRow } from '../db/queries/event-definitions.js';
+import { definitionView, serializeEventDefinition, userIdsOf } from '../serializers/event-definitions.js';
+import { presentDefinitions } from './common.js';
+
+type Schemas = components['schemas'];
+
+/** A page of the project's event definitions, read in one statement with the users they name. */
+export async function presentEventDefinitionPage(
+  db: Db,
+  projectId: number,
+  filter: DefinitionFilter,
+  page: Page,
+): Promise<{ count: number; results: Schemas['EventDefinition'][] }> {
+  const { count, rows } = await listDefinitions(db, projectId, filter, page);
+  const results = rows.map(({ definition, users }) =>
+    serializeEventDefinition(definition, new Map(users.map((u) => [u.id, u]))),
+  );
+  return { count, results };
+}
+
+/** Definition rows (a retrieve, an update) with one look-up of the users they name. */
+export function presentEventDefinitions(db: Db, rows: EventDefinitionRow[]): Promise<Schemas['EventDefinition'][]> {
+  return presentDefinitions(db, rows, userIdsOf, (d, users) => serializeEventDefinition(definitionView(d), users));
+}
