@@ -32,9 +32,9 @@ function makeAjv(coerceTypes: Options['coerceTypes']): Ajv {
  * of identical generated functions, their source text and the schema copies they keep, held for the
  * process's life. A schema's JSON is its identity here; the compiled functions keep no per-route state.
  */
-function sharedBy<F>(compile: (schema: object) => F): (schema: object) => F {
+function sharedBy<F>(compile: (schema: object) => F): ((schema: object) => F) & { count(): number } {
   const compiled = new Map<string, F>();
-  return (schema) => {
+  const get = (schema: object): F => {
     const key = JSON.stringify(schema);
     let fn = compiled.get(key);
     if (!fn) {
@@ -43,6 +43,14 @@ function sharedBy<F>(compile: (schema: object) => F): (schema: object) => F {
     }
     return fn;
   };
+  return Object.assign(get, { count: () => compiled.size });
+}
+
+const compiledCounts = new WeakMap<FastifyInstance, () => { validators: number; serializers: number }>();
+
+/** How many validators and serializers an app compiled (distinct schemas), for the tests. */
+export function compiledSchemaCounts(app: FastifyInstance): { validators: number; serializers: number } | undefined {
+  return compiledCounts.get(app)?.();
 }
 
 /** Operations that never touch the database keep answering during an outage. */
@@ -84,6 +92,10 @@ export async function registerOperations(app: FastifyInstance): Promise<void> {
   // compiled once per distinct schema.
   const serializer = sharedBy((schema) => fastJsonStringify(schema));
   app.setSerializerCompiler(({ schema }) => serializer(schema));
+  compiledCounts.set(app, () => ({
+    validators: strictValidator.count() + coercingValidator.count(),
+    serializers: serializer.count(),
+  }));
 
   // These media types appear only in responses (contract, CSV, tile streams); as request bodies they are a 415.
   app.addContentTypeParser(
