@@ -136,7 +136,9 @@ async function benchBackend(backend: 'embedded' | 'postgresql', rows: Row[]): Pr
   // The server as `npm start` runs it (the bundle `make bench` builds): one process, so its memory is the server's.
   // BENCH_PROFILE=<folder> writes the server's CPU profile there when it stops (read its top self times).
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-  const server = spawn(process.execPath, [...profile, '--enable-source-maps', 'dist/app/server.mjs'], {
+  // --heap-growing-percent as in package.json's start script (README.md, "npm start", says why).
+  const node = ['--heap-growing-percent=50', '--enable-source-maps'];
+  const server = spawn(process.execPath, [...profile, ...node, 'dist/app/server.mjs'], {
     env: { ...process.env, ...env },
     stdio: 'inherit',
   });

@@ -37,7 +37,7 @@ if (process.env.DATABASE_URL) {
 const port = 19000 + Math.floor(Math.random() * 1000);
 const base = `http://127.0.0.1:${port}`;
 // The server as `npm start` runs it (the bundle `make bench` builds): one process, so its memory is the server's.
-const server = spawn(process.execPath, ['--enable-source-maps', 'dist/app/server.mjs'], {
+const server = spawn(process.execPath, ['--heap-growing-percent=50', '--enable-source-maps', 'dist/app/server.mjs'], {
   env: {
     ...process.env,
     PORT: String(port),

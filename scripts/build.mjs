@@ -21,5 +21,8 @@ await build({
   target: 'node20',
   packages: 'external',
   sourcemap: true,
+  // Stack traces under --enable-source-maps name src/ files and lines; the sources themselves are in the
+  // repository, and leaving them out of the map keeps about 4 MB less resident in the server.
+  sourcesContent: false,
   logLevel: 'warning',
 });

@@ -1,4 +1,5 @@
-import { createTransport, type Transporter } from 'nodemailer';
+import { createRequire } from 'node:module';
+import type { Transporter } from 'nodemailer';
 import type { Config } from './config.js';
 
 export interface OutgoingMail {
@@ -16,9 +17,13 @@ export function mailConfigured(config: Config): boolean {
 // One transport per configuration, so every request does not renegotiate its settings.
 const transports = new WeakMap<Config, Transporter>();
 
+// nodemailer holds several MB once loaded and is used only when e-mail is configured and sent: loaded then.
+const load = createRequire(import.meta.url);
+
 function transportFor(config: Config): Transporter {
   let transport = transports.get(config);
   if (!transport) {
+    const { createTransport } = load('nodemailer') as typeof import('nodemailer');
     transport = createTransport({
       host: config.emailHost,
       port: config.emailPort,

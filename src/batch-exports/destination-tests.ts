@@ -1,9 +1,8 @@
-import { HeadBucketCommand } from '@aws-sdk/client-s3';
 import type postgres from 'postgres';
 import { guardedFetch, NetworkPolicyError, type TenantNetwork } from '../net/index.js';
 import type { DestinationType, HttpConfig, PostgresConfig, S3Config } from './destination-config.js';
 import { destinationClient } from './destinations/postgres.js';
-import { s3Client } from './destinations/s3.js';
+import { awsS3, s3Client } from './destinations/s3.js';
 
 /**
  * PostHog's destination tests: a destination type's checks as an ordered list of steps, each run on
@@ -60,6 +59,7 @@ const s3BucketStep = testStep<S3Config>({
   async run(c, network) {
     const client = s3Client(c, network);
     try {
+      const { HeadBucketCommand } = awsS3();
       await client.send(new HeadBucketCommand({ Bucket: c.bucket_name }), {
         abortSignal: AbortSignal.timeout(TIMEOUT_MS),
       });

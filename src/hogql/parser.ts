@@ -1,5 +1,5 @@
-// The PostgreSQL-only build: the default one holds every dialect's grammar, about 100 MB once loaded.
-import nodeSqlParser from 'node-sql-parser/build/postgresql.js';
+import { createRequire } from 'node:module';
+import type nodeSqlParserModule from 'node-sql-parser/build/postgresql.js';
 import {
   defaultAlias,
   HogQLError,
@@ -10,7 +10,14 @@ import {
   type SelectQuery,
 } from './ast.js';
 
-const parser = new nodeSqlParser.Parser();
+// The PostgreSQL-only build: the default one holds every dialect's grammar, about 100 MB once loaded.
+// Even this one holds about 15 MB, so it is loaded by the first query that needs it, not at boot.
+const load = createRequire(import.meta.url);
+let loaded: InstanceType<typeof nodeSqlParserModule.Parser> | undefined;
+function parser(): InstanceType<typeof nodeSqlParserModule.Parser> {
+  loaded ??= new (load('node-sql-parser/build/postgresql.js') as typeof nodeSqlParserModule).Parser();
+  return loaded;
+}
 const DIALECT = { database: 'postgresql' };
 
 export const PARSE_FAILED = 'Failed to parse query';
@@ -46,7 +53,7 @@ function quoteDollarIdents(text: string): string {
 
 function astify(text: string): any {
   try {
-    return parser.astify(quoteDollarIdents(text), DIALECT);
+    return parser().astify(quoteDollarIdents(text), DIALECT);
   } catch {
     throw new HogQLError(PARSE_FAILED);
   }

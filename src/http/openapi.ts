@@ -1,5 +1,6 @@
 import { Ajv, type Options } from 'ajv';
 import formats from 'ajv-formats';
+import fastJsonStringify from 'fast-json-stringify';
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import { handlers } from '../operations/index.js';
@@ -22,6 +23,34 @@ function makeAjv(coerceTypes: Options['coerceTypes']): Ajv {
   const ajv = new Ajv({ ...ajvOptions, coerceTypes });
   formats.default(ajv);
   return ajv;
+}
+
+/**
+ * One compiled function per distinct schema. fastify-openapi-glue hands every route its own deep copy of
+ * its schemas (the shared error responses, the environments twins of the project routes), and Ajv and
+ * fast-json-stringify cache by object identity, so without this each copy was compiled again: hundreds
+ * of identical generated functions, their source text and the schema copies they keep, held for the
+ * process's life. A schema's JSON is its identity here; the compiled functions keep no per-route state.
+ */
+function sharedBy<F>(compile: (schema: object) => F): ((schema: object) => F) & { count(): number } {
+  const compiled = new Map<string, F>();
+  const get = (schema: object): F => {
+    const key = JSON.stringify(schema);
+    let fn = compiled.get(key);
+    if (!fn) {
+      fn = compile(schema);
+      compiled.set(key, fn);
+    }
+    return fn;
+  };
+  return Object.assign(get, { count: () => compiled.size });
+}
+
+const compiledCounts = new WeakMap<FastifyInstance, () => { validators: number; serializers: number }>();
+
+/** How many validators and serializers an app compiled (distinct schemas), for the tests. */
+export function compiledSchemaCounts(app: FastifyInstance): { validators: number; serializers: number } | undefined {
+  return compiledCounts.get(app)?.();
 }
 
 /** Operations that never touch the database keep answering during an outage. */
@@ -54,7 +83,19 @@ function withDeadline(handler: RouteOptions['handler'], seconds: number): RouteO
 export async function registerOperations(app: FastifyInstance): Promise<void> {
   const strict = makeAjv(false);
   const coercing = makeAjv('array');
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
+  const strictValidator = sharedBy((schema) => strict.compile(schema));
+  const coercingValidator = sharedBy((schema) => coercing.compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? strictValidator : coercingValidator)(schema),
+  );
+  // Fastify's default serializer (fast-json-stringify; no shared schemas, the contract's are inlined),
+  // compiled once per distinct schema.
+  const serializer = sharedBy((schema) => fastJsonStringify(schema));
+  app.setSerializerCompiler(({ schema }) => serializer(schema));
+  compiledCounts.set(app, () => ({
+    validators: strictValidator.count() + coercingValidator.count(),
+    serializers: serializer.count(),
+  }));
 
   // These media types appear only in responses (contract, CSV, tile streams); as request bodies they are a 415.
   app.addContentTypeParser(

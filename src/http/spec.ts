@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { stringify } from 'yaml';
 
 /** The bundled contract (`make generate` writes it); the server, the docs and the tests all read this one file. */
 export const specPath = fileURLToPath(new URL('../../generated/openapi.json', import.meta.url));
@@ -19,8 +19,11 @@ export interface Spec {
 
 export const spec: Spec = JSON.parse(readFileSync(specPath, 'utf8'));
 
+// The YAML library is needed only by the first request for the YAML contract: loaded then, not at boot.
+const load = createRequire(import.meta.url);
 let yamlText: string | undefined;
 export function specYaml(): string {
+  const { stringify } = load('yaml') as typeof import('yaml');
   yamlText ??= stringify(spec, { aliasDuplicateObjects: false });
   return yamlText;
 }

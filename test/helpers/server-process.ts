@@ -31,7 +31,7 @@ function serverBundle(): string {
 const TEST_ENCRYPTION_KEY = randomBytes(32).toString('base64');
 
 export function startServer(env: NodeJS.ProcessEnv): ServerProcess {
-  const child = spawn(process.execPath, ['--enable-source-maps', serverBundle()], {
+  const child = spawn(process.execPath, ['--heap-growing-percent=50', '--enable-source-maps', serverBundle()], {
     env: {
       ...process.env,
       HOST: '127.0.0.1',

@@ -1,8 +1,9 @@
 import { once } from 'node:events';
 import { PassThrough, type Transform } from 'node:stream';
 import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
-import { S3Client } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import { createRequire } from 'node:module';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { Upload } from '@aws-sdk/lib-storage';
 import { ConnectionFailedError, guardedAgents, isConnectionFailure, NetworkPolicyError } from '../../net/index.js';
 import type { S3Config } from '../destination-config.js';
 import { jsonLines } from '../records.js';
@@ -33,10 +34,17 @@ export function s3Key(prefix: string, start: Date | null, end: Date, compression
   return clean ? `${clean}/${base}` : base;
 }
 
+// The AWS SDK holds about 15 MB once loaded and only S3 exports and their destination test use it:
+// it is loaded on first use rather than when the server boots.
+const load = createRequire(import.meta.url);
+export const awsS3 = (): typeof import('@aws-sdk/client-s3') => load('@aws-sdk/client-s3');
+const awsStorage = (): typeof import('@aws-sdk/lib-storage') => load('@aws-sdk/lib-storage');
+
 /** A client for the destination's S3 (or S3-compatible server), connecting only where the policy allows. */
 export function s3Client(config: S3Config, network: DestinationContext['network']): S3Client {
   // The agents are the client's own; `client.destroy()` closes their sockets.
   const agents = guardedAgents(network.policy, { keepAlive: true });
+  const { S3Client } = awsS3();
   return new S3Client({
     region: config.region,
     requestHandler: { httpAgent: agents.http, httpsAgent: agents.https },
@@ -77,6 +85,7 @@ export function s3Writer({ exp, run, network }: DestinationContext): Destination
           : new PassThrough();
     input.on('data', (chunk: Buffer) => (bytes += chunk.length));
     input.pipe(body);
+    const { Upload } = awsStorage();
     upload = new Upload({
       client,
       params: {

@@ -1,0 +1,26 @@
+// Each distinct schema is compiled once (src/http/openapi.ts): the routes' own copies of the shared
+// error responses, and the environments twins of the project routes, reuse one function.
+import t from 'tap';
+import { compiledSchemaCounts } from '../src/http/openapi.js';
+import { spec } from '../src/http/spec.js';
+import { buildTestApp } from './helpers/app.js';
+
+t.test('validators and serializers are compiled once per distinct schema, not once per route', async (t) => {
+  const { app, call } = await buildTestApp(t);
+  await app.ready();
+  let responses = 0;
+  let operations = 0;
+  for (const item of Object.values(spec.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
+      operations++;
+      responses += Object.keys((op.responses ?? {}) as object).length;
+    }
+  }
+  const counts = compiledSchemaCounts(app);
+  t.ok(counts, 'the app counts its compiled schemas');
+  t.ok(counts!.serializers > 0 && counts!.validators > 0);
+  t.ok(counts!.serializers * 4 < responses, `${counts!.serializers} serializers for ${responses} responses`);
+  t.ok(counts!.validators < operations, `${counts!.validators} validators for ${operations} operations`);
+  t.equal((await call('health_retrieve')).status, 200, 'and the app answers through them');
+});
