@@ -89,8 +89,13 @@ function listSelect(db: Db) {
       verified_at: sql<string | null>`${e.verified_at}`,
       total: sql<number>`count(*) over ()`.mapWith(Number),
       // Null, not an empty list, for the usual definition that names nobody: nothing to look up or parse.
-      users: sql<Record<string, unknown>[] | null>`(select json_agg(u) from ${users} u
-        where u.id in (${d('owner_id')}, ${d('updated_by_id')}, ${d('verified_by_id')}))`,
+      // The guard skips the lookup for those rows: with the users table's statistics stale (just after
+      // many sign-ups) the planner scans the whole table once per row, which made a page of 100
+      // definitions cost 5 ms instead of 0.3 ms.
+      users: sql<Record<string, unknown>[] | null>`case
+        when coalesce(${d('owner_id')}, ${d('updated_by_id')}, ${d('verified_by_id')}) is not null
+        then (select json_agg(u) from ${users} u
+          where u.id in (${d('owner_id')}, ${d('updated_by_id')}, ${d('verified_by_id')})) end`,
     })
     .from(event_definitions);
 }
