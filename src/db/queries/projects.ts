@@ -89,6 +89,16 @@ export async function listProjects(
   return { count: found[0]?.total ?? 0, rows: found.map((r) => r.project) };
 }
 
+/** The project `id` of the organization: every write of a project filters by both. */
+const ownProject = (organizationId: string, id: number) =>
+  and(eq(projects.id, id), eq(projects.organization_id, organizationId));
+
+/** Locks the organization's project for the rest of the transaction; undefined when it is not theirs. */
+async function lockProject(tx: Tx, organizationId: string, id: number): Promise<ProjectRow | undefined> {
+  const [row] = await tx.select().from(projects).where(ownProject(organizationId, id)).for('update');
+  return row;
+}
+
 /** Callers pass a project id the auth hook has already tied to the caller's organization. */
 export async function getProject(db: Db, id: number): Promise<ProjectRow | undefined> {
   const [row] = await db.select().from(projects).where(eq(projects.id, id)).limit(1);
@@ -118,11 +128,7 @@ export async function updateProject(
   describe: (before: ProjectRow, after: ProjectRow) => ProjectActivityDetail['changes'],
 ): Promise<ProjectRow | undefined> {
   return db.transaction(async (tx) => {
-    const [before] = await tx
-      .select()
-      .from(projects)
-      .where(and(eq(projects.id, id), eq(projects.organization_id, organizationId)))
-      .for('update');
+    const before = await lockProject(tx, organizationId, id);
     if (!before) return undefined;
     const { settings, ...columns } = input;
     const [row] = await tx
@@ -132,7 +138,7 @@ export async function updateProject(
         ...(settings ? { settings: sql`${projects.settings} || ${JSON.stringify(settings)}::jsonb` } : {}),
         updated_at: sql`now()`,
       })
-      .where(and(eq(projects.id, id), eq(projects.organization_id, organizationId)))
+      .where(ownProject(organizationId, id))
       .returning();
     const changes = describe(before, row!);
     if (changes?.length) await logProjectActivity(tx, id, userId, 'updated', { name: row!.name, changes });
@@ -141,10 +147,7 @@ export async function updateProject(
 }
 
 export async function deleteProject(db: Db, organizationId: string, id: number): Promise<boolean> {
-  const rows = await db
-    .delete(projects)
-    .where(and(eq(projects.id, id), eq(projects.organization_id, organizationId)))
-    .returning({ id: projects.id });
+  const rows = await db.delete(projects).where(ownProject(organizationId, id)).returning({ id: projects.id });
   return rows.length > 0;
 }
 
@@ -156,16 +159,12 @@ export async function resetProjectToken(
   userId: number,
 ): Promise<ProjectRow | undefined> {
   return db.transaction(async (tx) => {
-    const [before] = await tx
-      .select()
-      .from(projects)
-      .where(and(eq(projects.id, id), eq(projects.organization_id, organizationId)))
-      .for('update');
+    const before = await lockProject(tx, organizationId, id);
     if (!before) return undefined;
     const [row] = await tx
       .update(projects)
       .set({ api_token: newProjectToken(), updated_at: sql`now()` })
-      .where(eq(projects.id, id))
+      .where(ownProject(organizationId, id))
       .returning();
     await logProjectActivity(tx, id, userId, 'updated', {
       name: row!.name,
@@ -186,11 +185,7 @@ export async function registerProductIntent(
   completed: boolean,
 ): Promise<ProjectRow | undefined> {
   return db.transaction(async (tx) => {
-    const [before] = await tx
-      .select()
-      .from(projects)
-      .where(and(eq(projects.id, id), eq(projects.organization_id, organizationId)))
-      .for('update');
+    const before = await lockProject(tx, organizationId, id);
     if (!before) return undefined;
     const now = new Date().toISOString();
     const intents: ProductIntent[] = before.product_intents.map((i) => ({ ...i }));
@@ -201,7 +196,11 @@ export async function registerProductIntent(
     }
     intent.updated_at = now;
     if (completed && !intent.onboarding_completed_at) intent.onboarding_completed_at = now;
-    const [row] = await tx.update(projects).set({ product_intents: intents }).where(eq(projects.id, id)).returning();
+    const [row] = await tx
+      .update(projects)
+      .set({ product_intents: intents })
+      .where(ownProject(organizationId, id))
+      .returning();
     return row;
   });
 }
@@ -221,11 +220,7 @@ export async function moveProject(
   userId: number,
 ): Promise<ProjectRow | MoveRefusal | undefined> {
   return db.transaction(async (tx) => {
-    const [before] = await tx
-      .select()
-      .from(projects)
-      .where(and(eq(projects.id, id), eq(projects.organization_id, organizationId)))
-      .for('update');
+    const before = await lockProject(tx, organizationId, id);
     if (!before) return undefined;
     // A config of a plugin private to the old organization would show its source to the new one.
     const [privatePlugins] = await tx
@@ -243,7 +238,7 @@ export async function moveProject(
     const [row] = await tx
       .update(projects)
       .set({ organization_id: target.id, updated_at: sql`now()` })
-      .where(eq(projects.id, id))
+      .where(ownProject(organizationId, id))
       .returning();
     const members = tx
       .select({ id: organization_memberships.user_id })
