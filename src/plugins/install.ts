@@ -34,6 +34,29 @@ export interface PluginActor {
   userId: number;
 }
 
+/**
+ * The plugin's entry in the organization's activity log, in the transaction of the change; an
+ * update that changed nothing logs nothing.
+ */
+async function logPlugin(
+  tx: Db,
+  actor: PluginActor,
+  activity: 'created' | 'updated' | 'deleted',
+  id: number,
+  name: string | null,
+  changes: ReturnType<typeof fieldChanges> | null,
+): Promise<void> {
+  if (changes && !changes.length) return;
+  await logActivity(tx, {
+    organization_id: actor.organizationId,
+    user_id: actor.userId,
+    activity,
+    scope: 'Plugin',
+    item_id: id,
+    detail: { name, changes },
+  });
+}
+
 /** Fields a client may set on a plugin; `plugin_type` and `url` only at installation. */
 const PLUGIN_WRITABLE = [
   'name',
@@ -135,14 +158,7 @@ export async function installPlugin(
     created = await db.transaction(async (tx) => {
       const plugin = await insertPlugin(tx, values);
       await ownedOrNotFound(replaceSourceFiles(tx, organizationId, plugin.id, files));
-      await logActivity(tx, {
-        organization_id: organizationId,
-        user_id: actor.userId,
-        activity: 'created',
-        scope: 'Plugin',
-        item_id: plugin.id,
-        detail: { name: plugin.name, changes: null },
-      });
+      await logPlugin(tx, actor, 'created', plugin.id, plugin.name, null);
       return getPluginWithOrg(tx as Db, plugin.id);
     });
   } catch (err) {
@@ -169,16 +185,7 @@ export async function changePlugin(
   const saved = await db.transaction(async (tx) => {
     const updated = await ownedOrNotFound(updatePlugin(tx, actor.organizationId, plugin.id, values));
     const changes = fieldChanges('Plugin', plugin, updated, PLUGIN_LOGGED);
-    if (changes.length) {
-      await logActivity(tx, {
-        organization_id: actor.organizationId,
-        user_id: actor.userId,
-        activity: 'updated',
-        scope: 'Plugin',
-        item_id: plugin.id,
-        detail: { name: updated.name, changes },
-      });
-    }
+    await logPlugin(tx, actor, 'updated', plugin.id, updated.name, changes);
     return getPluginWithOrg(tx as Db, plugin.id);
   });
   return saved!;
@@ -189,14 +196,7 @@ export async function uninstallPlugin(db: Db, actor: PluginActor, plugin: Plugin
     throw ApiError.validation(null, 'This plugin is marked as global! Make it local before uninstallation');
   }
   await db.transaction(async (tx) => {
-    await logActivity(tx, {
-      organization_id: actor.organizationId,
-      user_id: actor.userId,
-      activity: 'deleted',
-      scope: 'Plugin',
-      item_id: plugin.id,
-      detail: { name: plugin.name, changes: null },
-    });
+    await logPlugin(tx, actor, 'deleted', plugin.id, plugin.name, null);
     await ownedOrNotFound(deletePlugin(tx, actor.organizationId, plugin.id));
   });
 }
@@ -275,16 +275,7 @@ export async function updateSource(
     await ownedOrNotFound(writeSourceFiles(tx, actor.organizationId, plugin.id, changes));
     const updated = await ownedOrNotFound(updatePlugin(tx, actor.organizationId, plugin.id, values));
     const changes_ = [...fieldChanges('Plugin', plugin, updated, PLUGIN_LOGGED), ...changed];
-    if (changes_.length) {
-      await logActivity(tx, {
-        organization_id: actor.organizationId,
-        user_id: actor.userId,
-        activity: 'updated',
-        scope: 'Plugin',
-        item_id: plugin.id,
-        detail: { name: updated.name, changes: changes_ },
-      });
-    }
+    await logPlugin(tx, actor, 'updated', plugin.id, updated.name, changes_);
     return getSourceFiles(tx as Db, plugin.id);
   });
 }
@@ -304,16 +295,7 @@ export async function upgradePlugin(
     const updated = await ownedOrNotFound(updatePlugin(tx, actor.organizationId, plugin.id, packageColumns(pkg)));
     await ownedOrNotFound(replaceSourceFiles(tx, actor.organizationId, plugin.id, pkg.files));
     const changes = [...fieldChanges('Plugin', plugin, updated, PLUGIN_LOGGED), ...fileChanges(before, pkg.files)];
-    if (changes.length) {
-      await logActivity(tx, {
-        organization_id: actor.organizationId,
-        user_id: actor.userId,
-        activity: 'updated',
-        scope: 'Plugin',
-        item_id: plugin.id,
-        detail: { name: updated.name, changes },
-      });
-    }
+    await logPlugin(tx, actor, 'updated', plugin.id, updated.name, changes);
     return getPluginWithOrg(tx as Db, plugin.id);
   });
   return upgraded!;
