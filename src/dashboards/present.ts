@@ -11,7 +11,8 @@ import {
 } from '../db/queries/dashboards.js';
 import { liveTiles } from '../db/queries/dashboard-tiles.js';
 import { getUsers } from '../db/queries/users.js';
-import { serializeDashboard, serializeDashboardBasic, tileView } from '../serializers/dashboards.js';
+import { accessControlVersion, serializeDashboard, tileView } from '../serializers/dashboards.js';
+import { withFields, type JsonText } from '../core/json-text.js';
 import { dashboardPermissions, SHARED_VIEW, type DashboardPermissions, type Viewer } from './access.js';
 
 type Schemas = components['schemas'];
@@ -25,19 +26,26 @@ export async function permissionsOn(db: Db, dashboard: DashboardRow, viewer: Vie
   return dashboardPermissions(dashboard, viewer, extras.get(dashboard.id)!.privilege);
 }
 
-/** A page of the project's dashboards as `viewer` sees them, read in one statement. */
+/**
+ * A page of the project's dashboards as `viewer` sees them, read in one statement: each item is the
+ * JSON PostgreSQL wrote, with the permissions worked out here, by the rules a single read uses.
+ */
 export async function presentDashboardPage(
   db: Db,
   projectId: number,
   page: Page,
   filter: { tags: string[]; creationMode?: CreationMode | undefined },
   viewer: Viewer,
-): Promise<{ count: number; results: Schemas['DashboardBasic'][] }> {
+): Promise<{ count: number; results: JsonText<Schemas['DashboardBasic']>[] }> {
   const { count, rows } = await listDashboards(db, projectId, page, filter, viewer.id);
-  const results = rows.map(({ dashboard, created_by, is_shared, privilege }) => {
-    const users = new Map(created_by ? [[created_by.id, created_by]] : []);
-    const permissions = dashboardPermissions(dashboard, viewer, privilege);
-    return serializeDashboardBasic(dashboard, { is_shared, permissions, users });
+  const results = rows.map(({ json, created_by_id, restriction_level, privilege }) => {
+    const p = dashboardPermissions({ created_by_id, restriction_level }, viewer, privilege);
+    return withFields<Schemas['DashboardBasic']>(json, {
+      effective_restriction_level: p.effective_restriction_level,
+      effective_privilege_level: p.effective_privilege_level,
+      user_access_level: p.user_access_level,
+      access_control_version: accessControlVersion(restriction_level),
+    });
   });
   return { count, results };
 }

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { operations } from '../../generated/api.js';
 import type { OperationPaths } from '../../generated/operation-paths.js';
+import type { Sent } from './json-text.js';
 import type { OrganizationTenant, ProjectTenant, Tenant } from '../core/tenant.js';
 
 export type OperationId = keyof operations;
@@ -47,7 +48,11 @@ export type RequestOf<O extends OperationId> = FastifyRequest<{
 /** What a helper shared by several project operations takes. */
 export type ProjectRequest = FastifyRequest & { tenant: ProjectTenant };
 
-export type Handler<O extends OperationId> = (req: RequestOf<O>, reply: FastifyReply) => Promise<SuccessBody<O>>;
+/** A handler answers its body, or sends JSON text of it itself (src/http/json-text.ts). */
+export type Handler<O extends OperationId> = (
+  req: RequestOf<O>,
+  reply: FastifyReply,
+) => Promise<SuccessBody<O> | Sent<SuccessBody<O>>>;
 
 /** Every operation of the spec, each with its handler: a missing or unknown key is a compile error. */
 export type AllHandlers = { [O in OperationId]: Handler<O> };

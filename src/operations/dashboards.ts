@@ -15,7 +15,7 @@ import {
   updateDashboard,
   type DashboardInput,
 } from '../db/queries/dashboards.js';
-import { paginated } from '../http/pagination.js';
+import { jsonPage, sendJsonText } from '../http/json-text.js';
 import type { ProjectRequest, RequestOf, SomeHandlers } from '../http/types.js';
 import { pick } from '../core/pick.js';
 import { ApiError } from '../core/errors.js';
@@ -120,7 +120,7 @@ async function retrieve(req: ProjectRequest, id: number): Promise<Schemas['Dashb
 }
 
 export const dashboardHandlers = {
-  async dashboards_list(req) {
+  async dashboards_list(req, reply) {
     const page = pageOf(req.query);
     const tags = normalizeTags(req.query.tags);
     const filter = { tags, creationMode: req.query.creation_mode };
@@ -131,7 +131,7 @@ export const dashboardHandlers = {
       filter,
       viewerOf(req),
     );
-    return paginated(req, page, count, results);
+    return sendJsonText(reply, jsonPage(req, page, count, results));
   },
 
   async dashboards_create(req, reply) {

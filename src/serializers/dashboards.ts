@@ -20,6 +20,9 @@ function userOrNull(users: Map<number, UserBasicRow>, id: number | null): Schema
   return user ? serializeUserBasic(user) : null;
 }
 
+/** PostHog's rule: a dashboard restricted to collaborators is still governed by the v1 permissions. */
+export const accessControlVersion = (restrictionLevel: number): 'v1' | 'v2' => (restrictionLevel > 21 ? 'v1' : 'v2');
+
 /** A list item: the document's list fields plus the ones PostHog's current DashboardBasic carries. */
 export function serializeDashboardBasic(d: DashboardRow, ctx: DashboardContext): Schemas['DashboardBasic'] {
   return {
@@ -40,8 +43,7 @@ export function serializeDashboardBasic(d: DashboardRow, ctx: DashboardContext):
     // PostHog reads this from its web app's per-user view log, which nothing here writes.
     last_viewed_at: null,
     user_access_level: ctx.permissions.user_access_level,
-    // PostHog's rule: a dashboard restricted to collaborators is still governed by the v1 permissions.
-    access_control_version: d.restriction_level > 21 ? 'v1' : 'v2',
+    access_control_version: accessControlVersion(d.restriction_level),
     last_refresh: d.last_refresh?.toISOString() ?? null,
     team_id: d.project_id,
   };

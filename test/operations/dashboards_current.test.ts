@@ -1,4 +1,6 @@
 import t from 'tap';
+import { sql } from 'drizzle-orm';
+import { spec } from '../../src/http/spec.js';
 import { buildTestApp } from '../helpers/app.js';
 import { makeMember, makeProject, makeTenant, type Tenant } from '../helpers/factories.js';
 
@@ -15,9 +17,9 @@ const invalid = (attr: string | null, detail: string) => ({
 });
 const notFound = { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null };
 
-async function dashboard(tenant: Tenant, body: Record<string, unknown> = {}) {
+async function dashboard(tenant: Tenant, body: Record<string, unknown> = {}, key = tenant.key) {
   const res = await call('dashboards_create', {
-    key: tenant.key,
+    key,
     params: { project_id: tenant.project.id },
     body: { name: 'Dash', ...body },
   });
@@ -275,4 +277,61 @@ t.test('dashboards_stream_tiles_retrieve', async (t) => {
   t.equal((await stream({}, b.key)).status, 403, "another organization's project");
   const theirs = await dashboard(b);
   t.equal((await stream({}, a.key, theirs.id)).status, 404, "another tenant's dashboard on my path");
+});
+
+t.test('list items: PostgreSQL writes them, field for field what a retrieve answers', async (t) => {
+  const a = await makeTenant(db);
+  const member = await makeMember(db, a, 1);
+  const admin = await makeMember(db, a, 8);
+  const params = { project_id: a.project.id };
+  const pinned = await dashboard(a, { name: 'Pinned "quoted" ünïcode', pinned: true, tags: ['web', 'sales'] });
+  const restricted = await dashboard(a, { name: 'Restricted', restriction_level: 37, description: 'line\nbreak' });
+  const collaborated = await dashboard(a, { name: 'Collaborated', restriction_level: 37 });
+  const own = await dashboard(a, { name: 'Own' }, member.key);
+  const refreshed = await dashboard(a, { name: 'Refreshed', last_refresh: '2026-01-02T03:04:05.678Z' });
+  const byAdmin = await dashboard(a, { name: 'By admin' }, admin.key);
+  await call('dashboards_collaborators_create', {
+    key: a.key,
+    params: { ...params, dashboard_id: collaborated.id },
+    body: { user_uuid: member.user.uuid, level: 37 },
+  });
+  await call('dashboards_sharing_partial_update', {
+    key: a.key,
+    params: { ...params, dashboard_id: pinned.id },
+    body: { enabled: true },
+  });
+  // A dashboard whose creator is gone from the users table shows no creator.
+  await db.execute(sql`update dashboards set created_by_id = null where id = ${byAdmin.id}`);
+  const ids = [pinned, restricted, collaborated, own, refreshed, byAdmin].map((d) => d.id);
+  const fields = Object.keys((spec.components!.schemas!.DashboardBasic as { properties: object }).properties).sort();
+  for (const [who, key] of [
+    ['owner', a.key],
+    ['member', member.key],
+    ['admin', admin.key],
+  ] as const) {
+    // Retrieves first: they record the read in last_accessed_at, which the list then shows too.
+    const retrieved = new Map<number, Record<string, unknown>>();
+    for (const id of ids) retrieved.set(id, { ...(await retrieve(a, id, key)).body });
+    const res = await call('dashboards_list', { key, params });
+    t.equal(res.status, 200);
+    t.match(res.headers['content-type'], /^application\/json; charset=utf-8/);
+    t.equal(res.body.count, ids.length);
+    t.equal(res.body.results[0]!.id, pinned.id, 'pinned first');
+    for (const item of res.body.results) {
+      t.same(Object.keys(item).sort(), fields, `${who}: exactly the contract's fields`);
+      const full = retrieved.get(item.id)!;
+      const expected = Object.fromEntries(fields.map((f) => [f, full[f]]));
+      t.same(item, expected, `${who}: ${item.name} as a retrieve shows it`);
+    }
+  }
+  const asMember = (await call('dashboards_list', { key: member.key, params })).body.results;
+  const level = (id: number) => asMember.find((d) => d.id === id)!;
+  t.match(level(restricted.id), { effective_privilege_level: 21, user_access_level: 'viewer' });
+  t.match(level(collaborated.id), { effective_privilege_level: 37, user_access_level: 'editor' });
+  t.match(level(own.id), { effective_privilege_level: 37, user_access_level: 'manager' });
+  t.match(level(pinned.id), { is_shared: true, tags: ['sales', 'web'], access_control_version: 'v2' });
+  t.match(level(restricted.id), { access_control_version: 'v1', description: 'line\nbreak' });
+  t.match(level(refreshed.id), { last_refresh: '2026-01-02T03:04:05.678Z' });
+  t.equal(level(byAdmin.id).created_by, null);
+  t.match(level(own.id).created_by, { id: member.user.id, email: member.user.email });
 });

@@ -1,4 +1,5 @@
 import { and, arrayOverlaps, asc, desc, eq, inArray, ne, sql, type SQL } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../client.js';
 import {
   dashboard_collaborators,
@@ -13,7 +14,8 @@ import { isRowId } from '../../core/ids.js';
 import { prepared } from '../prepared.js';
 import { anyOf, countWhere, isoTimestamp } from './util.js';
 import { tileViewJson, type TileView } from './dashboard-tiles.js';
-import { userBasicColumns, type UserBasicRow } from './users.js';
+import type { UserBasicRow } from './users.js';
+import { isoText, jsonObject, userBasicJson } from './json.js';
 import type { Page } from '../../core/paging.js';
 
 export type DashboardRow = typeof dashboards.$inferSelect;
@@ -58,23 +60,44 @@ const isShared = sql<boolean>`exists (select 1 from ${sharing_configurations} s
 const privilegeOf = (userId: unknown) => sql<number | null>`(select c.level
   from ${dashboard_collaborators} c where c.dashboard_id = ${dashboardId} and c.user_id = ${userId})`;
 
-/** A dashboard of a list with what presenting it needs: its creator, sharing and the viewer's privilege. */
+/**
+ * A dashboard of a list: its contract object (DashboardBasic) as PostgreSQL writes it, but for the
+ * viewer's permissions, which src/dashboards/access.ts works out from the columns beside it.
+ */
 export interface DashboardListItem {
-  dashboard: DashboardRow;
-  created_by: UserBasicRow | null;
-  is_shared: boolean;
+  json: string;
+  created_by_id: number | null;
+  restriction_level: number;
   privilege: number | null;
 }
 
-/** One statement: the page's rows, the total (a window count), creators, sharing and the viewer's privilege. */
+/** One statement: the page's rows as JSON, the total (a window count) and what the permissions need. */
 function listSelect(db: Db, userId: unknown) {
+  const d = dashboards;
   return db
     .select({
-      dashboard: dashboards,
-      created_by: userBasicColumns,
-      total: sql<number>`count(*) over ()`.mapWith(Number),
-      is_shared: isShared,
+      json: sql<string>`${jsonObject({
+        id: d.id,
+        name: d.name,
+        description: d.description,
+        pinned: d.pinned,
+        created_at: isoText(d.created_at),
+        created_by: sql`case when ${users.id} is null then null else ${userBasicJson()} end`,
+        is_shared: isShared,
+        deleted: d.deleted,
+        creation_mode: d.creation_mode,
+        tags: d.tags,
+        restriction_level: d.restriction_level,
+        last_accessed_at: isoText(d.last_accessed_at),
+        // PostHog reads this from its web app's per-user view log, which nothing here writes.
+        last_viewed_at: sql`null`,
+        last_refresh: isoText(d.last_refresh),
+        team_id: d.project_id,
+      })}::text`,
+      created_by_id: d.created_by_id,
+      restriction_level: d.restriction_level,
       privilege: privilegeOf(userId),
+      total: sql<number>`count(*) over ()`.mapWith(Number),
     })
     .from(dashboards)
     .leftJoin(users, eq(users.id, dashboards.created_by_id));
@@ -139,12 +162,7 @@ export interface DashboardView {
 }
 
 // The users a dashboard shows, as UserBasicRow objects (none of their columns is a timestamp).
-const userBasicJson = sql`json_build_object(${sql.join(
-  Object.entries(userBasicColumns).map(
-    ([key, column]) => sql`${sql.raw(`'${key}'`)}, ${sql.raw(`u."${column.name}"`)}`,
-  ),
-  sql`, `,
-)})`;
+const u = alias(users, 'u');
 
 const dashboardView = prepared('dashboard_view', (db, name) =>
   db
@@ -154,7 +172,7 @@ const dashboardView = prepared('dashboard_view', (db, name) =>
       privilege: privilegeOf(sql.placeholder('userId')),
       tiles: sql<TileView[]>`coalesce((select json_agg(${tileViewJson} order by t.id)
         from ${dashboard_tiles} t where t.dashboard_id = ${dashboardId} and not t.deleted), '[]'::json)`,
-      users: sql<UserBasicRow[]>`coalesce((select json_agg(${userBasicJson}) from ${users} u where u.id in (
+      users: sql<UserBasicRow[]>`coalesce((select json_agg(${userBasicJson(u)}) from ${users} u where u.id in (
         select "dashboards"."created_by_id"
         union select t.created_by_id from ${dashboard_tiles} t where t.dashboard_id = ${dashboardId} and not t.deleted
         union select t.last_modified_by_id from ${dashboard_tiles} t

@@ -1,0 +1,12 @@
+declare const schema: unique symbol;
+
+/** JSON text of the contract's schema `T`, written by PostgreSQL (src/db/queries/json.ts). */
+export type JsonText<T> = string & { readonly [schema]?: T };
+
+/**
+ * Adds fields computed in Node (permissions, parsed chains) to an object PostgreSQL wrote, so that
+ * such rules stay in one place, the code the single reads use too.
+ */
+export function withFields<T>(objectText: string, fields: Record<string, unknown>): JsonText<T> {
+  return `${objectText.slice(0, -1)},${JSON.stringify(fields).slice(1)}`;
+}

@@ -1,0 +1,48 @@
+import { sql, type SQL } from 'drizzle-orm';
+import type { PgColumn } from 'drizzle-orm/pg-core';
+import { users } from '../schema/index.js';
+
+/**
+ * An answer's object written by PostgreSQL (`json_build_object`, keys in the order given), for the
+ * list reads: the server then sends the text as it is instead of parsing every column of every row
+ * and serializing it again. Keys are code, never input.
+ */
+export function jsonObject(fields: Record<string, SQL | PgColumn>): SQL<string> {
+  const args = Object.entries(fields).map(([key, value]) => {
+    if (!/^[a-z_0-9]+$/.test(key)) throw new Error(`${key}: not a JSON key this builder writes`);
+    return sql`${sql.raw(`'${key}'`)}, ${value}`;
+  });
+  return sql<string>`json_build_object(${sql.join(args, sql`, `)})`;
+}
+
+/** A timestamptz as the contract writes it, the form of `Date#toISOString` (UTC, milliseconds cut, `Z`). */
+export const isoText = (column: SQL | PgColumn): SQL<string | null> =>
+  sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+type UserBasicColumns = Record<
+  | 'id'
+  | 'uuid'
+  | 'distinct_id'
+  | 'first_name'
+  | 'last_name'
+  | 'email'
+  | 'is_email_verified'
+  | 'hedgehog_config'
+  | 'role_at_organization',
+  PgColumn
+>;
+
+/** A user as the contract's UserBasic (src/serializers/users.ts writes the same object in Node). */
+export function userBasicJson(u: UserBasicColumns = users): SQL<string> {
+  return jsonObject({
+    id: u.id,
+    uuid: u.uuid,
+    distinct_id: u.distinct_id,
+    first_name: u.first_name,
+    last_name: u.last_name,
+    email: u.email,
+    is_email_verified: u.is_email_verified,
+    hedgehog_config: u.hedgehog_config,
+    role_at_organization: u.role_at_organization,
+  });
+}
