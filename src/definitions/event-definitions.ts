@@ -2,21 +2,25 @@ import type { components } from '../../generated/api.js';
 import type { Db } from '../db/client.js';
 import type { Page } from '../core/paging.js';
 import { listDefinitions, type DefinitionFilter, type EventDefinitionRow } from '../db/queries/event-definitions.js';
-import { definitionView, serializeEventDefinition, userIdsOf } from '../serializers/event-definitions.js';
+import { definitionView, serializeEventDefinition, UNTRACKED, userIdsOf } from '../serializers/event-definitions.js';
+import { withFields, type JsonText } from '../core/json-text.js';
 import { presentDefinitions } from './common.js';
 
 type Schemas = components['schemas'];
 
-/** A page of the project's event definitions, read in one statement with the users they name. */
+/**
+ * A page of the project's event definitions, read in one statement with the users they name, each as
+ * the JSON PostgreSQL wrote, with the untracked fields added (the list shows no 30-day volume).
+ */
 export async function presentEventDefinitionPage(
   db: Db,
   projectId: number,
   filter: DefinitionFilter,
   page: Page,
-): Promise<{ count: number; results: Schemas['EventDefinition'][] }> {
+): Promise<{ count: number; results: JsonText<Schemas['EventDefinition']>[] }> {
   const { count, rows } = await listDefinitions(db, projectId, filter, page);
-  const results = rows.map(({ definition, users }) =>
-    serializeEventDefinition(definition, new Map(users.map((u) => [u.id, u]))),
+  const results = rows.map(({ json }) =>
+    withFields<Schemas['EventDefinition']>(json, { ...UNTRACKED, volume_30_day: null }),
   );
   return { count, results };
 }

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { ProjectRequest, SomeHandlers } from '../http/types.js';
-import { paginated } from '../http/pagination.js';
+import { jsonPage, sendJsonText } from '../http/json-text.js';
 import {
   deleteDefinition,
   eventVolume30Day,
@@ -47,7 +47,7 @@ async function update(req: ProjectRequest & FastifyRequest<{ Params: { id: strin
 }
 
 export const eventDefinitionHandlers = {
-  async event_definitions_list(req) {
+  async event_definitions_list(req, reply) {
     const q = req.query;
     const page = pageOf(q);
     const excluded = jsonNameList(
@@ -67,7 +67,7 @@ export const eventDefinitionHandlers = {
       },
       page,
     );
-    return paginated(req, page, count, results);
+    return sendJsonText(reply, jsonPage(req, page, count, results));
   },
 
   async event_definitions_retrieve(req) {

@@ -24,6 +24,28 @@ export function definitionView(d: EventDefinitionRow): EventDefinitionView {
   };
 }
 
+/** PostHog's fields for actions, Slack and usage, which nothing here records. */
+export const UNTRACKED: Pick<
+  Schemas['EventDefinition'],
+  | 'is_action'
+  | 'action_id'
+  | 'is_calculating'
+  | 'last_calculated_at'
+  | 'created_by'
+  | 'post_to_slack'
+  | 'default_columns'
+  | 'query_usage_30_day'
+> = {
+  is_action: false,
+  action_id: null,
+  is_calculating: false,
+  last_calculated_at: null,
+  created_by: null,
+  post_to_slack: false,
+  default_columns: [],
+  query_usage_30_day: null,
+};
+
 export function serializeEventDefinition(
   d: EventDefinitionView,
   users: Map<number, UserRow>,
@@ -47,15 +69,8 @@ export function serializeEventDefinition(
     verified_at: d.verified_at,
     verified_by: user(d.verified_by_id),
     hidden: d.hidden,
-    is_action: false,
-    action_id: null,
-    is_calculating: false,
-    last_calculated_at: null,
-    created_by: null,
-    post_to_slack: false,
-    default_columns: [],
+    ...UNTRACKED,
     volume_30_day: volume30Day,
-    query_usage_30_day: null,
   };
 }
 

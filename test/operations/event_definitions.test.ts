@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import { eq, sql } from 'drizzle-orm';
 import { event_definitions } from '../../src/db/schema/index.js';
+import { spec } from '../../src/http/spec.js';
 import { buildTestApp } from '../helpers/app.js';
 import { makeKey, makeMember, makeTenant, makeUser } from '../helpers/factories.js';
 import { capture, definitions } from '../helpers/events.js';
@@ -24,6 +25,40 @@ async function seeded() {
   const id = (name: string) => defs.find((d) => d.name === name)!.id;
   return { tenant, id };
 }
+
+t.test('list items: PostgreSQL writes them, field for field what a retrieve answers', async (t) => {
+  const { tenant: a, id } = await seeded();
+  const member = await makeMember(db, a, 1);
+  const params = { project_id: a.project.id };
+  const patch = (name: string, body: Record<string, unknown>) =>
+    call('event_definitions_partial_update', { key: a.key, params: { ...params, id: id(name) }, body });
+  t.equal((await patch('signed up', { owner: member.user.id, tags: ['a"b', 'ü'], verified: true })).status, 200);
+  t.equal((await patch('$pageview', { description: 'line\nbreak "quoted"', hidden: true })).status, 200);
+  // Seen after the last edit, and never seen: last_updated_at is the later of the two, or the edit.
+  await db.execute(
+    sql`update event_definitions set last_seen_at = now() + interval '1 hour' where id = ${id('$pageview')}`,
+  );
+  await db.execute(sql`update event_definitions set last_seen_at = null where id = ${id('$autocapture')}`);
+  const fields = Object.keys((spec.components!.schemas!.EventDefinition as { properties: object }).properties).sort();
+  const res = await call('event_definitions_list', { key: a.key, params });
+  t.equal(res.body.count, 4);
+  t.match(res.headers['content-type'], /^application\/json; charset=utf-8/);
+  for (const item of res.body.results) {
+    t.same(Object.keys(item).sort(), fields, `${item.name}: exactly the contract's fields`);
+    const one = await call('event_definitions_retrieve', { key: a.key, params: { ...params, id: item.id } });
+    // A retrieve adds the 30-day volume, which the list leaves out as PostHog's does.
+    t.same(item, { ...one.body, volume_30_day: null }, `${item.name} as a retrieve shows it`);
+  }
+  const byName = (name: string) => res.body.results.find((d) => d.name === name)!;
+  t.match(byName('signed up'), {
+    owner: { id: member.user.id, email: member.user.email },
+    verified_by: { id: a.user.id },
+    updated_by: { id: a.user.id },
+    tags: ['a"b', 'ü'],
+  });
+  t.equal(byName('$pageview').last_updated_at, byName('$pageview').last_seen_at);
+  t.equal(byName('$autocapture').last_updated_at, byName('$autocapture').updated_at);
+});
 
 t.test('event_definitions_list', async (t) => {
   const { tenant: a, id } = await seeded();

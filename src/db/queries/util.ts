@@ -32,8 +32,6 @@ export function isoTimestamp(text: string): string {
   return new Date(text).toISOString();
 }
 
-export const isoTimestampOrNull = (text: string | null): string | null => (text === null ? null : isoTimestamp(text));
-
 /** The rows of a `db.execute` answer (postgres.js answers an array of rows), typed. */
 export function rowsOf<T = Record<string, unknown>>(result: unknown): T[] {
   return result as T[];
