@@ -8,17 +8,24 @@ import { dateValue, parsePropertyFilters } from '../events/filters.js';
 import {
   getEvent,
   listEvents,
+  listEventsJson,
   personIdByUuid,
   personsByIds,
   propertyValues,
+  type EventQuery,
   type EventRow,
 } from '../db/queries/events.js';
-import { eventsCsv, serializeEvent } from '../serializers/events.js';
+import { eventsCsv, serializeEvent, serializePerson } from '../serializers/events.js';
+import { chainToElements } from '../capture/elements.js';
+import { withFields } from '../core/json-text.js';
+import { sendJsonText } from '../http/json-text.js';
+import type { components } from '../../generated/api.js';
 import { toCsv } from '../serializers/csv.js';
 import { selectedValues, whereConditions } from '../events/expressions.js';
 import { sqlState } from '../core/sql-state.js';
 import { isUuid, MAX_INT4 } from '../core/ids.js';
 
+type Schemas = components['schemas'];
 const VALUES_WINDOW_MS = 7 * 24 * 3_600_000;
 const COLUMNS = ['event', 'distinct_id'];
 
@@ -79,9 +86,20 @@ async function personFilter(req: FastifyRequest, projectId: number, raw: string)
   throw ApiError.validation('person_id', "A person's integer id or UUID is required.");
 }
 
-async function present(req: FastifyRequest, projectId: number, rows: EventRow[], includePerson: boolean) {
+/** The persons of a page's events, serialized, when the listing includes them. */
+async function personsOf(
+  req: FastifyRequest,
+  projectId: number,
+  rows: { person_id: number | null }[],
+  includePerson: boolean,
+): Promise<Map<number, Schemas['EventPerson']>> {
   const ids = includePerson ? [...new Set(rows.map((r) => r.person_id).filter((id): id is number => id !== null))] : [];
   const people = await personsByIds(req.server.db, projectId, ids);
+  return new Map([...people].map(([id, p]) => [id, serializePerson(p)]));
+}
+
+async function present(req: FastifyRequest, projectId: number, rows: EventRow[], includePerson: boolean) {
+  const people = await personsOf(req, projectId, rows, includePerson);
   return rows.map((r) => serializeEvent(r, (r.person_id !== null && people.get(r.person_id)) || null));
 }
 
@@ -97,28 +115,50 @@ export const eventHandlers = {
     const { limit, offset } = pageOf(q);
     const csv = wantsCsv(req, q.format);
     const personId = q.person_id !== undefined ? await personFilter(req, projectId, q.person_id) : undefined;
-    const rows =
-      personId === null
-        ? []
-        : await listEvents(req.server.db, {
-            projectId,
-            event: q.event,
-            distinctId: q.distinct_id,
-            personId,
-            before: q.before !== undefined ? bound('before', q.before) : undefined,
-            after: q.after !== undefined ? bound('after', q.after) : undefined,
-            cursorId,
-            ascending,
-            filters,
-            where,
-            select: select.values,
-            limit,
-            offset,
-          }).catch((err) => {
-            if (sqlState(err) === '2201B')
-              throw ApiError.validation('properties', 'Invalid regular expression in a property filter.');
-            throw err;
-          });
+    const query: EventQuery = {
+      projectId,
+      event: q.event,
+      distinctId: q.distinct_id,
+      personId: personId ?? undefined,
+      before: q.before !== undefined ? bound('before', q.before) : undefined,
+      after: q.after !== undefined ? bound('after', q.after) : undefined,
+      cursorId,
+      ascending,
+      filters,
+      where,
+      select: select.values,
+      limit,
+      offset,
+    };
+    const invalidRegex = (err: unknown): never => {
+      if (sqlState(err) === '2201B')
+        throw ApiError.validation('properties', 'Invalid regular expression in a property filter.');
+      throw err;
+    };
+    /** The link to the page after `rows` (one row more than the page), by the page's last event. */
+    const nextOf = (rows: { id: number; ts_text: string }[]) => {
+      const last = rows[limit - 1];
+      if (rows.length <= limit || !last) return null;
+      const url = requestUrl(req);
+      url.searchParams.set(ascending ? 'after' : 'before', last.ts_text);
+      url.searchParams.set('cursor', encodeCursor(last.id));
+      url.searchParams.delete('offset');
+      return url.toString();
+    };
+    if (!csv && !select.values.length) {
+      // The usual listing: each event as PostgreSQL wrote it, with its person and parsed elements.
+      const rows = personId === null ? [] : await listEventsJson(req.server.db, query).catch(invalidRegex);
+      const page = rows.slice(0, limit);
+      const people = await personsOf(req, projectId, page, q.include_person === true);
+      const results = page.map((r) =>
+        withFields<Schemas['Event']>(r.json, {
+          person: r.person_id === null ? null : (people.get(r.person_id) ?? null),
+          elements: chainToElements(r.elements_chain),
+        }),
+      );
+      return sendJsonText(reply, `{"next":${JSON.stringify(nextOf(rows))},"results":[${results.join(',')}]}`);
+    }
+    const rows = personId === null ? [] : await listEvents(req.server.db, query).catch(invalidRegex);
     const page = rows.slice(0, limit);
     const results = select.values.length
       ? page.map((r) => r.selected ?? [])
@@ -134,20 +174,11 @@ export const eventHandlers = {
           : eventsCsv(results as Awaited<ReturnType<typeof present>>),
       );
     }
-    let next: string | null = null;
-    const last = page[page.length - 1];
-    if (rows.length > limit && last) {
-      const url = requestUrl(req);
-      url.searchParams.set(ascending ? 'after' : 'before', last.ts_text);
-      url.searchParams.set('cursor', encodeCursor(last.id));
-      url.searchParams.delete('offset');
-      next = url.toString();
-    }
     // The page is already in the contract's shape. The schema's `oneOf` (event or selected values)
     // would make the compiled serializer validate every event against both branches to pick one,
     // formats and all, which cost more than writing the JSON.
     reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
-    return { next, results };
+    return { next: nextOf(rows), results };
   },
 
   async events_retrieve(req, reply) {

@@ -15,14 +15,14 @@ export function serializePerson(p: PersonRow): Schemas['EventPerson'] {
   };
 }
 
-export function serializeEvent(e: EventRow, person: PersonRow | null): Schemas['Event'] {
+export function serializeEvent(e: EventRow, person: Schemas['EventPerson'] | null): Schemas['Event'] {
   return {
     id: e.uuid,
     distinct_id: e.distinct_id,
     properties: e.properties,
     event: e.event,
     timestamp: e.timestamp.toISOString(),
-    person: person ? serializePerson(person) : null,
+    person,
     elements: chainToElements(e.elements_chain),
     elements_chain: e.elements_chain,
   };

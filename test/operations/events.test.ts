@@ -1,5 +1,6 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
+import { spec } from '../../src/http/spec.js';
 import { buildTestApp } from '../helpers/app.js';
 import { makeKey, makeMember, makeProject, makeTenant } from '../helpers/factories.js';
 import { capture, iso, personOf } from '../helpers/events.js';
@@ -285,6 +286,59 @@ t.test('CSV', async (t) => {
   t.equal(empty.raw, 'id,event,distinct_id,timestamp,elements_chain\r\n');
   const badFormat = await call('events_list', { key: a.key, params, query: { format: 'xml' } });
   t.match(badFormat, { status: 400, body: { code: 'invalid_choice', attr: 'format' } });
+});
+
+t.test('list: PostgreSQL writes each event, field for field what a retrieve answers', async (t) => {
+  const a = await makeTenant(db);
+  const params = { project_id: a.project.id };
+  await capture(ctx, a.project.api_token, [
+    {
+      event: 'nested "quoted" ü',
+      distinct_id: 'p1',
+      timestamp: '2024-06-01T12:00:00.123456Z',
+      properties: {
+        n: 1.5,
+        big: 12345678901234,
+        deep: { list: [1, 'two', null, true] },
+        s: 'line\nbreak',
+        $set: { a: 1 },
+      },
+    },
+    {
+      event: 'clicked',
+      distinct_id: 'p2',
+      timestamp: iso(T0 + 1000),
+      elements_chain: 'button.primary:attr__id="go"nth-child="2"text="Go \\"now\\""',
+    },
+    { event: 'plain', distinct_id: 'p1', timestamp: iso(T0 + 2000) },
+  ]);
+  const fields = Object.keys((spec.components!.schemas!.Event as { properties: object }).properties).sort();
+  for (const include_person of [false, true]) {
+    const res = await call('events_list', { key: a.key, params, query: { include_person } });
+    t.equal(res.status, 200);
+    t.match(res.headers['content-type'], /^application\/json; charset=utf-8/);
+    t.equal(res.body.results.length, 3);
+    for (const item of res.body.results as Record<string, unknown>[]) {
+      t.same(Object.keys(item).sort(), fields, `${item.event}: exactly the contract's fields`);
+      const one = await call('events_retrieve', {
+        key: a.key,
+        params: { ...params, id: item.id as string },
+        query: { include_person },
+      });
+      t.same(item, one.body, `${item.event} as a retrieve shows it (include_person=${include_person})`);
+    }
+    const clicked = (res.body.results as Record<string, any>[]).find((e) => e.event === 'clicked')!;
+    t.match(clicked.elements, [
+      { tag_name: 'button', text: 'Go "now"', attr_class: ['primary'], nth_child: 2, attributes: { attr__id: 'go' } },
+    ]);
+    const nested = (res.body.results as Record<string, any>[]).find(
+      (e) => e.distinct_id === 'p1' && e.properties.deep,
+    )!;
+    t.equal(nested.timestamp, '2024-06-01T12:00:00.123Z');
+    t.same(nested.properties.deep, { list: [1, 'two', null, true] });
+    if (include_person) t.match(nested.person, { distinct_ids: ['p1'] });
+    else t.equal(nested.person, null);
+  }
 });
 
 t.test('events_retrieve', async (t) => {

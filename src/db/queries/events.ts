@@ -1,5 +1,7 @@
 import { and, asc, eq, inArray, or, sql, type SQL } from 'drizzle-orm';
+import type { SelectedFields } from 'drizzle-orm/pg-core';
 import { rowsOf } from './util.js';
+import { isoText, jsonObject } from './json.js';
 import { prepared } from '../prepared.js';
 import type { Db } from '../client.js';
 import { events, person_distinct_ids, persons } from '../schema/index.js';
@@ -63,6 +65,33 @@ const columns = {
   person_id: events.person_id,
 };
 
+/**
+ * An event as the JSON listing reads it: the contract's object written by PostgreSQL but for its
+ * person and its parsed elements, which Node adds, with what the page's links and persons need.
+ */
+export interface EventJsonRow {
+  id: number;
+  ts_text: string;
+  elements_chain: string;
+  person_id: number | null;
+  json: string;
+}
+
+const jsonColumns = {
+  id: events.id,
+  ts_text: columns.ts_text,
+  elements_chain: events.elements_chain,
+  person_id: events.person_id,
+  json: sql<string>`${jsonObject({
+    id: events.uuid,
+    distinct_id: events.distinct_id,
+    properties: events.properties,
+    event: events.event,
+    timestamp: isoText(events.timestamp),
+    elements_chain: events.elements_chain,
+  })}::text`,
+};
+
 const NUMBER_TEXT = `^\\s*[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*$`;
 
 function scalarMatch(props: SQL, key: string, v: Scalar): SQL {
@@ -123,17 +152,21 @@ export function filterSql(node: FilterNode): SQL {
 const NEWEST_FIRST = [sql`${events.timestamp} desc nulls last`, sql`${events.id} desc nulls last`];
 const OLDEST_FIRST = [sql`${events.timestamp} asc nulls first`, sql`${events.id} asc nulls first`];
 
-// The unfiltered listing, newest first, is what clients page into first: built once.
-const newestPage = prepared('events_newest_page', (db, name) =>
-  db
-    .select(columns)
-    .from(events)
-    .where(eq(events.project_id, sql.placeholder('projectId')))
-    .orderBy(...NEWEST_FIRST)
-    .limit(sql.placeholder('limit'))
-    .offset(sql.placeholder('offset'))
-    .prepare(name),
-);
+// The unfiltered listing, newest first, is what clients page into first: built once, in each form.
+// (Drizzle types a select by its fields; the callers type the rows.)
+const newestPage = (fields: typeof columns | typeof jsonColumns, name: string) =>
+  prepared(name, (db, name) =>
+    db
+      .select(fields as typeof columns)
+      .from(events)
+      .where(eq(events.project_id, sql.placeholder('projectId')))
+      .orderBy(...NEWEST_FIRST)
+      .limit(sql.placeholder('limit'))
+      .offset(sql.placeholder('offset'))
+      .prepare(name),
+  );
+const newestRows = newestPage(columns, 'events_newest_page');
+const newestJson = newestPage(jsonColumns, 'events_newest_page_json');
 
 const unfiltered = (q: EventQuery) =>
   !q.ascending &&
@@ -145,8 +178,24 @@ const unfiltered = (q: EventQuery) =>
 export async function listEvents(db: Db, q: EventQuery): Promise<EventRow[]> {
   if (unfiltered(q)) {
     const values = { projectId: q.projectId, limit: q.limit + 1, offset: q.offset };
-    return (await newestPage(db).execute(values)) as unknown as EventRow[];
+    return (await newestRows(db).execute(values)) as unknown as EventRow[];
   }
+  const fields = q.select?.length
+    ? { ...columns, selected: sql<unknown[]>`json_build_array(${sql.join(q.select, sql`, `)})` }
+    : columns;
+  return (await filteredPage(db, q, fields)) as unknown as EventRow[];
+}
+
+/** `listEvents` for the JSON listing (no `select`): each event as PostgreSQL writes it. */
+export async function listEventsJson(db: Db, q: EventQuery): Promise<EventJsonRow[]> {
+  if (unfiltered(q)) {
+    const values = { projectId: q.projectId, limit: q.limit + 1, offset: q.offset };
+    return (await newestJson(db).execute(values)) as unknown as EventJsonRow[];
+  }
+  return (await filteredPage(db, q, jsonColumns)) as unknown as EventJsonRow[];
+}
+
+function filteredPage(db: Db, q: EventQuery, fields: SelectedFields) {
   const conds: (SQL | undefined)[] = [eq(events.project_id, q.projectId)];
   if (q.event !== undefined) conds.push(eq(events.event, q.event));
   if (q.distinctId !== undefined) conds.push(eq(events.distinct_id, q.distinctId));
@@ -159,19 +208,19 @@ export async function listEvents(db: Db, q: EventQuery): Promise<EventRow[]> {
   if (q.after !== undefined) conds.push(bound(q.after, '>', q.ascending));
   if (q.filters) conds.push(filterSql(q.filters));
   conds.push(...(q.where ?? []));
-  const fields = q.select?.length
-    ? { ...columns, selected: sql<unknown[]>`json_build_array(${sql.join(q.select, sql`, `)})` }
-    : columns;
-  let query = db.select(fields).from(events).$dynamic();
+  let query = db
+    .select(fields as typeof columns)
+    .from(events)
+    .$dynamic();
   if (needsPersons(q.filters)) query = query.leftJoin(persons, eq(persons.id, events.person_id));
   // The listing indexes are `timestamp DESC NULLS LAST, id DESC NULLS LAST`; PostgreSQL only walks them
   // (forwards or backwards) for an ORDER BY that names the same null placement.
   const order = q.ascending ? OLDEST_FIRST : NEWEST_FIRST;
-  return (await query
+  return query
     .where(and(...conds))
     .orderBy(...order)
     .limit(q.limit + 1)
-    .offset(q.offset)) as unknown as EventRow[];
+    .offset(q.offset);
 }
 
 export async function getEvent(db: Db, projectId: number, uuid: string): Promise<EventRow | undefined> {
