@@ -595,8 +595,8 @@ const startupTable = startup
       '',
       '## make run',
       '',
-      'A fresh clone of the commit: `make run` (npm ci from a warm npm cache, the bundle, initdb, migrations, ' +
-        'bootstrap) to the first 200 from `GET /api/projects/`, then Ctrl-C and `make run` again.',
+      'A fresh clone of the commit: `make run` (`npm ci --omit=dev` from a warm npm cache, the bundle, initdb, ' +
+        'migrations, bootstrap) to the first 200 from `GET /api/projects/`, then Ctrl-C and `make run` again.',
       '',
       '| first make run | < 30 s | restart | < 3 s |',
       '|---:|---|---:|---|',

@@ -1,6 +1,6 @@
-// `make run` as a new user meets it: a fresh clone of this commit, `make run` (npm ci from the npm
-// cache, the bundle, initdb, migrations, bootstrap) to the first 200 from the API, then Ctrl-C and
-// a second `make run` (the restart). Prints both times.
+// `make run` as a new user meets it: a fresh clone of this commit, `make run` (npm ci of the server's
+// packages from the npm cache, the bundle, initdb, migrations, bootstrap) to the first 200 from the API,
+// then Ctrl-C and a second `make run` (the restart). Prints both times.
 import { spawn, execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

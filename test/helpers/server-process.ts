@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -11,17 +10,17 @@ export interface ServerProcess {
   output(): { stdout: string; stderr: string };
 }
 
-let bundle: string | undefined;
+let bundles: string | undefined;
 
-/** The server bundled as `npm start` bundles it, into a folder of this test process's own. */
-function serverBundle(): string {
-  if (!bundle) {
+/** The server and the CLI bundled as `npm start` and `npm run cli` bundle them, in this test process's own folder. */
+function bundled(name: 'server' | 'cli'): string {
+  if (!bundles) {
     const outdir = `dist/test-${process.pid}`;
     execFileSync(process.execPath, ['scripts/build.mjs', outdir]);
     process.on('exit', () => rmSync(outdir, { recursive: true, force: true }));
-    bundle = `${outdir}/server.mjs`;
+    bundles = outdir;
   }
-  return bundle;
+  return `${bundles}/${name}.mjs`;
 }
 
 /**
@@ -31,7 +30,7 @@ function serverBundle(): string {
 const TEST_ENCRYPTION_KEY = randomBytes(32).toString('base64');
 
 export function startServer(env: NodeJS.ProcessEnv): ServerProcess {
-  const child = spawn(process.execPath, ['--heap-growing-percent=50', '--enable-source-maps', serverBundle()], {
+  const child = spawn(process.execPath, ['--heap-growing-percent=50', '--enable-source-maps', bundled('server')], {
     env: {
       ...process.env,
       HOST: '127.0.0.1',
@@ -74,7 +73,7 @@ export interface CliRun {
 /** The operator CLI as `npm run cli` runs it, with `env` over this process's environment. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliRun> {
   return new Promise((resolve) => {
-    const child = spawn(join('node_modules', '.bin', 'tsx'), ['src/cli/index.ts', ...args], {
+    const child = spawn(process.execPath, ['--enable-source-maps', bundled('cli'), ...args], {
       env: { ...process.env, ...env },
     });
     let stdout = '';
