@@ -10,22 +10,17 @@ import {
   listEvents,
   listEventsJson,
   personIdByUuid,
-  personsByIds,
   propertyValues,
   type EventQuery,
-  type EventRow,
 } from '../db/queries/events.js';
-import { eventsCsv, serializeEvent, serializePerson } from '../serializers/events.js';
-import { chainToElements } from '../capture/elements.js';
-import { withFields } from '../core/json-text.js';
+import { eventsCsv } from '../serializers/events.js';
+import { presentEvents, presentEventsJson } from '../events/present.js';
 import { sendJsonText } from '../http/json-text.js';
-import type { components } from '../../generated/api.js';
 import { toCsv } from '../serializers/csv.js';
 import { selectedValues, whereConditions } from '../events/expressions.js';
 import { sqlState } from '../core/sql-state.js';
 import { isUuid, MAX_INT4 } from '../core/ids.js';
 
-type Schemas = components['schemas'];
 const VALUES_WINDOW_MS = 7 * 24 * 3_600_000;
 const COLUMNS = ['event', 'distinct_id'];
 
@@ -86,27 +81,11 @@ async function personFilter(req: FastifyRequest, projectId: number, raw: string)
   throw ApiError.validation('person_id', "A person's integer id or UUID is required.");
 }
 
-/** The persons of a page's events, serialized, when the listing includes them. */
-async function personsOf(
-  req: FastifyRequest,
-  projectId: number,
-  rows: { person_id: number | null }[],
-  includePerson: boolean,
-): Promise<Map<number, Schemas['EventPerson']>> {
-  const ids = includePerson ? [...new Set(rows.map((r) => r.person_id).filter((id): id is number => id !== null))] : [];
-  const people = await personsByIds(req.server.db, projectId, ids);
-  return new Map([...people].map(([id, p]) => [id, serializePerson(p)]));
-}
-
-async function present(req: FastifyRequest, projectId: number, rows: EventRow[], includePerson: boolean) {
-  const people = await personsOf(req, projectId, rows, includePerson);
-  return rows.map((r) => serializeEvent(r, (r.person_id !== null && people.get(r.person_id)) || null));
-}
-
 export const eventHandlers = {
   async events_list(req, reply) {
     const q = req.query;
     const projectId = req.tenant.project_id;
+    const db = req.server.db;
     const where = whereConditions(q.where);
     const select = selectedValues(q.select);
     const filters = parsePropertyFilters(q.properties);
@@ -147,22 +126,15 @@ export const eventHandlers = {
     };
     if (!csv && !select.values.length) {
       // The usual listing: each event as PostgreSQL wrote it, with its person and parsed elements.
-      const rows = personId === null ? [] : await listEventsJson(req.server.db, query).catch(invalidRegex);
-      const page = rows.slice(0, limit);
-      const people = await personsOf(req, projectId, page, q.include_person === true);
-      const results = page.map((r) =>
-        withFields<Schemas['Event']>(r.json, {
-          person: r.person_id === null ? null : (people.get(r.person_id) ?? null),
-          elements: chainToElements(r.elements_chain),
-        }),
-      );
+      const rows = personId === null ? [] : await listEventsJson(db, query).catch(invalidRegex);
+      const results = await presentEventsJson(db, projectId, rows.slice(0, limit), q.include_person === true);
       return sendJsonText(reply, `{"next":${JSON.stringify(nextOf(rows))},"results":[${results.join(',')}]}`);
     }
-    const rows = personId === null ? [] : await listEvents(req.server.db, query).catch(invalidRegex);
+    const rows = personId === null ? [] : await listEvents(db, query).catch(invalidRegex);
     const page = rows.slice(0, limit);
     const results = select.values.length
       ? page.map((r) => r.selected ?? [])
-      : await present(req, projectId, page, q.include_person === true);
+      : await presentEvents(db, projectId, page, q.include_person === true);
     if (csv) {
       return sendCsv(
         reply,
@@ -171,7 +143,7 @@ export const eventHandlers = {
               (results as unknown[][]).map((v) => Object.fromEntries(select.expressions.map((e, i) => [e, v[i]]))),
               select.expressions,
             )
-          : eventsCsv(results as Awaited<ReturnType<typeof present>>),
+          : eventsCsv(results as Awaited<ReturnType<typeof presentEvents>>),
       );
     }
     // The page is already in the contract's shape. The schema's `oneOf` (event or selected values)
@@ -185,7 +157,7 @@ export const eventHandlers = {
     const projectId = req.tenant.project_id;
     const row = await getEvent(req.server.db, projectId, req.params.id.toLowerCase());
     if (!row) throw ApiError.notFound(`No events exist for event UUID ${req.params.id}`);
-    const [event] = await present(req, projectId, [row], req.query.include_person === true);
+    const [event] = await presentEvents(req.server.db, projectId, [row], req.query.include_person === true);
     if (wantsCsv(req, req.query.format)) return sendCsv(reply, eventsCsv([event!]));
     return event!;
   },
