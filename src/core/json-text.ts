@@ -10,3 +10,9 @@ export type JsonText<T> = string & { readonly [schema]?: T };
 export function withFields<T>(objectText: string, fields: Record<string, unknown>): JsonText<T> {
   return `${objectText.slice(0, -1)},${JSON.stringify(fields).slice(1)}`;
 }
+
+/** `withFields` for fields that never change: their JSON is written once, not once per row. */
+export function withConstantFields<T>(fields: Record<string, unknown>): (objectText: string) => JsonText<T> {
+  const suffix = JSON.stringify(fields).slice(1);
+  return (objectText) => `${objectText.slice(0, -1)},${suffix}`;
+}

@@ -3,10 +3,12 @@ import type { Db } from '../db/client.js';
 import type { Page } from '../core/paging.js';
 import { listDefinitions, type DefinitionFilter, type EventDefinitionRow } from '../db/queries/event-definitions.js';
 import { definitionView, serializeEventDefinition, UNTRACKED, userIdsOf } from '../serializers/event-definitions.js';
-import { withFields, type JsonText } from '../core/json-text.js';
+import { withConstantFields, type JsonText } from '../core/json-text.js';
 import { presentDefinitions } from './common.js';
 
 type Schemas = components['schemas'];
+
+const withUntracked = withConstantFields<Schemas['EventDefinition']>({ ...UNTRACKED, volume_30_day: null });
 
 /**
  * A page of the project's event definitions, read in one statement with the users they name, each as
@@ -19,9 +21,7 @@ export async function presentEventDefinitionPage(
   page: Page,
 ): Promise<{ count: number; results: JsonText<Schemas['EventDefinition']>[] }> {
   const { count, rows } = await listDefinitions(db, projectId, filter, page);
-  const results = rows.map(({ json }) =>
-    withFields<Schemas['EventDefinition']>(json, { ...UNTRACKED, volume_30_day: null }),
-  );
+  const results = rows.map(({ json }) => withUntracked(json));
   return { count, results };
 }
 

@@ -3,16 +3,17 @@ import type { PgColumn } from 'drizzle-orm/pg-core';
 import { users } from '../schema/index.js';
 
 /**
- * An answer's object written by PostgreSQL (`json_build_object`, keys in the order given), for the
- * list reads: the server then sends the text as it is instead of parsing every column of every row
- * and serializing it again. Keys are code, never input.
+ * An answer's object written by PostgreSQL, keys in the order given, for the list reads: the server
+ * then sends the text as it is instead of parsing every column of every row and serializing it again.
+ * `to_json` of a row, unlike `json_build_object`, writes no spaces between keys and values (a tenth
+ * of a page's bytes). Keys are code, never input.
  */
 export function jsonObject(fields: Record<string, SQL | PgColumn>): SQL<string> {
-  const args = Object.entries(fields).map(([key, value]) => {
+  const columns = Object.entries(fields).map(([key, value]) => {
     if (!/^[a-z_0-9]+$/.test(key)) throw new Error(`${key}: not a JSON key this builder writes`);
-    return sql`${sql.raw(`'${key}'`)}, ${value}`;
+    return sql`${value} as ${sql.raw(`"${key}"`)}`;
   });
-  return sql<string>`json_build_object(${sql.join(args, sql`, `)})`;
+  return sql<string>`(select to_json(json_row) from (select ${sql.join(columns, sql`, `)}) as json_row)`;
 }
 
 /** A timestamptz as the contract writes it, the form of `Date#toISOString` (UTC, milliseconds cut, `Z`). */
