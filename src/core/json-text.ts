@@ -8,7 +8,7 @@ export type JsonText<T> = string & { readonly [schema]?: T };
  * such rules stay in one place, the code the single reads use too.
  */
 export function withFields<T>(objectText: string, fields: Record<string, unknown>): JsonText<T> {
-  return `${objectText.slice(0, -1)},${JSON.stringify(fields).slice(1)}`;
+  return withConstantFields<T>(fields)(objectText);
 }
 
 /** `withFields` for fields that never change: their JSON is written once, not once per row. */

@@ -3,6 +3,7 @@ import type { Db } from '../client.js';
 import { dashboard_tiles } from '../schema/index.js';
 import { isRowId } from '../../core/ids.js';
 import { dashboardInProject, projectDashboardIds } from './dashboards.js';
+import { jsonObject } from './json.js';
 
 export type TileRow = typeof dashboard_tiles.$inferSelect;
 export interface NewTile {
@@ -38,10 +39,7 @@ const tileViewFields: Record<keyof TileView, SQL> = {
   last_modified_by_id: sql.raw('t.last_modified_by_id'),
   last_modified_at: sql.raw('t.last_modified_at'),
 };
-export const tileViewJson = sql`json_build_object(${sql.join(
-  Object.entries(tileViewFields).map(([key, value]) => sql`${sql.raw(`'${key}'`)}, ${value}`),
-  sql`, `,
-)})`;
+export const tileViewJson = jsonObject(tileViewFields);
 
 export type TileChange = Partial<Pick<TileRow, 'body' | 'layouts' | 'color' | 'deleted' | 'last_modified_by_id'>>;
 

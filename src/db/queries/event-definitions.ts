@@ -47,10 +47,7 @@ function orderOf(o: Ordering): SQL {
   return descending ? sql`${column} desc nulls last` : sql`${column} asc nulls last`;
 }
 
-/**
- * A definition as the list reads it: timestamps as the contract's strings (`isoTimestamp`), so a page
- * makes no Date.
- */
+/** A definition with its timestamps as the contract's strings, as the serializer takes it. */
 export interface EventDefinitionView
   extends Omit<EventDefinitionRow, 'project_id' | 'created_at' | 'updated_at' | 'last_seen_at' | 'verified_at'> {
   created_at: string | null;

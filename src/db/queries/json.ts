@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { users } from '../schema/index.js';
+import { userBasicColumns } from './users.js';
 
 /**
  * An answer's object written by PostgreSQL, keys in the order given, for the list reads: the server
@@ -20,30 +21,8 @@ export function jsonObject(fields: Record<string, SQL | PgColumn>): SQL<string> 
 export const isoText = (column: SQL | PgColumn): SQL<string | null> =>
   sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-type UserBasicColumns = Record<
-  | 'id'
-  | 'uuid'
-  | 'distinct_id'
-  | 'first_name'
-  | 'last_name'
-  | 'email'
-  | 'is_email_verified'
-  | 'hedgehog_config'
-  | 'role_at_organization',
-  PgColumn
->;
-
-/** A user as the contract's UserBasic (src/serializers/users.ts writes the same object in Node). */
-export function userBasicJson(u: UserBasicColumns = users): SQL<string> {
-  return jsonObject({
-    id: u.id,
-    uuid: u.uuid,
-    distinct_id: u.distinct_id,
-    first_name: u.first_name,
-    last_name: u.last_name,
-    email: u.email,
-    is_email_verified: u.is_email_verified,
-    hedgehog_config: u.hedgehog_config,
-    role_at_organization: u.role_at_organization,
-  });
+/** A user as the contract's UserBasic, from the columns `userBasicColumns` names (of `users` or an alias). */
+export function userBasicJson(u: Record<keyof typeof userBasicColumns, PgColumn> = users): SQL<string> {
+  const keys = Object.keys(userBasicColumns) as (keyof typeof userBasicColumns)[];
+  return jsonObject(Object.fromEntries(keys.map((key) => [key, u[key]])));
 }
