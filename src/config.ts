@@ -76,7 +76,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST || '127.0.0.1',
     port: Number(env.PORT || 8000),
     databaseUrl: env.DATABASE_URL || undefined,
-    databasePoolSize: Number(env.DATABASE_POOL_SIZE || 20),
+    databasePoolSize: Number(env.DATABASE_POOL_SIZE || 10),
     dataDir: env.DATA_DIR || '.data',
     encryptionKey: env.ENCRYPTION_KEY || undefined,
     bootstrapApiKey: env.BOOTSTRAP_API_KEY || undefined,

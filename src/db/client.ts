@@ -39,7 +39,7 @@ export interface DbOptions {
 const migrationsFolder = resolve(dirname(fileURLToPath(import.meta.url)), '../../drizzle');
 
 export async function openDatabase(opts: DbOptions): Promise<Database> {
-  const poolSize = opts.poolSize ?? 20;
+  const poolSize = opts.poolSize ?? 10;
   let cluster: EmbeddedCluster | undefined;
   if (!opts.url) {
     cluster = await openEmbedded(opts.dataDir ?? '.data', {
