@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, notLike, sql } from 'drizzle-orm';
+import { asc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { organization_memberships, organizations, projects, users } from '../schema/index.js';
 import type { Page } from '../../core/paging.js';
@@ -23,7 +23,6 @@ export const ORGANIZATION_WRITABLE = [
 export type OrganizationInput = Partial<Pick<OrganizationRow, (typeof ORGANIZATION_WRITABLE)[number]>>;
 
 const MAX_SLUG = 48;
-const BOT_EMAIL_SUFFIX = '@posthogbot.user';
 
 /** Django's slugify, cut to 48 characters as PostHog's create_with_slug does. */
 export function slugify(name: string): string {
@@ -87,10 +86,6 @@ const organizationView = prepared('organization_view', (db, name) =>
       organization: organizations,
       projects: sql<Record<string, unknown>[]>`coalesce((select json_agg(p order by p.id) from ${projects} p
         where p.organization_id = ${organizationId}), '[]'::json)`,
-      member_count: sql<number>`(select count(*)::int from ${organization_memberships} m
-        join ${users} u on u.id = m.user_id
-        where m.organization_id = ${organizationId} and u.is_active
-          and u.email not like ${`%${BOT_EMAIL_SUFFIX}`})`,
     })
     .from(organizations)
     .where(eq(organizations.id, sql.placeholder('id')))
@@ -106,7 +101,7 @@ export async function getOrganizationView(
   if (!row) return undefined;
   return {
     organization: row.organization,
-    extras: { projects: row.projects.map(projectRow), member_count: row.member_count },
+    extras: { projects: row.projects.map(projectRow), member_count: row.organization.member_count },
   };
 }
 
@@ -126,17 +121,9 @@ const projectsOf = prepared('organization_projects', (db, name) =>
 
 const memberCounts = prepared('organization_member_counts', (db, name) =>
   db
-    .select({ organization_id: organization_memberships.organization_id, n: sql<number>`count(*)::int` })
-    .from(organization_memberships)
-    .innerJoin(users, eq(users.id, organization_memberships.user_id))
-    .where(
-      and(
-        anyOf(organization_memberships.organization_id, sql.placeholder('ids')),
-        eq(users.is_active, true),
-        notLike(users.email, `%${BOT_EMAIL_SUFFIX}`),
-      ),
-    )
-    .groupBy(organization_memberships.organization_id)
+    .select({ organization_id: organizations.id, n: organizations.member_count })
+    .from(organizations)
+    .where(anyOf(organizations.id, sql.placeholder('ids')))
     .prepare(name),
 );
 

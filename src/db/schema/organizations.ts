@@ -21,6 +21,8 @@ export const organizations = pgTable('organizations', {
   is_ai_data_processing_approved: boolean('is_ai_data_processing_approved'),
   default_experiment_stats_method: varchar('default_experiment_stats_method', { length: 20 }).default('bayesian'),
   default_anonymize_ips: boolean('default_anonymize_ips').notNull().default(false),
+  // Active members, bots left out: kept by triggers (drizzle/0017), so a read never counts them.
+  member_count: integer('member_count').notNull().default(0),
 });
 
 export const organization_memberships = pgTable(
