@@ -559,7 +559,9 @@ const verdict = (ok: boolean) => (ok ? 'pass' : 'FAIL');
 function apiRps(backend: string, scenario: string): number | undefined {
   const mine = rows.filter(
     (r) =>
-      r.backend === backend && r.scenario === scenario && (r.target === 'api' || r.target.startsWith('api, round') || r.target.startsWith('api, pass')),
+      r.backend === backend &&
+      r.scenario === scenario &&
+      (r.target === 'api' || r.target.startsWith('api, round') || r.target.startsWith('api, pass')),
   );
   return mine.length ? Math.round(mine.reduce((n, r) => n + r.rps, 0) / mine.length) : undefined;
 }
