@@ -42,5 +42,7 @@ export const organization_memberships = pgTable(
   (t) => [
     unique('organization_memberships_org_user_unique').on(t.organization_id, t.user_id),
     index('organization_memberships_user_idx').on(t.user_id),
+    // The members list's order: a page is read off this index instead of sorting every membership.
+    index('organization_memberships_org_joined_idx').on(t.organization_id, t.joined_at, t.id),
   ],
 );

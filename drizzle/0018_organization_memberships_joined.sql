@@ -1,0 +1,1 @@
+CREATE INDEX "organization_memberships_org_joined_idx" ON "organization_memberships" USING btree ("organization_id","joined_at","id");
