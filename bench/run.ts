@@ -294,6 +294,9 @@ async function benchAll(names: BackendName[]): Promise<void> {
       if (process.env.BENCH_SCENARIOS && !process.env.BENCH_SCENARIOS.split(',').includes(s.id)) continue;
       if (s.handwritten) await rounds(backends, s);
       else await measure(backends, s);
+      // A scenario that wrote leaves work for autovacuum, which would then run during the next
+      // scenarios of one backend and not the other (a server may have it off): settle both now.
+      if (s.request(backends[0]!.seeded).method) await Promise.all(backends.map((b) => settle(b.sqlUrl)));
     }
     afterReads();
     for (const b of backends) {
@@ -503,10 +506,14 @@ async function seed(base: string, databaseUrl: string): Promise<Seeded> {
   }
   // Both servers then read a settled database: without this, autovacuum and autoanalyze of the
   // freshly seeded tables could run during the first round, which always measures the API first.
+  await settle(databaseUrl);
+  return seeded;
+}
+
+async function settle(databaseUrl: string): Promise<void> {
   const sql = sqlClient(databaseUrl);
   await sql`vacuum analyze`;
   await sql.end();
-  return seeded;
 }
 
 const rows: Row[] = [];
