@@ -375,7 +375,8 @@ async function rounds(backends: Backend[], s: Scenario): Promise<void> {
       rows.push({ backend: b.name, scenario: nameOf(s), target: `hand-written, round ${round}`, ...hand });
       process.stdout.write(
         `${b.name} ${nameOf(s)} round ${round}: ${ours.rps} req/s p99 ${ours.p99} ms; hand-written ${hand.rps} ` +
-          `req/s p99 ${hand.p99} ms (${((ours.rps / hand.rps) * 100).toFixed(0)}%), ${ours.errors + hand.errors} errors\n`,
+          `req/s p99 ${hand.p99} ms (${((ours.rps / hand.rps) * 100).toFixed(0)}%), ` +
+          `${ours.errors + hand.errors} errors\n`,
       );
     }
   }

@@ -12,12 +12,10 @@ const { call, db } = ctx;
 
 /** The count by its definition, straight from the memberships. */
 async function counted(organizationId: string): Promise<number> {
-  const [row] = (await db.execute(sql`select count(*)::int as n from organization_memberships m
+  const rows = await db.execute(sql`select count(*)::int as n from organization_memberships m
     join users u on u.id = m.user_id
-    where m.organization_id = ${organizationId} and u.is_active and u.email not like '%@posthogbot.user'`)) as unknown as {
-    n: number;
-  }[];
-  return row!.n;
+    where m.organization_id = ${organizationId} and u.is_active and u.email not like '%@posthogbot.user'`);
+  return (rows as unknown as { n: number }[])[0]!.n;
 }
 
 /** member_count as the organization retrieve and the organizations list answer it, checked against the count. */
