@@ -36,7 +36,7 @@ t.test('the CLI works on the same database', async (t) => {
   const org = JSON.parse(
     (await runCli(['create-organization', '--email', 'ops@example.com', '--name', 'Ops Org'], backend)).stdout,
   );
-  t.match(org, { name: 'Ops Org', membership_level: 15 });
+  t.match(org, { name: 'Ops Org', membership_level: 15, member_count: 1 });
   const project = JSON.parse(
     (await runCli(['create-project', '--organization', org.id, '--name', 'Second'], backend)).stdout,
   );

@@ -45,7 +45,7 @@ export function serializeOrganization(
     members_can_invite: o.members_can_invite,
     members_can_use_personal_api_keys: o.members_can_use_personal_api_keys,
     allow_publicly_shared_resources: o.allow_publicly_shared_resources,
-    member_count: extras.member_count,
+    member_count: o.member_count,
     is_ai_data_processing_approved: o.is_ai_data_processing_approved,
     default_experiment_stats_method:
       o.default_experiment_stats_method as Organization['default_experiment_stats_method'],

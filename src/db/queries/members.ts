@@ -84,7 +84,12 @@ const unfiltered = [false, true].map((ascending) =>
       sql<number>`(select ${organizations.member_count} from ${organizations}
         where ${organizations.id} = ${sql.placeholder('org')})`,
     );
-    return { count: q.count.prepare(`${name}_count`), page: q.page.prepare(`${name}_page`) };
+    // A page past the end has no row to carry the total: it reads the kept count on its own.
+    const count = db
+      .select({ n: organizations.member_count })
+      .from(organizations)
+      .where(eq(organizations.id, sql.placeholder('org')));
+    return { count: count.prepare(`${name}_count`), page: q.page.prepare(`${name}_page`) };
   }),
 );
 

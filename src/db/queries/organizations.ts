@@ -92,7 +92,7 @@ const organizationView = prepared('organization_view', (db, name) =>
     .prepare(name),
 );
 
-/** An organization with its projects and active member count (`organizationExtras`), in one statement. */
+/** An organization with its projects (`organizationExtras`), in one statement. */
 export async function getOrganizationView(
   db: Db,
   id: string,
@@ -101,13 +101,13 @@ export async function getOrganizationView(
   if (!row) return undefined;
   return {
     organization: row.organization,
-    extras: { projects: row.projects.map(projectRow), member_count: row.organization.member_count },
+    extras: { projects: row.projects.map(projectRow) },
   };
 }
 
+/** What an organization's answer shows beyond its own row (its member count is a column, kept by triggers). */
 export interface OrganizationExtras {
   projects: ProjectRow[];
-  member_count: number;
 }
 
 const projectsOf = prepared('organization_projects', (db, name) =>
@@ -119,24 +119,11 @@ const projectsOf = prepared('organization_projects', (db, name) =>
     .prepare(name),
 );
 
-const memberCounts = prepared('organization_member_counts', (db, name) =>
-  db
-    .select({ organization_id: organizations.id, n: organizations.member_count })
-    .from(organizations)
-    .where(anyOf(organizations.id, sql.placeholder('ids')))
-    .prepare(name),
-);
-
-/** The projects and active member counts of several organizations, in two queries. */
+/** The projects of several organizations, in one query. */
 export async function organizationExtras(db: Db, ids: string[]): Promise<Map<string, OrganizationExtras>> {
-  const out = new Map<string, OrganizationExtras>(ids.map((id) => [id, { projects: [], member_count: 0 }]));
+  const out = new Map<string, OrganizationExtras>(ids.map((id) => [id, { projects: [] }]));
   if (!ids.length) return out;
-  const [projectRows, counts] = await Promise.all([projectsOf(db).execute({ ids }), memberCounts(db).execute({ ids })]);
-  for (const p of projectRows) out.get(p.organization_id)?.projects.push(p);
-  for (const c of counts) {
-    const extras = out.get(c.organization_id);
-    if (extras) extras.member_count = c.n;
-  }
+  for (const p of await projectsOf(db).execute({ ids })) out.get(p.organization_id)?.projects.push(p);
   return out;
 }
 
@@ -162,12 +149,14 @@ export async function createOrganization(
     }
     if (!organization) throw new Error('could not find a free organization slug');
     await tx.insert(organization_memberships).values({ organization_id: organization.id, user_id: userId, level: 15 });
+    // The owner's membership has just counted them (drizzle/0017): the row inserted above predates it.
+    const counted = (await getOrganization(tx, organization.id))!;
     const project = await insertProject(tx, organization.id, { name: 'Default project' });
     await tx
       .update(users)
       .set({ current_organization_id: organization.id, current_team_id: project.id })
       .where(eq(users.id, userId));
-    return { organization, project };
+    return { organization: counted, project };
   });
 }
 
