@@ -1,3 +1,5 @@
+import { hasCode, isConnectionLost } from '../db/connection-lost.js';
+
 /** A database call of an export that did not answer in time: the run fails (retryably) instead of hanging. */
 export class DeadlineError extends Error {
   readonly code = 'DEADLINE_EXCEEDED';
@@ -16,32 +18,12 @@ export function withDeadline<T>(work: Promise<T>, ms: number, what: string): Pro
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
-/** Errors that say the connection itself is gone: nothing more can be sent on it, not even a rollback. */
-const CONNECTION_GONE = new Set([
-  'CONNECTION_CLOSED',
-  'CONNECTION_DESTROYED',
-  'CONNECTION_ENDED',
-  'CONNECT_TIMEOUT',
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'DEADLINE_EXCEEDED',
-  '57P01',
-  '57P02',
-  '57P03',
-  '08000',
-  '08003',
-  '08006',
-]);
-
+/** Whether the connection is gone or did not answer in time: nothing more can be sent on it, not even a rollback. */
 export function connectionGone(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && CONNECTION_GONE.has(code)) return true;
-  }
-  return false;
+  return isConnectionLost(err) || hasCode(err, DEADLINE);
 }
+
+const DEADLINE = new Set(['DEADLINE_EXCEEDED']);
 
 /** The error as a run's `latest_error` or log line: the messages down its causes, without drizzle's query text. */
 export function describeError(err: unknown): string {

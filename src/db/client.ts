@@ -1,6 +1,8 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { CommitOutcomeUnknown, commitOutcome } from './commit-outcome.js';
+import { isConnectionLost } from './connection-lost.js';
 import { openEmbedded, type EmbeddedCluster } from './embedded.js';
 import { Reachability, tcpSocketOptions } from './reachability.js';
 import * as schema from './schema/index.js';
@@ -104,7 +106,8 @@ function preparingClient<T extends PostgresClient | import('postgres').Transacti
         return (query: string, params?: unknown[], options?: object) =>
           target.unsafe(query, params as never[], { ...options, prepare: true });
       }
-      if (prop === 'begin' || prop === 'savepoint') {
+      if (prop === 'begin') return (...args: unknown[]) => beginKnowingOutcome(target as PostgresClient, args);
+      if (prop === 'savepoint') {
         const open = Reflect.get(target, prop, receiver) as (...args: unknown[]) => unknown;
         return (...args: unknown[]) => {
           const fn = args.pop() as (tx: import('postgres').TransactionSql) => unknown;
@@ -114,6 +117,34 @@ function preparingClient<T extends PostgresClient | import('postgres').Transacti
       return Reflect.get(target, prop, receiver);
     },
   });
+}
+
+/**
+ * `sql.begin(...args)`, where a COMMIT whose answer is lost with its connection is answered by what
+ * happened instead of by the lost connection: once the work is done, the transaction's id (if it
+ * wrote anything) is read, and if the COMMIT then fails for want of a connection, the commit log is
+ * asked on another connection. A committed transaction returns its result, so a client is never told
+ * that a write it made failed; an aborted one throws the connection's error, and one whose outcome
+ * cannot be learnt throws CommitOutcomeUnknown.
+ */
+async function beginKnowingOutcome(sql: PostgresClient, args: unknown[]): Promise<unknown> {
+  const fn = args.pop() as (tx: import('postgres').TransactionSql) => unknown;
+  let xid: string | null = null;
+  let result: unknown;
+  try {
+    return await sql.begin(...(args as [string]), async (tx) => {
+      const work = fn(preparingClient(tx));
+      result = await (Array.isArray(work) ? Promise.all(work) : work);
+      const [row] = await tx<{ xid: string | null }[]>`select pg_current_xact_id_if_assigned()::text as xid`;
+      xid = row?.xid ?? null;
+      return result;
+    });
+  } catch (err) {
+    if (xid === null || !isConnectionLost(err)) throw err;
+    const outcome = await commitOutcome(sql, xid);
+    if (outcome === 'committed') return result;
+    throw outcome === 'aborted' ? err : new CommitOutcomeUnknown(err);
+  }
 }
 
 async function openPostgres(url: string, max: number): Promise<Database & { migrate(): Promise<void> }> {

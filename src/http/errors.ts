@@ -3,25 +3,9 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors.js';
 import { databaseError } from '../core/sql-state.js';
+import { CommitOutcomeUnknown } from '../db/commit-outcome.js';
+import { isConnectionLost } from '../db/connection-lost.js';
 import { validationErrorBody } from './validation-errors.js';
-
-/** Errors that mean the database cannot be reached, as postgres.js and Node report them. */
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'CONNECTION_CLOSED',
-  'CONNECTION_ENDED',
-  'CONNECTION_DESTROYED',
-  'CONNECT_TIMEOUT',
-  '57P01', // admin_shutdown
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now
-  '08000',
-  '08003',
-  '08006',
-]);
 
 /**
  * SQLSTATEs that mean the server cannot take the request now but will: out of connections
@@ -29,14 +13,6 @@ const UNAVAILABLE_CODES = new Set([
  * The statement did nothing, so a retry is safe.
  */
 const BUSY_CODES = new Set(['53000', '53100', '53200', '53300', '53400', '55P03', '40001', '40P01', '57014']);
-
-function isDatabaseUnavailable(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
-  }
-  return false;
-}
 
 export function toApiError(err: FastifyError | ApiError | Error): ApiError | undefined {
   if (err instanceof ApiError) return err;
@@ -53,7 +29,8 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError | und
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError(400, 'invalid_request', 'parse_error', 'Request body does not match its Content-Length.');
   }
-  if (isDatabaseUnavailable(err)) return ApiError.unavailable();
+  if (err instanceof CommitOutcomeUnknown) return ApiError.stalled();
+  if (isConnectionLost(err)) return ApiError.unavailable();
   const db = databaseError(err);
   if (db && BUSY_CODES.has(db.code)) return ApiError.busy();
   // A number the contract allows but a column cannot hold (an id past 2^31, a huge page).
