@@ -156,8 +156,8 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
   const options = {
     ...(socket.host ? { host: socket.host } : {}),
     max,
-    // postgres.js hands each query to the next busy connection in turn, up to 100 deep, so a backend
-    // that loses its CPU for a moment holds every query queued behind it. Four deep keeps each
+    // postgres.js hands each query to the next busy connection in turn, up to 100 queued behind the
+    // running one, so a backend that loses its CPU for a moment holds all of them. Four keeps each
     // connection's round trips overlapped, and the rest wait in the client for the first free slot: under
     // 50 concurrent event definitions pages (bench, 2 cores) p99 fell from 180-198 ms to 79 ms, with
     // throughput unchanged; one deep cost organization retrieve two fifths of its throughput.

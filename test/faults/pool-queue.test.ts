@@ -117,3 +117,25 @@ t.test('every pipelined query gets its own answer, through the driver and the ap
     '400 concurrent reads of two tenants, each answered with its own organization',
   );
 });
+
+t.test('a statement that stalls holds at most four queries queued behind it', async (t) => {
+  const { url, drop } = await createTestDatabase();
+  const database = await openDatabase({ url, poolSize: 2 });
+  t.teardown(async () => {
+    await database.close();
+    await drop();
+  });
+  const quick = (i: number) => database.db.execute(sql`select ${i}::int as v`);
+  // Both connections open, idle and holding the quick statement prepared (the driver pipelines nothing
+  // behind a statement it has yet to describe): the stall takes one, the quick queries go to both.
+  await Promise.all([quick(0), quick(1)]);
+  let stalled = false;
+  const stall = database.db.execute(sql`select pg_sleep(2)`).then(() => {
+    stalled = true;
+  });
+  const behind = await Promise.all(Array.from({ length: 100 }, (_, i) => quick(i).then(() => stalled)));
+  await stall;
+  // Unbounded, postgres.js pipelined every other query onto the stalled connection.
+  const waited = behind.filter(Boolean).length;
+  t.ok(waited <= 4, `${waited} of 100 queries waited for the stalled statement`);
+});
