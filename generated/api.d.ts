@@ -941,7 +941,7 @@ export interface paths {
         get: operations["domains_retrieve"];
         /**
          * Replace a domain's settings
-         * @description As the PATCH, with `domain` required.
+         * @description As the PATCH, with `domain` required (and, as there, ignored).
          */
         put: operations["domains_update"];
         post?: never;
@@ -954,7 +954,7 @@ export interface paths {
         head?: never;
         /**
          * Update a domain
-         * @description Needs administrator level (8) or higher. `domain` may change under the rules of create (pattern, unique across organizations); a changed name must be verified again, so it loses its verification, and with it JIT provisioning and SSO enforcement (PostHog keeps them, which would let one verified name vouch for another). `jit_provisioning_enabled` and `sso_enforcement` are refused with `verification_required` until the domain is verified. `scim_enabled` is refused with `feature_not_available`: this server has no SCIM API.
+         * @description Needs administrator level (8) or higher. `domain` cannot change after creation: as in PostHog, a `domain` in the body is checked as on create (pattern, not another domain's name) and then ignored. `jit_provisioning_enabled` and `sso_enforcement` are refused with `verification_required` until the domain is verified. `scim_enabled` is refused with `feature_not_available`: this server has no SCIM API.
          */
         patch: operations["domains_partial_update"];
         trace?: never;
@@ -2673,6 +2673,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/s/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Session recording snapshots
+         * @description Where posthog-js sends `$snapshot` events when session recording is on. Recordings are not kept here (remote config turns them off), so a valid request is accepted and its snapshots dropped, as PostHog's capture accepts them whatever the project's settings.
+         */
+        post: operations["capture_s_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/flags/": {
         parameters: {
             query?: never;
@@ -2709,6 +2729,66 @@ export interface paths {
          * @description What older SDKs call (`/decide/?v=3`, `v=4`).
          */
         post: operations["decide_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/flags/definitions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Feature flag definitions for local evaluation
+         * @description What posthog-node polls for local evaluation (`/flags/definitions?token=`), authenticated by a personal API key (`Authorization: Bearer`) with `feature_flag:read` or `feature_flag:write` that reaches the token's project. No flags exist here, so the definitions are empty. The answer carries a weak ETag; `If-None-Match` with it gives 304.
+         */
+        get: operations["flag_definitions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/feature_flag/local_evaluation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Feature flag definitions for local evaluation (legacy path)
+         * @description Older server SDKs' path for `/flags/definitions` (with or without the trailing slash); the same answer. Without `token`, the project is the key's current one.
+         */
+        get: operations["feature_flag_local_evaluation_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/surveys/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Surveys for posthog-js
+         * @description What posthog-js loads to show surveys (`/api/surveys/?token=`). No surveys exist here, so the answer is PostHog's for a project without any: `{surveys: [], survey_config: null}`.
+         */
+        get: operations["surveys_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -6738,6 +6818,19 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        FlagDefinitions: {
+            flags: Record<string, never>[];
+            group_type_mapping: {
+                [key: string]: string;
+            };
+            cohorts: {
+                [key: string]: unknown;
+            };
+        };
+        SurveysResponse: {
+            surveys: Record<string, never>[];
+            survey_config: Record<string, never> | null;
+        };
         RemoteConfig: {
             token: string;
             supportedCompression: string[];
@@ -9180,7 +9273,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "domain": "renamed.example.com"
+                 *       "domain": "example.com",
+                 *       "saml_entity_id": "https://idp.example.com/entity"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateOrganizationDomainRequest"];
@@ -12566,6 +12660,64 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    capture_s_create: {
+        parameters: {
+            query?: {
+                /** @description `gzip-js` or `gzip`: the body is gzip; `base64`: the body (or its `data` field) is base64. Gzip is also recognised without it, by its magic bytes. */
+                compression?: "gzip-js" | "gzip" | "base64";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A batch `{api_key, batch: [event, ...], sent_at}`, a list of events, or one event. The project is the one whose `api_token` is the body's `api_key` (or `token`), else the first event's `api_key`, `token` or `properties.token`. A batch is stored whole or not at all. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CaptureRequest"];
+                "text/plain": string;
+                "application/x-www-form-urlencoded": components["schemas"]["CaptureForm"];
+            };
+        };
+        responses: {
+            /** @description Every event of the request was stored (or had been already, by its uuid). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CaptureResponse"];
+                };
+            };
+            /** @description The body could not be decoded (code `invalid_payload`), or an event lacks `distinct_id` or `event` (code `required`, `attr` naming the field). Nothing of the request was stored. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No project API key in the payload (code `missing_api_key`), or none of this server's projects has it (code `invalid_api_key`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body, or what it decompresses to, is larger than 20 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     flags_retrieve: {
         parameters: {
             query?: {
@@ -12784,6 +12936,137 @@ export interface operations {
             };
             /** @description The body is larger than 20 MiB. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    flag_definitions_retrieve: {
+        parameters: {
+            query: {
+                /** @description The project's `api_token` (`phc_...`). */
+                token: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's flag definitions (none), with an ETag. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagDefinitions"];
+                };
+            };
+            /** @description Unchanged since the `If-None-Match` ETag. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No token (code `missing_api_key`), one no project has (code `invalid_api_key`), no personal API key (code `not_authenticated`) or one that is not valid (code `authentication_failed`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `feature_flag:read`, or does not reach the token's project. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    feature_flag_local_evaluation_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The project's `api_token`, for a request without a body. */
+                token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's flag definitions (none), with an ETag. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagDefinitions"];
+                };
+            };
+            /** @description Unchanged since the `If-None-Match` ETag. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No token (code `missing_api_key`), one no project has (code `invalid_api_key`), no personal API key (code `not_authenticated`) or one that is not valid (code `authentication_failed`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `feature_flag:read`, or does not reach the token's project. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    surveys_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The project's `api_token`, for a request without a body. */
+                token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's surveys (none). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SurveysResponse"];
+                };
+            };
+            /** @description No token (code `missing_api_key`), or one no project has (code `invalid_api_key`). */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -29,6 +29,7 @@ export interface OperationPaths {
   capture_create: "/capture/";
   capture_e_create: "/e/";
   capture_i_v0_e_create: "/i/v0/e/";
+  capture_s_create: "/s/";
   dashboards_collaborators_create: "/api/projects/{project_id}/dashboards/{dashboard_id}/collaborators/";
   dashboards_collaborators_destroy: "/api/projects/{project_id}/dashboards/{dashboard_id}/collaborators/{user__uuid}/";
   dashboards_collaborators_list: "/api/projects/{project_id}/dashboards/{dashboard_id}/collaborators/";
@@ -132,6 +133,8 @@ export interface OperationPaths {
   events_list: "/api/projects/{project_id}/events/";
   events_retrieve: "/api/projects/{project_id}/events/{id}/";
   events_values_retrieve: "/api/projects/{project_id}/events/values/";
+  feature_flag_local_evaluation_retrieve: "/api/feature_flag/local_evaluation";
+  flag_definitions_retrieve: "/flags/definitions";
   flags_create: "/flags/";
   flags_retrieve: "/flags/";
   health_retrieve: "/_health";
@@ -271,6 +274,7 @@ export interface OperationPaths {
   signup_retrieve: "/api/signup/{invite_id}/";
   static_retrieve: "/static/{file}";
   static_versioned_retrieve: "/static/{version}/{file}";
+  surveys_retrieve: "/api/surveys/";
   users_hedgehog_config_partial_update: "/api/users/{uuid}/hedgehog_config/";
   users_hedgehog_config_retrieve: "/api/users/{uuid}/hedgehog_config/";
   users_list: "/api/users/";

@@ -142,6 +142,23 @@ t.test(
       apiCalls.some((c) => /^POST \/flags\/ 200$/.test(c)),
       `/flags was answered (${apiCalls.join('; ')})`,
     );
+    // Asked for surveys, posthog-js calls /api/surveys/ across origins and reads PostHog's answer
+    // for a project without any.
+    const surveys = await page.evaluate(
+      () =>
+        new Promise<unknown[]>((resolve, reject) => {
+          const ph = (
+            window as unknown as { posthog: { getSurveys(cb: (s: unknown[]) => void, forceReload: boolean): void } }
+          ).posthog;
+          setTimeout(() => reject(new Error('no surveys answer within 10 s')), 10_000);
+          ph.getSurveys((s) => resolve(s), true);
+        }),
+    );
+    t.same(surveys, [], 'posthog-js read an empty set of surveys');
+    t.ok(
+      apiCalls.some((c) => /^GET \/api\/surveys\/ 200$/.test(c)),
+      `/api/surveys/ was answered (${apiCalls.join('; ')})`,
+    );
     t.same(failures, [], 'no script errors, console errors or failed requests');
   },
 );

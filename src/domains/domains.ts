@@ -10,7 +10,6 @@ import {
   getDomain,
   insertDomain,
   recordVerification,
-  renameDomain,
   updateDomain,
   type DomainInput,
   type DomainRow,
@@ -44,7 +43,7 @@ export async function createDomain(
   return row;
 }
 
-/** PATCH and PUT: PostHog's rules, in its order (verification first, then the features). */
+/** PATCH and PUT: PostHog's rules, in its order (verification first, then the features; never the name). */
 export async function changeDomain(
   db: Db,
   organizationId: string,
@@ -69,12 +68,12 @@ export async function changeDomain(
       'feature_not_available',
     );
   }
-  const renamed = body.domain !== undefined && body.domain !== current.domain;
-  if (renamed && (await domainTaken(db, body.domain!))) throw taken();
-  const row = renamed
-    ? await renameDomain(db, organizationId, current.id, body.domain!, input)
-    : await updateDomain(db, organizationId, current.id, input);
-  if (row === null) throw taken();
+  // PostHog validates `domain` as on create (a name another domain has is refused), then drops it:
+  // a domain's name never changes after creation.
+  if (body.domain !== undefined && body.domain !== current.domain && (await domainTaken(db, body.domain))) {
+    throw taken();
+  }
+  const row = await updateDomain(db, organizationId, current.id, input);
   if (!row) throw ApiError.notFound();
   return row;
 }

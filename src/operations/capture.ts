@@ -27,9 +27,23 @@ async function capture(req: RequestOf<'capture_batch_create'>) {
   return { status: 1 as const };
 }
 
+/**
+ * `/s/`: recordings are off here (remote config says so), so snapshots a client still sends are
+ * checked like any capture request and then dropped; PostHog's capture accepts them the same way.
+ */
+async function recordings(req: RequestOf<'capture_s_create'>) {
+  const { token } = readPayload(req.body, req.query as Record<string, unknown>);
+  if (!token) throw new ApiError(401, 'authentication_error', 'missing_api_key', MISSING_KEY);
+  if (!(await projectByToken(req.server.db, token))) {
+    throw new ApiError(401, 'authentication_error', 'invalid_api_key', INVALID_KEY);
+  }
+  return { status: 1 as const };
+}
+
 export const captureHandlers = {
   capture_batch_create: capture,
   capture_create: capture,
   capture_e_create: capture,
   capture_i_v0_e_create: capture,
+  capture_s_create: recordings,
 } satisfies SomeHandlers;

@@ -7,6 +7,7 @@ import { domainHandlers } from './domains.js';
 import { environmentsHandlers } from './environments.js';
 import { eventDefinitionHandlers } from './event-definitions.js';
 import { eventHandlers } from './events.js';
+import { flagDefinitionHandlers } from './flag-definitions.js';
 import { inviteHandlers } from './invites.js';
 import { memberHandlers } from './members.js';
 import { batchExportRunHandlers } from './batch-export-runs.js';
@@ -45,6 +46,7 @@ const own = {
   ...queryHandlers,
   ...captureHandlers,
   ...remoteConfigHandlers,
+  ...flagDefinitionHandlers,
   ...batchExportHandlers,
   ...batchExportRunHandlers,
 };

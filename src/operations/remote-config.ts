@@ -9,6 +9,10 @@ import { remoteConfigProject, type RemoteConfigProject } from '../db/queries/rem
 // The flags service's wording for a request without a token and for a token no project has.
 const NO_TOKEN = 'No API token provided. Please include a valid API token in your request.';
 const BAD_TOKEN = 'The provided API key is invalid or has expired. Please check your API key and try again.';
+// PostHog's surveys endpoint words its token errors as capture does.
+const SURVEYS_NO_TOKEN = 'API key not provided. You can find your project API key in your PostHog project settings.';
+const SURVEYS_BAD_TOKEN =
+  'Project API key invalid. You can find your project API key in your PostHog project settings.';
 const JS = 'application/javascript; charset=utf-8';
 /** The bundles change only with the installed version, which their ETag names. */
 const ASSET_CACHE = 'public, max-age=3600';
@@ -67,6 +71,16 @@ async function decide(req: FastifyRequest) {
   return { featureFlags: [], requestId, ...config };
 }
 
+/** `/api/surveys/`: PostHog's answer for a project without surveys. */
+async function surveys(req: FastifyRequest) {
+  const token = nonEmpty((req.query as Record<string, unknown>).token);
+  if (!token) throw new ApiError(401, 'authentication_error', 'missing_api_key', SURVEYS_NO_TOKEN);
+  if (!(await remoteConfigProject(req.server.db, token))) {
+    throw new ApiError(401, 'authentication_error', 'invalid_api_key', SURVEYS_BAD_TOKEN);
+  }
+  return { surveys: [], survey_config: null };
+}
+
 function script(reply: FastifyReply, body: string | Buffer) {
   return reply.type(JS).send(body);
 }
@@ -76,6 +90,7 @@ export const remoteConfigHandlers = {
   flags_create: flags,
   decide_retrieve: decide,
   decide_create: decide,
+  surveys_retrieve: surveys,
 
   async array_config_retrieve(req) {
     return remoteConfig(await tokenProject(req));

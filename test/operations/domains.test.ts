@@ -552,19 +552,28 @@ t.test('domains_partial_update: renaming and SCIM', async (t) => {
   const same = await call('domains_partial_update', { key: a.key, params, body: { domain } });
   t.match(same.body, { domain, is_verified: true, sso_enforcement: 'google-oauth2' }, 'the same name is no rename');
 
+  // PostHog's update() drops `domain`: a new name answers 200 and changes nothing of the name or
+  // its verification, while the other fields of the request apply.
   const renamed = uniqueDomain('renamed');
   const res = await call('domains_partial_update', {
     key: a.key,
     params,
-    body: { domain: renamed, jit_provisioning_enabled: true },
+    body: { domain: renamed, saml_entity_id: 'entity' },
   });
   t.equal(res.status, 200);
   t.match(
     res.body,
-    { domain: renamed, is_verified: false, verified_at: null, jit_provisioning_enabled: false, sso_enforcement: '' },
-    'a new name must be verified again',
+    { domain, is_verified: true, sso_enforcement: 'google-oauth2', saml_entity_id: 'entity' },
+    'the name is immutable, the rest applied',
   );
-  t.not(res.body.verification_challenge, created.verification_challenge, 'with a new challenge');
+  t.equal(res.body.verification_challenge, created.verification_challenge, 'the challenge is kept');
+  t.equal((await call('domains_retrieve', { key: a.key, params })).body.domain, domain);
+  const fresh = await call('domains_create', {
+    key: b.key,
+    params: { organization_id: b.organization.id },
+    body: { domain: renamed },
+  });
+  t.equal(fresh.status, 201, 'the ignored name was never taken');
   t.equal(
     (await call('domains_retrieve', { key: b.key, params: { organization_id: b.organization.id, id: theirs.id } })).body
       .domain,
@@ -588,7 +597,7 @@ t.test('domains_update', async (t) => {
   const next = uniqueDomain('put');
   const res = await call('domains_update', { key: a.key, params, body: { domain: next, saml_entity_id: 'entity' } });
   t.equal(res.status, 200);
-  t.match(res.body, { domain: next, saml_entity_id: 'entity', is_verified: false });
+  t.match(res.body, { domain: created.domain, saml_entity_id: 'entity' }, 'PUT ignores `domain` as PATCH does');
   t.match((await call('domains_update', { key: a.key, params, body: { saml_entity_id: 'x' } })).body, {
     code: 'required',
     attr: 'domain',

@@ -87,39 +87,6 @@ export async function updateDomain(
   return row;
 }
 
-/**
- * Gives a domain a new name. Verification proved control of the old name only, so the domain is
- * unverified again (with a fresh challenge), and JIT provisioning and SSO enforcement, which need a
- * verified domain, are off. Null when another domain already has the name.
- */
-export async function renameDomain(
-  db: Db,
-  organizationId: string,
-  id: string,
-  domain: string,
-  input: DomainInput,
-): Promise<DomainRow | null | undefined> {
-  try {
-    const [row] = await db
-      .update(organization_domains)
-      .set({
-        ...input,
-        domain,
-        verified_at: null,
-        last_verification_retry: null,
-        verification_challenge: newVerificationChallenge(),
-        jit_provisioning_enabled: false,
-        sso_enforcement: '',
-      })
-      .where(and(eq(organization_domains.organization_id, organizationId), eq(organization_domains.id, id)))
-      .returning();
-    return row;
-  } catch (err) {
-    if (sqlState(err) === '23505') return null;
-    throw err;
-  }
-}
-
 /** Records a verification attempt: success sets `verified_at`, failure `last_verification_retry`. */
 export async function recordVerification(
   db: Db,
