@@ -10,9 +10,11 @@ import { clientErrorHandler, errorHandler } from './http/errors.js';
 import { ApiError } from './core/errors.js';
 import { trackInFlight } from './http/in-flight.js';
 import { RequestLogController } from './http/logging.js';
+import { requestId } from './http/request-id.js';
 import { AsyncQueries } from './query/async.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';
+import { serversOf } from './http/servers.js';
 import { spec } from './http/spec.js';
 import { parseRate, RateLimiter } from './http/rate-limit.js';
 import { keepReadingUnreadBody } from './http/unread-body.js';
@@ -50,7 +52,8 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
     bodyLimit: API_BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: true },
     // Query strings such as `?tags=a&tags=b` arrive as arrays.
-    requestIdHeader: 'x-request-id',
+    requestIdHeader: false,
+    genReqId: requestId,
     // While draining on SIGTERM, a request that arrives on an open keep-alive connection is served
     // (with `Connection: close`) rather than answered with Fastify's own 503 body, which is not in
     // the contract's error shape; the database closes only after the last request.
@@ -90,14 +93,20 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
   app.setErrorHandler(errorHandler);
   installNotFound(app);
   app.addHook('onSend', keepReadingUnreadBody);
-  app.addHook('onSend', async (_req, reply) => {
+  app.addHook('onSend', async (req, reply) => {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('x-frame-options', 'DENY');
     reply.header('referrer-policy', 'same-origin');
+    reply.header('x-request-id', req.id);
   });
 
   await app.register(swagger, { mode: 'static', specification: { document: spec as never } });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    // "Try it out" calls the server the page came from (or SITE_URL), not the contract's neutral default.
+    transformSpecificationClone: false,
+    transformSpecification: (document, req) => ({ ...document, servers: serversOf(req) }),
+  });
   await registerOperations(app);
   await registerCapture(app);
   return app;

@@ -74,3 +74,32 @@ t.test(
     t.same(failures, [], 'no script errors or failed requests on the page');
   },
 );
+
+t.test(
+  '"Try it out" calls the server the page came from, on any port',
+  {
+    skip: needsChromium,
+  },
+  async (t) => {
+    const ctx = await buildTestApp(t);
+    await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+    const base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
+    const browser = await launchChromium(t);
+    const page = await browser.newPage();
+    const calls: string[] = [];
+    page.on('response', (res) => calls.push(`${res.request().method()} ${res.url()} ${res.status()}`));
+    await page.goto(`${base}/docs`, { waitUntil: 'networkidle' });
+    const op = page.locator('[id$="-health_retrieve"]').first();
+    await op.waitFor({ timeout: 30_000 });
+    await op.locator('.opblock-summary').click();
+    await op.locator('button.try-out__btn').click();
+    await op.locator('button.execute').click();
+    const status = op.locator('.live-responses-table .response .response-col_status').first();
+    await status.waitFor({ timeout: 15_000 });
+    t.equal((await status.innerText()).trim(), '200', 'the call succeeded, not "Failed to fetch"');
+    t.ok(
+      calls.some((c) => c === `GET ${base}/_health 200`),
+      `the call went to this server (${calls.filter((c) => c.includes('_health')).join('; ')})`,
+    );
+  },
+);

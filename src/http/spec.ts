@@ -21,9 +21,7 @@ export const spec: Spec = JSON.parse(readFileSync(specPath, 'utf8'));
 
 // The YAML library is needed only by the first request for the YAML contract: loaded then, not at boot.
 const load = createRequire(import.meta.url);
-let yamlText: string | undefined;
-export function specYaml(): string {
+export function specYaml(document: object = spec): string {
   const { stringify } = load('yaml') as typeof import('yaml');
-  yamlText ??= stringify(spec, { aliasDuplicateObjects: false });
-  return yamlText;
+  return stringify(document, { aliasDuplicateObjects: false });
 }

@@ -1,15 +1,15 @@
 import type { SomeHandlers } from '../http/types.js';
 import { ApiError } from '../core/errors.js';
-import { spec, specYaml } from '../http/spec.js';
+import { specJsonFor, specYamlFor } from '../http/servers.js';
 
 export const metaHandlers = {
   async schema_retrieve(req, reply) {
     const wantsJson =
       req.query.format === 'json' || (req.query.format === undefined && /json/.test(req.headers.accept ?? ''));
     if (wantsJson) {
-      await reply.type('application/vnd.oai.openapi+json').send(JSON.stringify(spec));
+      await reply.type('application/vnd.oai.openapi+json').send(specJsonFor(req));
     } else {
-      await reply.type('application/vnd.oai.openapi; charset=utf-8').send(specYaml());
+      await reply.type('application/vnd.oai.openapi; charset=utf-8').send(specYamlFor(req));
     }
   },
 
