@@ -2,6 +2,9 @@
 # Runs the tap suite and ends with a plain "N passed, N failed" line that any CI log reader understands.
 set -o pipefail
 out=$(mktemp)
+# An interrupted run (Ctrl-C) skips tap's `after` script: stop the run's embedded cluster here instead.
+stop_cluster() { DATABASE_URL="${DATABASE_URL:-}" node --import tsx test/helpers/teardown.ts; rm -f "$out"; exit 130; }
+trap stop_cluster INT TERM
 npx tap --reporter=tap "$@" 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
 summary=$(grep -E '^# \{ total: [0-9]+' "$out" | tail -1)

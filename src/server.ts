@@ -57,8 +57,9 @@ async function serve(database: Database): Promise<void> {
   });
   log = (msg, err) => void app.log.error({ err }, msg);
   const worker = config.worker ? createWorker(database, jobs, config, (msg, err) => log(msg, err)) : undefined;
-  closeWithGrace({ delay: 30_000, skip: [...GUARDED_EVENTS] }, async ({ err }) => {
+  closeWithGrace({ delay: 30_000, skip: [...GUARDED_EVENTS] }, async ({ err, signal }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
+    else app.log.info({ signal }, 'shutting down: draining requests');
     // Stops accepting connections and waits for in-flight requests before the database goes. A
     // keep-alive connection whose request finishes during the drain would otherwise stay open until
     // its client or the keep-alive timeout closes it, holding the shutdown past the grace delay.
@@ -71,6 +72,7 @@ async function serve(database: Database): Promise<void> {
     await worker?.stop();
     await jobs.stop();
     await database.close();
+    app.log.info('stopped');
   });
   const budget = await connectionBudgetWarning(database, config.databasePoolSize).catch(() => undefined);
   if (budget) app.log.warn(budget);

@@ -29,6 +29,11 @@ t.test('first start bootstraps an owner, an organization, a project and the give
 });
 
 t.test('the CLI works on the same database', async (t) => {
+  for (const flag of ['--help', '-h', 'help']) {
+    const help = await runCli([flag], backend);
+    t.equal(help.code, 0, `${flag} is not an unknown command`);
+    t.match(help.stdout, /^usage: npm run --silent cli -- <command>/, 'the usage goes to stdout');
+  }
   const user = await runCli(['create-user', '--email', 'ops@example.com', '--first-name', 'Ops'], backend);
   t.equal(user.code, 0, user.stderr);
   const created = JSON.parse(user.stdout);

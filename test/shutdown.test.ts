@@ -160,6 +160,12 @@ t.test('SIGTERM drains in-flight requests and loses no acknowledged write', asyn
   t.comment(`${drained.length} more requests in flight at SIGTERM were answered after it`);
 
   const log = server.output().stdout;
+  t.match(
+    log,
+    /"signal":"SIGTERM"[^\n]*"msg":"shutting down: draining requests"/,
+    'the shutdown is logged as it starts',
+  );
+  t.match(log, /"msg":"stopped"/, 'and as it ends');
   t.notMatch(
     log,
     /"level":(40|50|60)/,

@@ -16,6 +16,10 @@ const USAGE = `usage: npm run --silent cli -- <command> [--flags]
 
 async function main(): Promise<number> {
   const [name, ...rest] = process.argv.slice(2);
+  if (name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
   const command = name ? commands[name] : undefined;
   if (!command) {
     process.stderr.write(`${name ? `unknown command: ${name}\n` : ''}${USAGE}\n`);
