@@ -6144,8 +6144,7 @@ export interface components {
             level: components["schemas"]["MembershipLevel"];
             /** @description True once the invite is more than 3 days old. */
             readonly is_expired: boolean;
-            /** @description Who sent the invite (null once that user is gone). */
-            readonly created_by: components["schemas"]["UserBasic"] | null;
+            created_by: components["schemas"]["NullableUserBasic"];
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
@@ -13570,7 +13569,8 @@ export interface operations {
                 cursor?: components["parameters"]["BatchExportCursor"];
                 /** @description Results per page (runs 100, backfills 50 by default; at most 1000). */
                 limit?: components["parameters"]["BatchExportCursorLimit"];
-                ordering?: "created_at" | "-created_at" | "data_interval_start" | "-data_interval_start";
+                /** @description `created_at` or `data_interval_start`, `-` first for descending (default `-created_at`). As PostHog's ordering filter, comma-separated terms are read in turn and unknown ones are ignored; the first known one orders the page. */
+                ordering?: string;
                 after?: string;
                 before?: string;
                 start?: string;
@@ -13865,7 +13865,8 @@ export interface operations {
                 cursor?: components["parameters"]["BatchExportCursor"];
                 /** @description Results per page (runs 100, backfills 50 by default; at most 1000). */
                 limit?: components["parameters"]["BatchExportCursorLimit"];
-                ordering?: "created_at" | "-created_at" | "start_at" | "-start_at";
+                /** @description `created_at` or `start_at`, `-` first for descending (default `-created_at`); unknown terms are ignored as PostHog's ordering filter ignores them. */
+                ordering?: string;
             };
             header?: never;
             path: {
@@ -14360,7 +14361,8 @@ export interface operations {
                 cursor?: components["parameters"]["BatchExportCursor"];
                 /** @description Results per page (runs 100, backfills 50 by default; at most 1000). */
                 limit?: components["parameters"]["BatchExportCursorLimit"];
-                ordering?: "created_at" | "-created_at" | "data_interval_start" | "-data_interval_start";
+                /** @description `created_at` or `data_interval_start`, `-` first for descending (default `-created_at`). As PostHog's ordering filter, comma-separated terms are read in turn and unknown ones are ignored; the first known one orders the page. */
+                ordering?: string;
                 after?: string;
                 before?: string;
                 start?: string;
@@ -14655,7 +14657,8 @@ export interface operations {
                 cursor?: components["parameters"]["BatchExportCursor"];
                 /** @description Results per page (runs 100, backfills 50 by default; at most 1000). */
                 limit?: components["parameters"]["BatchExportCursorLimit"];
-                ordering?: "created_at" | "-created_at" | "start_at" | "-start_at";
+                /** @description `created_at` or `start_at`, `-` first for descending (default `-created_at`); unknown terms are ignored as PostHog's ordering filter ignores them. */
+                ordering?: string;
             };
             header?: never;
             path: {
@@ -16715,7 +16718,8 @@ export interface operations {
                 cursor?: components["parameters"]["BatchExportCursor"];
                 /** @description Results per page (runs 100, backfills 50 by default; at most 1000). */
                 limit?: components["parameters"]["BatchExportCursorLimit"];
-                ordering?: "created_at" | "-created_at" | "data_interval_start" | "-data_interval_start";
+                /** @description `created_at` or `data_interval_start`, `-` first for descending (default `-created_at`). As PostHog's ordering filter, comma-separated terms are read in turn and unknown ones are ignored; the first known one orders the page. */
+                ordering?: string;
                 after?: string;
                 before?: string;
                 start?: string;
@@ -17010,7 +17014,8 @@ export interface operations {
                 cursor?: components["parameters"]["BatchExportCursor"];
                 /** @description Results per page (runs 100, backfills 50 by default; at most 1000). */
                 limit?: components["parameters"]["BatchExportCursorLimit"];
-                ordering?: "created_at" | "-created_at" | "start_at" | "-start_at";
+                /** @description `created_at` or `start_at`, `-` first for descending (default `-created_at`); unknown terms are ignored as PostHog's ordering filter ignores them. */
+                ordering?: string;
             };
             header?: never;
             path: {

@@ -66,18 +66,31 @@ const pathBackfill = (req: FastifyRequest<{ Params: Nested }>) =>
 const pathExport = (req: FastifyRequest<{ Params: { batch_export_id: string } }>) =>
   loadExport(req.server.db, exportScope(req.tenant), req.params.batch_export_id);
 
+/**
+ * PostHog's OrderingFilter: comma-separated terms, unknown fields dropped, the default when none is
+ * left. Our pages order by one field, the first known one.
+ */
+function orderingOf(raw: string | undefined, fields: readonly string[]): { field: string; descending: boolean } {
+  for (const term of (raw ?? '').split(',')) {
+    const t = term.trim();
+    const field = t.startsWith('-') ? t.slice(1) : t;
+    if (fields.includes(field)) return { field, descending: t.startsWith('-') };
+  }
+  return { field: 'created_at', descending: true };
+}
+
 const runsList: TwinHandler<'projects_batch_exports_runs_list'> = async (req) => {
   const exp = await pathExport(req);
   const q = req.query;
-  const ordering = q.ordering ?? '-created_at';
-  const byInterval = ordering.endsWith('data_interval_start');
+  const ordering = orderingOf(q.ordering, ['created_at', 'data_interval_start']);
+  const byInterval = ordering.field === 'data_interval_start';
   const weekAgo = new Date(Date.now() - 7 * 86_400_000);
   const page = await listRuns(
     req.server.db,
     exp.id,
     {
       orderBy: byInterval ? 'data_interval_start' : 'created_at',
-      descending: ordering.startsWith('-'),
+      descending: ordering.descending,
       from: byInterval ? parseDate(q.start, weekAgo, 'start') : parseDate(q.after, weekAgo, 'after'),
       to: byInterval ? parseDate(q.end, new Date(), 'end') : parseDate(q.before, new Date(), 'before'),
     },
@@ -111,12 +124,12 @@ const runsLogs: TwinHandler<'projects_batch_exports_runs_logs_retrieve'> = async
 const backfillsList: TwinHandler<'projects_batch_exports_backfills_list'> = async (req) => {
   const exp = await pathExport(req);
   const q = req.query;
-  const ordering = q.ordering ?? '-created_at';
+  const ordering = orderingOf(q.ordering, ['created_at', 'start_at']);
   const page = await listBackfills(
     req.server.db,
     exp.id,
-    ordering.endsWith('start_at') ? 'start_at' : 'created_at',
-    ordering.startsWith('-'),
+    ordering.field as 'start_at' | 'created_at',
+    ordering.descending,
     cursorOf(q.cursor),
     clampLimit(q.limit, 50),
   );

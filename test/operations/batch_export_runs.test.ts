@@ -111,6 +111,15 @@ t.test('runs_list pages with a cursor', async (t) => {
     seen.slice(0, 2),
     'previous returns the first page',
   );
+  // PostHog's ordering filter ignores terms it does not know: any string is taken, never a 400.
+  const all = async (ordering: string) =>
+    (await call('projects_batch_exports_runs_list', { key: a.key, params: P, query: { ordering } })).body.results.map(
+      (r: any) => r.id,
+    );
+  const newest = await all('-created_at');
+  t.same(await all('bogus'), newest, 'an unknown field falls back to -created_at');
+  t.same(await all('created_at'), [...newest].reverse(), 'a known one orders the page');
+  t.same(await all('bogus, created_at'), [...newest].reverse(), 'the first known term of several');
   const bad = await call('projects_batch_exports_runs_list', { key: a.key, params: P, query: { cursor: 'garbage' } });
   t.match(bad, { status: 404, body: { detail: 'Invalid cursor' } });
   const old = await call('projects_batch_exports_runs_list', { key: a.key, params: P, query: { before: '-1d' } });
@@ -255,6 +264,12 @@ t.test('backfills list and cancel', async (t) => {
   t.equal(twice.body.detail, "Cannot cancel a backfill that is in 'Cancelled' status");
   const list = await call('projects_batch_exports_backfills_list', { key: a.key, params: P, query: { limit: 2 } });
   t.equal(list.body.results[0].id, started.body.backfill_id, 'newest first');
+  const unknown = await call('projects_batch_exports_backfills_list', {
+    key: a.key,
+    params: P,
+    query: { limit: 2, ordering: 'nope' },
+  });
+  t.same(unknown.body.results, list.body.results, 'an unknown ordering is the default one');
   t.ok(list.body.next);
   const rest = await call('projects_batch_exports_backfills_list', {
     key: a.key,
