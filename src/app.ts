@@ -11,6 +11,7 @@ import { ApiError } from './core/errors.js';
 import { trackInFlight } from './http/in-flight.js';
 import { RequestLogController } from './http/logging.js';
 import { requestId } from './http/request-id.js';
+import { recordRequestMetrics } from './metrics/http.js';
 import { AsyncQueries } from './query/async.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';
@@ -99,6 +100,8 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
     reply.header('referrer-policy', 'same-origin');
     reply.header('x-request-id', req.id);
   });
+
+  if (config.metricsPort !== undefined) recordRequestMetrics(app);
 
   await app.register(swagger, { mode: 'static', specification: { document: spec as never } });
   await app.register(swaggerUi, {

@@ -57,6 +57,10 @@ export interface Config {
   requestDeadlineSeconds: number;
   /** Seconds without a heartbeat after which a run's worker is presumed gone and the run is retried. */
   exportHeartbeatTimeout: number;
+  /** Port of the Prometheus listener (`/metrics`); unset means no metrics are kept or served. */
+  metricsPort: number | undefined;
+  /** Address the metrics listener binds (default: HOST). */
+  metricsHost: string;
 }
 
 function positiveInt(value: string | undefined, fallback: number): number {
@@ -110,5 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queryConcurrency: positiveInt(env.QUERY_CONCURRENCY, 4),
     requestDeadlineSeconds: positiveNumber(env.REQUEST_DEADLINE_SECONDS, 60),
     exportHeartbeatTimeout: Math.max(6, positiveInt(env.BATCH_EXPORT_HEARTBEAT_TIMEOUT, 60)),
+    metricsPort: env.METRICS_PORT ? Number(env.METRICS_PORT) : undefined,
+    metricsHost: env.METRICS_HOST || env.HOST || '127.0.0.1',
   };
 }

@@ -7,6 +7,8 @@ import { openDatabase, type Database } from './db/client.js';
 import { DataDirError } from './db/embedded.js';
 import { connectionBudgetWarning } from './db/pool-budget.js';
 import { loggerOptions, serializeError } from './http/logging.js';
+import { registerGauges } from './metrics/gauges.js';
+import { serveMetrics } from './metrics/serve.js';
 import { prepareSecretBox } from './secrets/index.js';
 import { sealStoredSecrets } from './secrets/seal-stored.js';
 import { GUARDED_EVENTS, guardProcess } from './process-guard.js';
@@ -76,6 +78,12 @@ async function serve(database: Database): Promise<void> {
   });
   const budget = await connectionBudgetWarning(database, config.databasePoolSize).catch(() => undefined);
   if (budget) app.log.warn(budget);
+  if (config.metricsPort !== undefined) {
+    registerGauges({ database, poolSize: config.databasePoolSize, jobs });
+    const metrics = await serveMetrics(config.metricsHost, config.metricsPort);
+    app.addHook('onClose', async () => void metrics.server.close());
+    app.log.info({ url: metrics.url }, 'metrics listening');
+  }
   await app.listen({ host: config.host, port: config.port });
   if (worker) {
     await worker.start();

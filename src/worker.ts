@@ -6,6 +6,9 @@ import { loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
 import { connectionBudgetWarning } from './db/pool-budget.js';
 import { serializeError } from './http/logging.js';
+import { registerGauges } from './metrics/gauges.js';
+import { enableMetrics } from './metrics/registry.js';
+import { serveMetrics } from './metrics/serve.js';
 import { GUARDED_EVENTS, guardProcess } from './process-guard.js';
 import { prepareSecretBox } from './secrets/index.js';
 
@@ -43,6 +46,12 @@ async function main(): Promise<void> {
     log('info', 'batch export worker stopped', { worker: worker.id });
   });
   await worker.start();
+  if (config.metricsPort !== undefined) {
+    enableMetrics();
+    registerGauges({ database, poolSize: config.exportConcurrency + 4, jobs });
+    const metrics = await serveMetrics(config.metricsHost, config.metricsPort);
+    log('info', 'metrics listening', { url: metrics.url });
+  }
   log('info', 'batch export worker started', { worker: worker.id, concurrency: config.exportConcurrency });
 }
 

@@ -3,6 +3,7 @@ import { ApiError } from '../core/errors.js';
 import { normalizeEvents, readPayload } from '../capture/normalize.js';
 import { eachInTurns } from '../capture/turns.js';
 import { ingest, projectByToken } from '../db/queries/ingestion.js';
+import { ingestedEvents, metricsEnabled } from '../metrics/registry.js';
 
 // PostHog's capture wording; its clients show these to developers setting up an SDK.
 const MISSING_KEY = 'API key not provided. You can find your project API key in PostHog project settings.';
@@ -24,6 +25,7 @@ async function capture(req: RequestOf<'capture_batch_create'>) {
     else e.properties.$ip ??= ip;
   });
   await ingest(req.server.db, project, batch, now);
+  if (metricsEnabled()) ingestedEvents.inc(batch.length);
   return { status: 1 as const };
 }
 
