@@ -1,4 +1,8 @@
-import type { Db } from '../db/client.js';
+import type { Sql } from 'postgres';
+import { copyClient } from '../backup/client.js';
+import { dump } from '../backup/dump.js';
+import { load, RestoreError } from '../backup/load.js';
+import type { Database, Db } from '../db/client.js';
 import { addMembership, createOrganization, getOrganization, organizationExtras } from '../db/queries/organizations.js';
 import { createKey } from '../db/queries/personal-api-keys.js';
 import { insertProject } from '../db/queries/projects.js';
@@ -16,7 +20,17 @@ export class CliError extends Error {}
 type Flags = Record<string, string | undefined>;
 interface Command {
   options: Record<string, { type: 'string' }>;
-  run(db: Db, flags: Flags): Promise<unknown>;
+  run(db: Db, flags: Flags, database: Database): Promise<unknown>;
+}
+
+/** Runs `fn` with a COPY-capable client of the database, closed afterwards. */
+async function withCopyClient<T>(database: Database, fn: (sql: Sql) => Promise<T>): Promise<T> {
+  const sql = await copyClient(database.url);
+  try {
+    return await fn(sql);
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
 }
 
 const SCOPES = new Set((spec.components.schemas!.Scope as { enum: string[] }).enum);
@@ -46,6 +60,27 @@ const list = (value: string | undefined) =>
     .filter(Boolean);
 
 export const commands: Record<string, Command> = {
+  backup: {
+    options: { to: { type: 'string' } },
+    async run(_db, flags, database) {
+      const file = need(flags, 'to');
+      return withCopyClient(database, (sql) => dump(sql, file));
+    },
+  },
+  restore: {
+    options: { from: { type: 'string' } },
+    async run(_db, flags, database) {
+      const file = need(flags, 'from');
+      try {
+        return await withCopyClient(database, (sql) => load(sql, file));
+      } catch (err) {
+        if (err instanceof RestoreError || (err as NodeJS.ErrnoException).code === 'ENOENT') {
+          throw new CliError(`restore refused: ${(err as Error).message}`);
+        }
+        throw err;
+      }
+    },
+  },
   'create-user': {
     options: { email: { type: 'string' }, 'first-name': { type: 'string' }, 'last-name': { type: 'string' } },
     async run(db, flags) {

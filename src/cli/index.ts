@@ -12,7 +12,9 @@ const USAGE = `usage: npm run --silent cli -- <command> [--flags]
   create-organization --email OWNER_EMAIL --name N
   add-member --organization ORG_ID --email E --level 1|8|15
   create-project --organization ORG_ID --name N
-  create-key --email E [--label L] [--scopes a:read,b:write|*] [--scoped-teams 1,2] [--scoped-organizations U1,U2]`;
+  create-key --email E [--label L] [--scopes a:read,b:write|*] [--scoped-teams 1,2] [--scoped-organizations U1,U2]
+  backup --to FILE          a consistent copy of every table, taken while the server runs
+  restore --from FILE       into a database with no data yet (a fresh DATA_DIR or database)`;
 
 async function main(): Promise<number> {
   const [name, ...rest] = process.argv.slice(2);
@@ -40,7 +42,7 @@ async function main(): Promise<number> {
   try {
     // Beside a running server this uses its embedded cluster; alone, it starts the cluster for the command.
     database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: 2, exclusive: false });
-    const result = await command.run(database.db, flags);
+    const result = await command.run(database.db, flags, database);
     // Running servers on the same PostgreSQL drop cached permissions at once.
     await new AuthCache(database).invalidate();
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

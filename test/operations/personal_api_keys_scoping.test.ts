@@ -56,10 +56,11 @@ t.test('a key created without scoping reads back with empty lists everywhere', a
 
 t.test('keys made by the command-line tool and by invite sign-up are lists too', async (t) => {
   const a = await makeTenant(db);
-  const cli = (await commands['create-key']!.run(db, {
-    email: a.user.email,
-    scopes: 'project:read,personal_api_key:read',
-  })) as Record<string, unknown>;
+  const cli = (await commands['create-key']!.run(
+    db,
+    { email: a.user.email, scopes: 'project:read,personal_api_key:read' },
+    ctx.database,
+  )) as Record<string, unknown>;
   t.same([cli.scoped_teams, cli.scoped_organizations], [[], []]);
   const read = await call('personal_api_keys_retrieve', { key: cli.value as string, params: { id: '@current' } });
   t.same([read.body.scoped_teams, read.body.scoped_organizations], [[], []]);
