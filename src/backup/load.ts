@@ -129,7 +129,7 @@ async function loadTable(
     if (line === undefined) throw new RestoreError(`${file} ends inside table ${table}`);
     const values = parseCopyRow(line);
     if (values.length !== columns.length) throw new RestoreError(`a row of ${table} has ${values.length} columns`);
-    values.forEach((v, i) => batch[i]!.push(v));
+    for (const [i, v] of values.entries()) batch[i]!.push(v);
     if (++count % BATCH === 0) await flush();
   }
   await flush();
