@@ -6,6 +6,7 @@ import { databaseError } from '../core/sql-state.js';
 import { CommitOutcomeUnknown } from '../db/commit-outcome.js';
 import { isConnectionLost } from '../db/connection-lost.js';
 import { validationErrorBody } from './validation-errors.js';
+import { wasCutOff } from './listener.js';
 
 /**
  * SQLSTATEs that mean the server cannot take the request now but will: out of connections
@@ -46,7 +47,21 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError | und
   return undefined;
 }
 
+/**
+ * The request's body stopped arriving because its connection closed (the client left, or the
+ * listener cut it off): nobody reads an answer, and it is counted, not logged once per socket.
+ */
+function clientGone(err: FastifyError, req: FastifyRequest): boolean {
+  const socket = req.raw.socket as Socket | undefined;
+  return err.message === 'aborted' && err.code === 'ECONNRESET' && socket?.destroyed === true;
+}
+
 export function errorHandler(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  if (clientGone(err, req)) {
+    if (!wasCutOff(req.raw.socket)) req.server.abortLog?.count('client_gone');
+    void reply.code(400).send({ type: 'invalid_request', code: 'client_closed', detail: 'aborted', attr: null });
+    return;
+  }
   const apiError = toApiError(err);
   if (!apiError) {
     // Internals stay in the log; the client gets PostHog's generic body.

@@ -25,7 +25,13 @@ const LINGER_MS = 1_000;
 const HEALTH_PATH = '/_health';
 
 const HEALTH_ONLY = Symbol('healthOnly');
-type TrackedSocket = Socket & { [HEALTH_ONLY]?: boolean };
+const CUT_OFF = Symbol('cutOff');
+type TrackedSocket = Socket & { [HEALTH_ONLY]?: boolean; [CUT_OFF]?: boolean };
+
+/** Whether the listener itself cut this connection off (and has counted it). */
+export function wasCutOff(socket: Socket | undefined): boolean {
+  return (socket as TrackedSocket | undefined)?.[CUT_OFF] === true;
+}
 
 /** A plain IPv4 address for one an IPv6 listener reports as IPv4-mapped. */
 const plainAddress = (address: string | undefined) => (address ?? '').replace(/^::ffff:(?=\d+\.)/i, '');
@@ -252,6 +258,7 @@ export function guardListener(app: FastifyInstance, config: Config, isLongUpload
  * the body is not waited for.
  */
 function cutOff(socket: Socket): void {
+  (socket as TrackedSocket)[CUT_OFF] = true;
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
   if (socket.writable && !inFlight?.headersSent) socket.end(rawAnswer(tooSlow()));
   // A client that stops sending may not read either: the socket goes after a short linger regardless.
