@@ -6,7 +6,7 @@
 import t from 'tap';
 import { openTestDatabase } from '../helpers/db.js';
 import { startServer } from '../helpers/server-process.js';
-import { batchJson, bombs, healthDuring, percentile, rssMb, sendBomb } from './helpers/attack.js';
+import { batchJson, bombs, healthDuring, percentile, rssMb, sendBomb } from '../../bench/bomb-payloads.js';
 
 const MiB = 1024 * 1024;
 

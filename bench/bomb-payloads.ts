@@ -1,5 +1,5 @@
-// Attack payloads and probes shared by the listener tests and the bench: decompression bombs in the
-// encodings PostHog's SDKs use, and a `/_health` prober measuring from this process.
+// Decompression bombs in the encodings PostHog's SDKs use, and a `/_health` prober measuring from
+// this process: shared by bench/bombs.ts and test/security/capture-bombs.test.ts.
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 
