@@ -120,8 +120,13 @@ class DecoderThread {
   }
 }
 
+/** A capture body refused because the decoders' queue is full (counted in the abort log, not logged each). */
+export class DecodersBusy extends ApiError {
+  readonly counted = true;
+}
+
 function decodersBusy(): ApiError {
-  return new ApiError(
+  return new DecodersBusy(
     503,
     'server_error',
     'service_unavailable',

@@ -8,7 +8,8 @@ export type AbortCause =
   | 'address_connection_cap'
   | 'forwarded_client_cap'
   | 'health_only_connection'
-  | 'client_gone';
+  | 'client_gone'
+  | 'decode_queue_full';
 
 /**
  * Counts cut-off and refused clients and logs them once per cause per interval: the first of a

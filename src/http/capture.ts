@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { CAPTURE_BODY_LIMIT, decodeCapture, InflatesTooFar, type RawCapture } from '../capture/decode.js';
 import {
+  DecodersBusy,
   configureDecoders,
   decodeOffThread,
   IN_PLACE_INFLATE_BYTES,
@@ -79,7 +80,10 @@ export async function registerCapture(app: FastifyInstance): Promise<void> {
       const offThread = () =>
         decodeOffThread(raw, () => req.raw.socket?.destroyed === true).then(
           (decoded) => done(null, decoded),
-          (err: Error) => done(err, undefined),
+          (err: Error) => {
+            if (err instanceof DecodersBusy) req.server.abortLog.count('decode_queue_full');
+            done(err, undefined);
+          },
         );
       if (raw.body.length >= OFF_THREAD_BYTES) return void offThread();
       let decoded: unknown;

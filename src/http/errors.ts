@@ -69,7 +69,9 @@ export function errorHandler(err: FastifyError, req: FastifyRequest, reply: Fast
     void reply.code(500).send({ type: 'server_error', code: 'error', detail: 'A server error occurred.', attr: null });
     return;
   }
-  if (apiError.statusCode === 503) req.log.warn({ err }, apiError.detail);
+  // Refusals the abort log counts (a full decoder queue) are summed up there, not logged each.
+  const counted = (apiError as { counted?: boolean }).counted === true;
+  if (apiError.statusCode === 503 && !counted) req.log.warn({ err }, apiError.detail);
   void reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.body);
 }
 
