@@ -4,7 +4,7 @@ NPX := npx --no-install
 export NODE_OPTIONS ?= --no-warnings=ExperimentalWarning
 
 .PHONY: install install-server run test check generate check-generated lint long-lines format typecheck migration \
-	bench fuzz soak clean
+	bench bench-bombs fuzz soak clean
 
 ## `make run` installs only the packages the server and the CLI need (`npm ci --omit=dev`: 242 of the 844
 ## packages, 328 of 810 MB), so a fresh clone answers sooner; every other target installs the development ones
@@ -77,6 +77,12 @@ clean:
 bench: install
 	npm run -s build
 	$(NPX) tsx bench/run.ts
+	$(NPX) tsx bench/bombs.ts
+
+## /_health p99 while 4 capture decompression bombs are decoded (baseline: idle); writes bench/results-bombs.md.
+bench-bombs: install
+	npm run -s build
+	$(NPX) tsx bench/bombs.ts
 
 ## The fuzz test's long profile: FUZZ_RUNS requests per operation (default 2000); FUZZ_SEED=<n> reproduces a run.
 fuzz: install

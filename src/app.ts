@@ -5,7 +5,7 @@ import { createJobEngine, type JobEngine } from './batch-exports/index.js';
 import type { Config } from './config.js';
 import type { Database, Db } from './db/client.js';
 import { AuthCache } from './http/auth-cache.js';
-import { registerCapture } from './http/capture.js';
+import { isCaptureUrl, registerCapture } from './http/capture.js';
 import { clientErrorHandler, errorHandler } from './http/errors.js';
 import { ApiError } from './core/errors.js';
 import { trackInFlight } from './http/in-flight.js';
@@ -13,6 +13,7 @@ import { RequestLogController } from './http/logging.js';
 import { requestId } from './http/request-id.js';
 import { recordRequestMetrics } from './metrics/http.js';
 import { AsyncQueries } from './query/async.js';
+import { guardListener } from './http/listener.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';
 import { serversOf } from './http/servers.js';
@@ -64,7 +65,11 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
     frameworkErrors: (_err, _req, reply) => void (reply as FastifyReply).code(404).send(ApiError.notFound().body),
     // Requests refused by Node's HTTP parser (431, a bad Content-Length) are answered in the error shape too.
     clientErrorHandler,
+    // `req.ip` is the forwarded client's only behind the proxies TRUST_PROXY names.
+    trustProxy: config.trustProxy.length ? config.trustProxy : false,
   });
+  // Deadlines, connection caps and the open-file budget of the listener (src/http/listener.ts).
+  guardListener(app, config, isCaptureUrl);
   const authCache = new AuthCache(database);
   await authCache.start();
   app.decorate('config', config);

@@ -61,6 +61,36 @@ export interface Config {
   metricsPort: number | undefined;
   /** Address the metrics listener binds (default: HOST). */
   metricsHost: string;
+  // The listener's limits against slow and numerous clients (src/http/listener.ts).
+  /** Capture decoder threads, and capture bodies that may wait for one before a 503. */
+  captureDecodeThreads: number;
+  captureDecodeQueue: number;
+  /** Seconds an API request (headers and body) may take to arrive; capture bodies get the second. */
+  requestTimeoutSeconds: number;
+  captureRequestTimeoutSeconds: number;
+  /** Seconds a request's headers may take to arrive. */
+  headersTimeoutSeconds: number;
+  /** After `bodyRateGraceSeconds`, a body still arriving must have averaged this many bytes a second. */
+  bodyMinBytesPerSecond: number;
+  bodyRateGraceSeconds: number;
+  /** Seconds a connection may stay silent (nothing read or written) mid-request. */
+  socketIdleTimeoutSeconds: number;
+  keepAliveTimeoutSeconds: number;
+  maxRequestsPerSocket: number;
+  /** Open connections at once, in all and from one client address (clamped by the open-file limit). */
+  maxConnections: number;
+  maxConnectionsPerAddress: number;
+  /** Open files kept back from connections, beyond the database pool (files, threads, outgoing sockets). */
+  fdReserve: number;
+  /** Connections past the cap still let in, to answer only the health check. */
+  healthConnections: number;
+  /**
+   * Addresses or CIDRs of reverse proxies whose `X-Forwarded-For` is believed: their connections are
+   * not capped per address, the forwarded client's open requests are.
+   */
+  trustProxy: string[];
+  /** Cut-off clients are logged once per cause per this many seconds. */
+  abortLogIntervalSeconds: number;
 }
 
 function positiveInt(value: string | undefined, fallback: number): number {
@@ -116,5 +146,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exportHeartbeatTimeout: Math.max(6, positiveInt(env.BATCH_EXPORT_HEARTBEAT_TIMEOUT, 60)),
     metricsPort: env.METRICS_PORT ? Number(env.METRICS_PORT) : undefined,
     metricsHost: env.METRICS_HOST || env.HOST || '127.0.0.1',
+    captureDecodeThreads: positiveInt(env.CAPTURE_DECODE_THREADS, 1),
+    captureDecodeQueue: positiveInt(env.CAPTURE_DECODE_QUEUE, 32),
+    requestTimeoutSeconds: positiveNumber(env.REQUEST_TIMEOUT_SECONDS, 30),
+    captureRequestTimeoutSeconds: positiveNumber(env.CAPTURE_REQUEST_TIMEOUT_SECONDS, 120),
+    headersTimeoutSeconds: positiveNumber(env.HEADERS_TIMEOUT_SECONDS, 15),
+    bodyMinBytesPerSecond: env.BODY_MIN_BYTES_PER_SECOND === '0' ? 0 : positiveInt(env.BODY_MIN_BYTES_PER_SECOND, 1024),
+    bodyRateGraceSeconds: positiveNumber(env.BODY_RATE_GRACE_SECONDS, 5),
+    socketIdleTimeoutSeconds: positiveNumber(env.SOCKET_IDLE_TIMEOUT_SECONDS, 120),
+    keepAliveTimeoutSeconds: positiveNumber(env.KEEP_ALIVE_TIMEOUT_SECONDS, 72),
+    maxRequestsPerSocket: positiveInt(env.MAX_REQUESTS_PER_SOCKET, 1000),
+    maxConnections: positiveInt(env.MAX_CONNECTIONS, 4096),
+    maxConnectionsPerAddress: positiveInt(env.MAX_CONNECTIONS_PER_ADDRESS, 256),
+    fdReserve: positiveInt(env.FD_RESERVE, 128),
+    healthConnections: env.HEALTH_CONNECTIONS === '0' ? 0 : positiveInt(env.HEALTH_CONNECTIONS, 8),
+    trustProxy: (env.TRUST_PROXY ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    abortLogIntervalSeconds: positiveNumber(env.ABORT_LOG_INTERVAL_SECONDS, 60),
   };
 }

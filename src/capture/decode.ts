@@ -25,26 +25,34 @@ export function noData(): ApiError {
   );
 }
 
-function tooLarge(): ApiError {
+export function tooLarge(): ApiError {
   return new ApiError(413, 'invalid_request', 'request_too_large', 'Request body is too large.');
 }
 
 const isGzip = (b: Buffer) => b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
 
 /**
- * About how many bytes a body decodes to, without decoding it: a gzip body's last four bytes hold
- * its inflated size (modulo 4 GiB), anything else is taken at its own length.
+ * Thrown by an in-place decode whose inflated body would pass `inflateLimit`: the body goes to the
+ * decoder's thread instead. Inflation stops as the limit is crossed (zlib's maxOutputLength), so
+ * no more than the limit is ever inflated on the caller's thread.
  */
-export function decodedSizeHint(body: Buffer): number {
-  if (isGzip(body) && body.length >= 18) return Math.max(body.length, body.readUInt32LE(body.length - 4));
-  return body.length;
+export class InflatesTooFar extends Error {
+  constructor() {
+    super('The body inflates past what is decoded in place');
+  }
 }
 
-function gunzip(data: Buffer): Buffer {
+/**
+ * Inflates every gzip member (a body may hold several; its trailer only tells the last one's size)
+ * and stops as soon as the output passes `limit`.
+ */
+function gunzip(data: Buffer, limit: number): Buffer {
   try {
-    return gunzipSync(data, { maxOutputLength: CAPTURE_BODY_LIMIT });
+    return gunzipSync(data, { maxOutputLength: limit });
   } catch (err) {
-    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge();
+    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
+      throw limit < CAPTURE_BODY_LIMIT ? new InflatesTooFar() : tooLarge();
+    }
     throw malformed('the body is not valid gzip.');
   }
 }
@@ -91,18 +99,21 @@ function withinDepth(doc: unknown): unknown {
  * says so (recognised by its magic bytes), a form with `data=` holding JSON or base64 of it (or of its
  * gzip), or a bare base64 body.
  */
-export function decodeCapture(raw: RawCapture): unknown {
-  return decodeCaptureSized(raw).doc;
+export function decodeCapture(raw: RawCapture, inflateLimit = CAPTURE_BODY_LIMIT): unknown {
+  return decodeCaptureSized(raw, inflateLimit).doc;
 }
 
-/** `decodeCapture`, with the size of the JSON text the document came from. */
-export function decodeCaptureSized(raw: RawCapture): Decoded {
-  const decoded = decodeBody(raw);
+/**
+ * `decodeCapture`, with the size of the JSON text the document came from. With an `inflateLimit`
+ * under the capture cap, a body that inflates past it throws `InflatesTooFar` once that much is inflated.
+ */
+export function decodeCaptureSized(raw: RawCapture, inflateLimit = CAPTURE_BODY_LIMIT): Decoded {
+  const decoded = decodeBody(raw, Math.min(inflateLimit, CAPTURE_BODY_LIMIT));
   withinDepth(decoded.doc);
   return decoded;
 }
 
-function decodeBody(raw: RawCapture): Decoded {
+function decodeBody(raw: RawCapture, inflateLimit: number): Decoded {
   let data = raw.body;
   if (!data || data.length === 0) throw noData();
   let compression = (raw.compression ?? '').toLowerCase();
@@ -116,7 +127,7 @@ function decodeBody(raw: RawCapture): Decoded {
   if (compression === 'lz64') throw malformed('lz64 compression is not supported; send gzip or base64.');
   const declaredGzip = compression === 'gzip' || compression === 'gzip-js' || /gzip/i.test(raw.contentEncoding ?? '');
   // The magic bytes decide: a declared compression that the bytes do not show is not trusted.
-  if (isGzip(data)) data = gunzip(data);
+  if (isGzip(data)) data = gunzip(data, inflateLimit);
 
   try {
     return parseJson(data);
@@ -125,7 +136,7 @@ function decodeBody(raw: RawCapture): Decoded {
   }
   const decoded = fromBase64(data.toString('latin1'));
   if (decoded) {
-    const inner = isGzip(decoded) ? gunzip(decoded) : decoded;
+    const inner = isGzip(decoded) ? gunzip(decoded, inflateLimit) : decoded;
     try {
       return parseJson(inner);
     } catch {

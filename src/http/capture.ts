@@ -1,6 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { CAPTURE_BODY_LIMIT, decodeCapture, decodedSizeHint, type RawCapture } from '../capture/decode.js';
-import { decodeOffThread, OFF_THREAD_BYTES } from '../capture/decode-thread.js';
+import { CAPTURE_BODY_LIMIT, decodeCapture, InflatesTooFar, type RawCapture } from '../capture/decode.js';
+import {
+  DecodersBusy,
+  configureDecoders,
+  decodeOffThread,
+  IN_PLACE_INFLATE_BYTES,
+  OFF_THREAD_BYTES,
+} from '../capture/decode-thread.js';
 import { handlers } from '../operations/index.js';
 import { spec } from './spec.js';
 
@@ -31,6 +37,26 @@ function allowOrigin(req: FastifyRequest, reply: FastifyReply): void {
   reply.header('vary', 'Origin');
 }
 
+/** The paths of the capture and remote config operations, as patterns of the request URL. */
+const capturePaths: RegExp[] = Object.entries(spec.paths)
+  .filter(([, item]) =>
+    Object.values(item).some(
+      (op) => op && typeof op === 'object' && (op as Record<string, unknown>)['x-no-fastify-config'],
+    ),
+  )
+  .map(([path]) => {
+    const pattern = path
+      .replace(/\/+$/, '')
+      .replace(/\./g, '\\.')
+      .replace(/\{\w+\}/g, '[^/?]+');
+    return new RegExp(`^${pattern}/?(\\?|$)`);
+  });
+
+/** Whether a request URL is a capture route's (those take large uploads, and a longer deadline). */
+export function isCaptureUrl(url: string): boolean {
+  return capturePaths.some((re) => re.test(url));
+}
+
 /**
  * The capture and remote config operations (marked `x-no-fastify-config`, so the OpenAPI glue leaves
  * them alone) are routed here, in a scope of their own: they take any media type, gzip with or without a header,
@@ -38,6 +64,7 @@ function allowOrigin(req: FastifyRequest, reply: FastifyReply): void {
  * Their handlers are still the contract's, from the same handler map.
  */
 export async function registerCapture(app: FastifyInstance): Promise<void> {
+  configureDecoders({ threads: app.config.captureDecodeThreads, queue: app.config.captureDecodeQueue });
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: CAPTURE_BODY_LIMIT }, (req, body, done) => {
@@ -48,18 +75,25 @@ export async function registerCapture(app: FastifyInstance): Promise<void> {
         contentEncoding: req.headers['content-encoding'],
         compression: typeof query.compression === 'string' ? query.compression : undefined,
       };
-      if (decodedSizeHint(raw.body) >= OFF_THREAD_BYTES) {
-        decodeOffThread(raw).then(
+      // What a body inflates to is known only by inflating it (a gzip trailer counts only its last
+      // member): small bodies are decoded here up to a small inflated size, anything more on a thread.
+      const offThread = () =>
+        decodeOffThread(raw, () => req.raw.socket?.destroyed === true).then(
           (decoded) => done(null, decoded),
-          (err: Error) => done(err, undefined),
+          (err: Error) => {
+            if (err instanceof DecodersBusy) req.server.abortLog.count('decode_queue_full');
+            done(err, undefined);
+          },
         );
-        return;
-      }
+      if (raw.body.length >= OFF_THREAD_BYTES) return void offThread();
+      let decoded: unknown;
       try {
-        done(null, decodeCapture(raw));
+        decoded = decodeCapture(raw, IN_PLACE_INFLATE_BYTES);
       } catch (err) {
-        done(err as Error, undefined);
+        if (err instanceof InflatesTooFar) return void offThread();
+        return done(err as Error, undefined);
       }
+      done(null, decoded);
     });
     // Clock-skew correction measures from arrival, not from after a large body was read and inflated.
     scope.addHook('onRequest', async (req) => {

@@ -6,6 +6,7 @@ import { databaseError } from '../core/sql-state.js';
 import { CommitOutcomeUnknown } from '../db/commit-outcome.js';
 import { isConnectionLost } from '../db/connection-lost.js';
 import { validationErrorBody } from './validation-errors.js';
+import { wasCutOff } from './listener.js';
 
 /**
  * SQLSTATEs that mean the server cannot take the request now but will: out of connections
@@ -46,7 +47,21 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError | und
   return undefined;
 }
 
+/**
+ * The request's body stopped arriving because its connection closed (the client left, or the
+ * listener cut it off): nobody reads an answer, and it is counted, not logged once per socket.
+ */
+function clientGone(err: FastifyError, req: FastifyRequest): boolean {
+  const socket = req.raw.socket as Socket | undefined;
+  return err.message === 'aborted' && err.code === 'ECONNRESET' && socket?.destroyed === true;
+}
+
 export function errorHandler(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  if (clientGone(err, req)) {
+    if (!wasCutOff(req.raw.socket)) req.server.abortLog?.count('client_gone');
+    void reply.code(400).send({ type: 'invalid_request', code: 'client_closed', detail: 'aborted', attr: null });
+    return;
+  }
   const apiError = toApiError(err);
   if (!apiError) {
     // Internals stay in the log; the client gets PostHog's generic body.
@@ -54,7 +69,9 @@ export function errorHandler(err: FastifyError, req: FastifyRequest, reply: Fast
     void reply.code(500).send({ type: 'server_error', code: 'error', detail: 'A server error occurred.', attr: null });
     return;
   }
-  if (apiError.statusCode === 503) req.log.warn({ err }, apiError.detail);
+  // Refusals the abort log counts (a full decoder queue) are summed up there, not logged each.
+  const counted = (apiError as { counted?: boolean }).counted === true;
+  if (apiError.statusCode === 503 && !counted) req.log.warn({ err }, apiError.detail);
   void reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.body);
 }
 

@@ -29,8 +29,11 @@ function bundled(name: 'server' | 'cli'): string {
  */
 const TEST_ENCRYPTION_KEY = randomBytes(32).toString('base64');
 
-export function startServer(env: NodeJS.ProcessEnv): ServerProcess {
-  const child = spawn(process.execPath, ['--heap-growing-percent=50', '--enable-source-maps', bundled('server')], {
+/** `wrapper` runs the server under another command (e.g. `prlimit --nofile=300 --`). */
+export function startServer(env: NodeJS.ProcessEnv, wrapper: string[] = []): ServerProcess {
+  const node = [process.execPath, '--heap-growing-percent=50', '--enable-source-maps', bundled('server')];
+  const [command, ...args] = [...wrapper, ...node] as [string, ...string[]];
+  const child = spawn(command, args, {
     env: {
       ...process.env,
       HOST: '127.0.0.1',
