@@ -1,8 +1,8 @@
 import type { AllHandlers } from '../http/types.js';
 import { captureHandlers } from './capture.js';
-import { dashboardCollaboratorHandlers } from './dashboard-collaborators.js';
-import { dashboardSharingHandlers } from './dashboard-sharing.js';
-import { dashboardHandlers } from './dashboards.js';
+import { dashboardCollaboratorHandlers } from '../dashboards/collaborator-handlers.js';
+import { dashboardSharingHandlers } from '../dashboards/sharing-handlers.js';
+import { dashboardHandlers } from '../dashboards/handlers.js';
 import { domainHandlers } from './domains.js';
 import { environmentsHandlers } from './environments.js';
 import { eventDefinitionHandlers } from './event-definitions.js';

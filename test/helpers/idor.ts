@@ -5,7 +5,7 @@
 // made here, directly in the database.
 import { randomUUID } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
-import { insertCollaborator } from '../../src/db/queries/dashboard-collaborators.js';
+import { insertCollaborator } from '../../src/dashboards/collaborator-queries.js';
 import { insertBackfill, insertRuns } from '../../src/db/queries/batch-export-runs.js';
 import { insertBatchExport } from '../../src/db/queries/batch-exports.js';
 import { insertDomain } from '../../src/db/queries/domains.js';

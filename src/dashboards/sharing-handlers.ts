@@ -1,5 +1,5 @@
-import { presentDashboard } from '../dashboards/present.js';
-import { cleanSharingSettings } from '../dashboards/share-passwords.js';
+import { presentDashboard } from './present.js';
+import { cleanSharingSettings } from './share-passwords.js';
 import {
   addSharePassword,
   dashboardToEdit,
@@ -8,19 +8,13 @@ import {
   presentSharing,
   requireGrant,
   unlockShare,
-} from '../dashboards/sharing.js';
-import { viewerOf } from '../dashboards/load.js';
-import {
-  deactivatePassword,
-  getSharing,
-  rotateSharing,
-  saveSharing,
-  type SharingChange,
-} from '../db/queries/sharing.js';
+} from './sharing.js';
+import { viewerOf } from './load.js';
+import { deactivatePassword, getSharing, rotateSharing, saveSharing, type SharingChange } from './sharing-queries.js';
 import { parseRate, RateLimiter } from '../http/rate-limit.js';
 import type { ProjectRequest, SomeHandlers } from '../http/types.js';
 import { secretBox } from '../secrets/index.js';
-import { unsavedSharing } from '../serializers/dashboards.js';
+import { unsavedSharing } from './serialize.js';
 import { newSharingToken } from '../tokens.js';
 import { ApiError } from '../core/errors.js';
 

@@ -1,5 +1,5 @@
-import { dashboardPermissions, Privilege, requireEdit, Restriction } from '../dashboards/access.js';
-import { permissionsOn } from '../dashboards/present.js';
+import { dashboardPermissions, Privilege, requireEdit, Restriction } from './access.js';
+import { permissionsOn } from './present.js';
 import {
   deleteCollaborator,
   findActiveUserByUuid,
@@ -7,11 +7,11 @@ import {
   insertCollaborator,
   listCollaborators,
   membershipLevel,
-} from '../db/queries/dashboard-collaborators.js';
+} from './collaborator-queries.js';
 import { ApiError } from '../core/errors.js';
 import type { SomeHandlers } from '../http/types.js';
-import { serializeCollaborator } from '../serializers/dashboards.js';
-import { loadDashboard, viewerOf } from '../dashboards/load.js';
+import { serializeCollaborator } from './serialize.js';
+import { loadDashboard, viewerOf } from './load.js';
 
 const DASHBOARD_NOT_FOUND = 'Dashboard not found.';
 

@@ -1,9 +1,9 @@
 import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../client.js';
-import { dashboard_tiles } from '../schema/index.js';
-import { isRowId } from '../../core/ids.js';
-import { dashboardInProject, projectDashboardIds } from './dashboards.js';
-import { jsonObject } from './json.js';
+import type { Db } from '../db/client.js';
+import { dashboard_tiles } from '../db/schema/index.js';
+import { isRowId } from '../core/ids.js';
+import { dashboardInProject, projectDashboardIds } from './queries.js';
+import { jsonObject } from '../db/queries/json.js';
 
 export type TileRow = typeof dashboard_tiles.$inferSelect;
 export interface NewTile {

@@ -1,11 +1,11 @@
 import type { components } from '../../generated/api.js';
-import type { DashboardPermissions } from '../dashboards/access.js';
-import type { Collaborator } from '../db/queries/dashboard-collaborators.js';
-import type { DashboardRow } from '../db/queries/dashboards.js';
-import type { TileRow, TileView } from '../db/queries/dashboard-tiles.js';
-import type { SharePasswordWithCreator, SharingRow } from '../db/queries/sharing.js';
+import type { DashboardPermissions } from './access.js';
+import type { Collaborator } from './collaborator-queries.js';
+import type { DashboardRow } from './queries.js';
+import type { TileRow, TileView } from './tile-queries.js';
+import type { SharePasswordWithCreator, SharingRow } from './sharing-queries.js';
 import type { UserBasicRow } from '../db/queries/users.js';
-import { serializeUserBasic } from './users.js';
+import { serializeUserBasic } from '../serializers/users.js';
 
 type Schemas = components['schemas'];
 

@@ -1,12 +1,12 @@
 import type { components } from '../../generated/api.js';
-import { requireEdit, requireRestrict } from '../dashboards/access.js';
-import { permissionsOn, presentDashboard, presentDashboardPage, readDashboard } from '../dashboards/present.js';
-import { normalizeTags } from '../dashboards/tags.js';
-import { findTemplate, findUnlistedTemplate, type DashboardTemplate } from '../dashboards/templates.js';
-import { streamTiles } from '../dashboards/stream.js';
-import { loadDashboard, viewerOf } from '../dashboards/load.js';
+import { requireEdit, requireRestrict } from './access.js';
+import { permissionsOn, presentDashboard, presentDashboardPage, readDashboard } from './present.js';
+import { normalizeTags } from './tags.js';
+import { findTemplate, findUnlistedTemplate, type DashboardTemplate } from './templates.js';
+import { streamTiles } from './stream.js';
+import { loadDashboard, viewerOf } from './load.js';
 import type { Db } from '../db/client.js';
-import { copyTiles, getTile, insertTiles, moveTile, updateTile, type NewTile } from '../db/queries/dashboard-tiles.js';
+import { copyTiles, getTile, insertTiles, moveTile, updateTile, type NewTile } from './tile-queries.js';
 import {
   findUnlisted,
   getDashboard,
@@ -14,7 +14,7 @@ import {
   lockProjectForUnlisted,
   updateDashboard,
   type DashboardInput,
-} from '../db/queries/dashboards.js';
+} from './queries.js';
 import { jsonPage, sendJsonText } from '../http/json-text.js';
 import type { ProjectRequest, RequestOf, SomeHandlers } from '../http/types.js';
 import { pick } from '../core/pick.js';

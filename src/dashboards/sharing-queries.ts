@@ -1,5 +1,5 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
-import type { Db } from '../client.js';
+import type { Db } from '../db/client.js';
 import {
   dashboards,
   organizations,
@@ -7,9 +7,9 @@ import {
   share_passwords,
   sharing_configurations,
   users,
-} from '../schema/index.js';
-import { newSharingToken } from '../../tokens.js';
-import { dashboardInProject, type DashboardRow } from './dashboards.js';
+} from '../db/schema/index.js';
+import { newSharingToken } from '../tokens.js';
+import { dashboardInProject, type DashboardRow } from './queries.js';
 
 export type SharingRow = typeof sharing_configurations.$inferSelect;
 export type SharePasswordRow = typeof share_passwords.$inferSelect;

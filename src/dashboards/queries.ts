@@ -1,6 +1,6 @@
 import { and, arrayOverlaps, asc, desc, eq, inArray, ne, sql, type SQL } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
-import type { Db } from '../client.js';
+import type { Db } from '../db/client.js';
 import {
   dashboard_collaborators,
   dashboard_tiles,
@@ -9,14 +9,14 @@ import {
   sharing_configurations,
   users,
   type CreationMode,
-} from '../schema/index.js';
-import { isRowId } from '../../core/ids.js';
-import { prepared } from '../prepared.js';
-import { anyOf, countWhere, isoTimestamp } from './util.js';
-import { tileViewJson, type TileView } from './dashboard-tiles.js';
-import type { UserBasicRow } from './users.js';
-import { isoText, jsonObject, userBasicJson } from './json.js';
-import type { Page } from '../../core/paging.js';
+} from '../db/schema/index.js';
+import { isRowId } from '../core/ids.js';
+import { prepared } from '../db/prepared.js';
+import { anyOf, countWhere, isoTimestamp } from '../db/queries/util.js';
+import { tileViewJson, type TileView } from './tile-queries.js';
+import type { UserBasicRow } from '../db/queries/users.js';
+import { isoText, jsonObject, userBasicJson } from '../db/queries/json.js';
+import type { Page } from '../core/paging.js';
 
 export type DashboardRow = typeof dashboards.$inferSelect;
 export type DashboardInsert = Omit<typeof dashboards.$inferInsert, 'id' | 'project_id' | 'created_at'>;
