@@ -1,13 +1,13 @@
 import type { Db } from '../db/client.js';
-import { addMembership, createOrganization, getOrganization, organizationExtras } from '../db/queries/organizations.js';
-import { createKey } from '../db/queries/personal-api-keys.js';
-import { insertProject } from '../db/queries/projects.js';
-import { createUser, findUserByEmail, type UserRow } from '../db/queries/users.js';
+import { addMembership, createOrganization, getOrganization, organizationExtras } from '../organizations/queries.js';
+import { createKey } from '../personal-api-keys/queries.js';
+import { insertProject } from '../projects/queries.js';
+import { createUser, findUserByEmail, type UserRow } from '../users/queries.js';
 import { sqlState } from '../core/sql-state.js';
-import { serializeKey } from '../serializers/personal-api-keys.js';
-import { serializeOrganization } from '../serializers/organizations.js';
-import { serializeProject } from '../serializers/projects.js';
-import { serializeUserBasic } from '../serializers/users.js';
+import { serializeKey } from '../personal-api-keys/serialize.js';
+import { serializeOrganization } from '../organizations/serialize.js';
+import { serializeProject } from '../projects/serialize.js';
+import { serializeUserBasic } from '../users/serialize.js';
 import { spec } from '../http/spec.js';
 import { isUuid } from '../core/ids.js';
 

@@ -2,7 +2,7 @@ import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { dashboard_collaborators, organization_memberships, users } from '../db/schema/index.js';
 import { dashboardInProject, projectDashboardIds } from './queries.js';
-import type { UserRow } from '../db/queries/users.js';
+import type { UserRow } from '../users/queries.js';
 import { isUuid } from '../core/ids.js';
 
 export type CollaboratorRow = typeof dashboard_collaborators.$inferSelect;

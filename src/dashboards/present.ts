@@ -4,7 +4,7 @@ import type { Page } from '../core/paging.js';
 import type { CreationMode } from '../db/schema/index.js';
 import { dashboardExtras, getDashboardView, listDashboards, touchDashboard, type DashboardRow } from './queries.js';
 import { liveTiles } from './tile-queries.js';
-import { getUsers } from '../db/queries/users.js';
+import { getUsers } from '../users/queries.js';
 import { accessControlVersion, serializeDashboard, tileView } from './serialize.js';
 import { withFields, type JsonText } from '../core/json-text.js';
 import { dashboardPermissions, SHARED_VIEW, type DashboardPermissions, type Viewer } from './access.js';

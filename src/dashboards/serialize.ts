@@ -4,8 +4,8 @@ import type { Collaborator } from './collaborator-queries.js';
 import type { DashboardRow } from './queries.js';
 import type { TileRow, TileView } from './tile-queries.js';
 import type { SharePasswordWithCreator, SharingRow } from './sharing-queries.js';
-import type { UserBasicRow } from '../db/queries/users.js';
-import { serializeUserBasic } from '../serializers/users.js';
+import type { UserBasicRow } from '../users/queries.js';
+import { serializeUserBasic } from '../users/serialize.js';
 
 type Schemas = components['schemas'];
 

@@ -5,7 +5,7 @@ import { ApiError } from '../core/errors.js';
 import type { ProjectTenant } from '../core/tenant.js';
 import type { Db } from '../db/client.js';
 import { getDashboard, type DashboardRow } from './queries.js';
-import { getOrganization } from '../db/queries/organizations.js';
+import { getOrganization } from '../organizations/queries.js';
 import {
   activePasswords,
   getSharing,

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import type { Principal } from '../db/queries/auth.js';
-import { touchKey, unscopedOrganizationExists, unscopedProjectOrganization } from '../db/queries/auth.js';
+import type { Principal } from '../auth/queries.js';
+import { touchKey, unscopedOrganizationExists, unscopedProjectOrganization } from '../auth/queries.js';
 import { hashKeyValue } from '../tokens.js';
 import { ApiError } from '../core/errors.js';
 import { isUuid, MAX_INT4 } from '../core/ids.js';

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { clampLimit } from '../core/paging.js';
-import { getUsers, type UserRow } from '../db/queries/users.js';
+import { getUsers, type UserRow } from '../users/queries.js';
 import { requestUrl } from '../http/pagination.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { loadDefinition, presentDefinitions as present } from '../definitions/common.js';
 import type { ProjectRequest } from '../http/types.js';
-import type { UserRow } from '../db/queries/users.js';
+import type { UserRow } from '../users/queries.js';
 
 // What event and property definitions share lives in src/definitions/common.ts; these take the request.
 export { jsonNameList, verificationChanges, type VerificationChanges } from '../definitions/common.js';

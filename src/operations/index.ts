@@ -3,25 +3,25 @@ import { captureHandlers } from './capture.js';
 import { dashboardCollaboratorHandlers } from '../dashboards/collaborator-handlers.js';
 import { dashboardSharingHandlers } from '../dashboards/sharing-handlers.js';
 import { dashboardHandlers } from '../dashboards/handlers.js';
-import { domainHandlers } from './domains.js';
+import { domainHandlers } from '../domains/handlers.js';
 import { environmentsHandlers } from './environments.js';
 import { eventDefinitionHandlers } from './event-definitions.js';
 import { eventHandlers } from './events.js';
-import { inviteHandlers } from './invites.js';
-import { memberHandlers } from './members.js';
+import { inviteHandlers } from '../invites/handlers.js';
+import { memberHandlers } from '../members/handlers.js';
 import { batchExportRunHandlers } from './batch-export-runs.js';
 import { batchExportHandlers } from './batch-exports.js';
 import { metaHandlers } from './meta.js';
-import { organizationHandlers } from './organizations.js';
-import { personalApiKeyHandlers } from './personal-api-keys.js';
+import { organizationHandlers } from '../organizations/handlers.js';
+import { personalApiKeyHandlers } from '../personal-api-keys/handlers.js';
 import { pipelinePluginHandlers } from './pipeline-plugins.js';
 import { pluginConfigHandlers } from './plugin-configs.js';
-import { projectHandlers } from './projects.js';
+import { projectHandlers } from '../projects/handlers.js';
 import { queryHandlers } from './query.js';
 import { remoteConfigHandlers } from './remote-config.js';
 import { propertyDefinitionHandlers } from './property-definitions.js';
-import { signupHandlers } from './signup.js';
-import { userHandlers } from './users.js';
+import { signupHandlers } from '../invites/signup-handlers.js';
+import { userHandlers } from '../users/handlers.js';
 
 /** The operations written by hand: all but the environments twins. */
 const own = {

@@ -2,7 +2,7 @@
 // loading a plugin as a pipeline family shows it.
 import { ApiError } from '../core/errors.js';
 import type { Db } from '../db/client.js';
-import { getOrganization } from '../db/queries/organizations.js';
+import { getOrganization } from '../organizations/queries.js';
 import { getVisiblePlugin, type Family, type PluginWithOrg } from '../db/queries/plugins.js';
 import { PluginPackageError } from './archive.js';
 

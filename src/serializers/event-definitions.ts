@@ -1,7 +1,7 @@
 import type { components } from '../../generated/api.js';
 import type { EventDefinitionRow, EventDefinitionView } from '../db/queries/event-definitions.js';
-import type { UserRow } from '../db/queries/users.js';
-import { serializeUserBasic } from './users.js';
+import type { UserRow } from '../users/queries.js';
+import { serializeUserBasic } from '../users/serialize.js';
 
 type Schemas = components['schemas'];
 

@@ -1,9 +1,9 @@
 import type { components } from '../../generated/api.js';
 import type { PluginWithOrg } from '../db/queries/plugins.js';
 import type { PluginConfigRow, ActivityRow } from '../db/queries/plugin-configs.js';
-import type { UserRow } from '../db/queries/users.js';
+import type { UserRow } from '../users/queries.js';
 import { displayUrl } from '../plugins/archive.js';
-import { serializeUserBasic } from './users.js';
+import { serializeUserBasic } from '../users/serialize.js';
 
 type Plugin = components['schemas']['Plugin'];
 type PluginConfig = components['schemas']['PluginConfig'];

@@ -1,6 +1,6 @@
 import type { components } from '../../generated/api.js';
 import type { PropertyDefinitionRow } from '../db/queries/property-definitions.js';
-import type { UserRow } from '../db/queries/users.js';
+import type { UserRow } from '../users/queries.js';
 import { embeddedUser } from './event-definitions.js';
 
 type PropertyDefinition = components['schemas']['PropertyDefinition'];

@@ -8,7 +8,7 @@ import { and, eq } from 'drizzle-orm';
 import { insertCollaborator } from '../../src/dashboards/collaborator-queries.js';
 import { insertBackfill, insertRuns } from '../../src/db/queries/batch-export-runs.js';
 import { insertBatchExport } from '../../src/db/queries/batch-exports.js';
-import { insertDomain } from '../../src/db/queries/domains.js';
+import { insertDomain } from '../../src/domains/queries.js';
 import { insertPlugin } from '../../src/db/queries/plugins.js';
 import { dashboards, event_definitions, property_definitions } from '../../src/db/schema/index.js';
 import type { TestContext } from './app.js';

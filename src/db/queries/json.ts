@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { users } from '../schema/index.js';
-import { userBasicColumns } from './users.js';
+import { userBasicColumns } from '../../users/queries.js';
 
 /**
  * An answer's object written by PostgreSQL, keys in the order given, for the list reads: the server

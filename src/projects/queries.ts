@@ -1,5 +1,5 @@
 import { and, asc, count, desc, eq, inArray, isNotNull, ne, notInArray, sql } from 'drizzle-orm';
-import type { Db } from '../client.js';
+import type { Db } from '../db/client.js';
 import {
   dashboards,
   organization_memberships,
@@ -10,11 +10,11 @@ import {
   users,
   type ProjectActivityDetail,
   type ProductIntent,
-} from '../schema/index.js';
-import { newProjectToken } from '../../tokens.js';
-import { anyOf, countWhere } from './util.js';
-import { prepared } from '../prepared.js';
-import type { Page } from '../../core/paging.js';
+} from '../db/schema/index.js';
+import { newProjectToken } from '../tokens.js';
+import { anyOf, countWhere } from '../db/queries/util.js';
+import { prepared } from '../db/prepared.js';
+import type { Page } from '../core/paging.js';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 

@@ -1,9 +1,9 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
-import type { Db } from '../client.js';
-import { organization_invites, organization_memberships, organizations, projects, users } from '../schema/index.js';
-import type { InviteProjectAccess } from '../schema/index.js';
-import type { Page } from '../../core/paging.js';
-import { countWhere } from './util.js';
+import type { Db } from '../db/client.js';
+import { organization_invites, organization_memberships, organizations, projects, users } from '../db/schema/index.js';
+import type { InviteProjectAccess } from '../db/schema/index.js';
+import type { Page } from '../core/paging.js';
+import { countWhere } from '../db/queries/util.js';
 
 export type InviteRow = typeof organization_invites.$inferSelect;
 export type InviteInput = Pick<

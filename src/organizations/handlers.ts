@@ -12,8 +12,8 @@ import {
   ORGANIZATION_WRITABLE,
   updateOrganization,
   type OrganizationRow,
-} from '../db/queries/organizations.js';
-import { presentOrganizations, readOrganization } from '../organizations/present.js';
+} from './queries.js';
+import { presentOrganizations, readOrganization } from './present.js';
 import type { FastifyRequest } from 'fastify';
 import type { components } from '../../generated/api.js';
 import type { Db } from '../db/client.js';

@@ -1,9 +1,9 @@
 import { and, asc, desc, eq, gt, inArray, max, notLike, or, sql, type Placeholder, type SQL } from 'drizzle-orm';
-import type { Db } from '../client.js';
-import { organization_memberships, organizations, personal_api_keys, projects, users } from '../schema/index.js';
-import { userBasicColumns, type UserBasicRow, type UserRow } from './users.js';
-import { prepared } from '../prepared.js';
-import type { Page } from '../../core/paging.js';
+import type { Db } from '../db/client.js';
+import { organization_memberships, organizations, personal_api_keys, projects, users } from '../db/schema/index.js';
+import { userBasicColumns, type UserBasicRow, type UserRow } from '../users/queries.js';
+import { prepared } from '../db/prepared.js';
+import type { Page } from '../core/paging.js';
 
 export type MembershipRow = typeof organization_memberships.$inferSelect;
 export interface MemberRow {

@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import { rowsOf } from './util.js';
-import { LISTENER_APPLICATION_NAME, type Db } from '../client.js';
-import { organization_memberships, organizations, personal_api_keys, projects, users } from '../schema/index.js';
+import { rowsOf } from '../db/queries/util.js';
+import { LISTENER_APPLICATION_NAME, type Db } from '../db/client.js';
+import { organization_memberships, organizations, personal_api_keys, projects, users } from '../db/schema/index.js';
 
 export type UserRow = typeof users.$inferSelect;
 export type KeyRow = typeof personal_api_keys.$inferSelect;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/client.js';
-import { countListeners, loadPrincipal, type Principal } from '../db/queries/auth.js';
+import { countListeners, loadPrincipal, type Principal } from './queries.js';
 
 const CHANNEL = 'auth_cache_invalidate';
 /** Each process answers another's invalidation here once its cache is clear. */

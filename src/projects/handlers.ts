@@ -6,7 +6,7 @@ import { pick } from '../core/pick.js';
 import { MAX_INT4 } from '../core/ids.js';
 import { currentOrganizationId, visibleOrganizationIds } from '../http/auth.js';
 import { paginated } from '../http/pagination.js';
-import { activityLogPage } from './activity-log.js';
+import { activityLogPage } from '../operations/activity-log.js';
 import {
   deleteProject,
   getProject,
@@ -20,14 +20,9 @@ import {
   updateProject,
   type ProjectInput,
   type ProjectRow,
-} from '../db/queries/projects.js';
+} from './queries.js';
 import type { ProjectActivityChange } from '../db/schema/index.js';
-import {
-  SETTING_KEYS,
-  serializeProject,
-  serializeProjectActivity,
-  serializeProjectBasic,
-} from '../serializers/projects.js';
+import { SETTING_KEYS, serializeProject, serializeProjectActivity, serializeProjectBasic } from './serialize.js';
 import type { components } from '../../generated/api.js';
 import { pageOf } from '../core/paging.js';
 

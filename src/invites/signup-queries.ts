@@ -1,8 +1,8 @@
 import { asc, eq } from 'drizzle-orm';
-import type { Db } from '../client.js';
-import { organization_invites, organization_memberships, organizations, projects, users } from '../schema/index.js';
-import type { InviteRow } from './invites.js';
-import type { UserRow } from './users.js';
+import type { Db } from '../db/client.js';
+import { organization_invites, organization_memberships, organizations, projects, users } from '../db/schema/index.js';
+import type { InviteRow } from './queries.js';
+import type { UserRow } from '../users/queries.js';
 
 /**
  * Removes an invite and answers it: deleting first claims it, so two concurrent sign-ups cannot both use

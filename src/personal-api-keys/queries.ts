@@ -1,7 +1,7 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
-import type { Db } from '../client.js';
-import { personal_api_keys } from '../schema/index.js';
-import { hashKeyValue, maskKeyValue, newPersonalApiKeyValue, randomToken } from '../../tokens.js';
+import type { Db } from '../db/client.js';
+import { personal_api_keys } from '../db/schema/index.js';
+import { hashKeyValue, maskKeyValue, newPersonalApiKeyValue, randomToken } from '../tokens.js';
 
 export type PersonalApiKeyRow = typeof personal_api_keys.$inferSelect;
 export type PersonalApiKeyInput = Pick<PersonalApiKeyRow, 'label' | 'scopes'> &

@@ -1,7 +1,7 @@
 import type { components } from '../../generated/api.js';
-import type { MembershipRow } from '../db/queries/members.js';
-import type { UserBasicRow } from '../db/queries/users.js';
-import { serializeUserBasic } from './users.js';
+import type { MembershipRow } from './queries.js';
+import type { UserBasicRow } from '../users/queries.js';
+import { serializeUserBasic } from '../users/serialize.js';
 
 type OrganizationMember = components['schemas']['OrganizationMember'];
 

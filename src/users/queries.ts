@@ -1,11 +1,11 @@
 import { and, asc, eq, isNotNull, ne, sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../client.js';
-import { organization_domains, organization_memberships, organizations, users } from '../schema/index.js';
-import { randomToken } from '../../tokens.js';
-import { prepared } from '../prepared.js';
-import { anyOf, countWhere } from './util.js';
-import { sqlState } from '../../core/sql-state.js';
-import type { Page } from '../../core/paging.js';
+import type { Db } from '../db/client.js';
+import { organization_domains, organization_memberships, organizations, users } from '../db/schema/index.js';
+import { randomToken } from '../tokens.js';
+import { prepared } from '../db/prepared.js';
+import { anyOf, countWhere } from '../db/queries/util.js';
+import { sqlState } from '../core/sql-state.js';
+import type { Page } from '../core/paging.js';
 
 export type UserRow = typeof users.$inferSelect;
 

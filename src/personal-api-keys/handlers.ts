@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import type { SomeHandlers } from '../http/types.js';
 import { ApiError } from '../core/errors.js';
-import { getKey, listKeys } from '../db/queries/personal-api-keys.js';
-import { changeOwnKey, createOwnKey, deleteOwnKey, rollOwnKey } from '../personal-api-keys/keys.js';
-import { serializeKey } from '../serializers/personal-api-keys.js';
+import { getKey, listKeys } from './queries.js';
+import { changeOwnKey, createOwnKey, deleteOwnKey, rollOwnKey } from './keys.js';
+import { serializeKey } from './serialize.js';
 
 /** `@current` names the key making the request. */
 function keyId(req: FastifyRequest<{ Params: { id: string } }>): string {

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
-import type { Db } from '../client.js';
-import { organization_domains } from '../schema/index.js';
-import type { Page } from '../../core/paging.js';
-import { countWhere } from './util.js';
-import { sqlState } from '../../core/sql-state.js';
+import type { Db } from '../db/client.js';
+import { organization_domains } from '../db/schema/index.js';
+import type { Page } from '../core/paging.js';
+import { countWhere } from '../db/queries/util.js';
+import { sqlState } from '../core/sql-state.js';
 
 export type DomainRow = typeof organization_domains.$inferSelect;
 export type DomainInput = Partial<

@@ -1,6 +1,6 @@
 import type { components } from '../../generated/api.js';
-import type { OrganizationExtras, OrganizationRow } from '../db/queries/organizations.js';
-import { serializeProjectBasic } from './projects.js';
+import type { OrganizationExtras, OrganizationRow } from './queries.js';
+import { serializeProjectBasic } from '../projects/serialize.js';
 
 type Organization = components['schemas']['Organization'];
 

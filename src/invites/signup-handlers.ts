@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import type { SomeHandlers } from '../http/types.js';
-import { loadPrincipal, type Principal } from '../db/queries/auth.js';
-import { getInviteWithOrganization, isExpired } from '../db/queries/invites.js';
-import { getKey } from '../db/queries/personal-api-keys.js';
-import { acceptInvite, expiredInvite, invalidInvite } from '../invites/accept.js';
+import { loadPrincipal, type Principal } from '../auth/queries.js';
+import { getInviteWithOrganization, isExpired } from './queries.js';
+import { getKey } from '../personal-api-keys/queries.js';
+import { acceptInvite, expiredInvite, invalidInvite } from './accept.js';
 import { describePrincipal } from '../users/users.js';
 import { isUuid } from '../core/ids.js';
 

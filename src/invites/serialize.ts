@@ -1,7 +1,7 @@
 import type { components } from '../../generated/api.js';
-import { isExpired, type InviteRow } from '../db/queries/invites.js';
-import type { UserRow } from '../db/queries/users.js';
-import { serializeUserBasic } from './users.js';
+import { isExpired, type InviteRow } from './queries.js';
+import type { UserRow } from '../users/queries.js';
+import { serializeUserBasic } from '../users/serialize.js';
 
 type OrganizationInvite = components['schemas']['OrganizationInvite'];
 

@@ -1,5 +1,5 @@
 import type { components } from '../../generated/api.js';
-import type { PersonalApiKeyRow } from '../db/queries/personal-api-keys.js';
+import type { PersonalApiKeyRow } from './queries.js';
 
 type PersonalAPIKey = components['schemas']['PersonalAPIKey'];
 

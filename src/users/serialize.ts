@@ -1,5 +1,5 @@
 import type { components } from '../../generated/api.js';
-import type { UserBasicRow, UserRow } from '../db/queries/users.js';
+import type { UserBasicRow, UserRow } from './queries.js';
 
 type Schemas = components['schemas'];
 

@@ -1,7 +1,7 @@
 import type { components } from '../../generated/api.js';
-import type { ProjectActivityRow, ProjectRow } from '../db/queries/projects.js';
-import type { UserRow } from '../db/queries/users.js';
-import { serializeUserBasic } from './users.js';
+import type { ProjectActivityRow, ProjectRow } from './queries.js';
+import type { UserRow } from '../users/queries.js';
+import { serializeUserBasic } from '../users/serialize.js';
 
 type Schemas = components['schemas'];
 type Project = Schemas['Project'];

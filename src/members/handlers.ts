@@ -7,8 +7,8 @@ import {
   removeMember,
   setMemberLevel,
   type MemberRow,
-} from '../db/queries/members.js';
-import { presentMemberPage, presentMembers } from '../members/present.js';
+} from './queries.js';
+import { presentMemberPage, presentMembers } from './present.js';
 import { isUuid } from '../core/ids.js';
 import { ApiError } from '../core/errors.js';
 import { Level } from '../core/levels.js';

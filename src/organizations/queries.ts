@@ -1,10 +1,10 @@
 import { asc, eq, inArray, sql } from 'drizzle-orm';
-import type { Db } from '../client.js';
-import { organization_memberships, organizations, projects, users } from '../schema/index.js';
-import type { Page } from '../../core/paging.js';
-import { insertProject, type ProjectRow } from './projects.js';
-import { prepared } from '../prepared.js';
-import { anyOf, countWhere, jsonRows } from './util.js';
+import type { Db } from '../db/client.js';
+import { organization_memberships, organizations, projects, users } from '../db/schema/index.js';
+import type { Page } from '../core/paging.js';
+import { insertProject, type ProjectRow } from '../projects/queries.js';
+import { prepared } from '../db/prepared.js';
+import { anyOf, countWhere, jsonRows } from '../db/queries/util.js';
 import { randomBytes } from 'node:crypto';
 
 export type OrganizationRow = typeof organizations.$inferSelect;

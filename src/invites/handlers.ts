@@ -3,8 +3,8 @@ import { ApiError } from '../core/errors.js';
 import { Level, requireLevel } from '../core/levels.js';
 import { paginated } from '../http/pagination.js';
 import { pageOf } from '../core/paging.js';
-import { deleteInvite, listInvites } from '../db/queries/invites.js';
-import { createInvites, presentInvites } from '../invites/create.js';
+import { deleteInvite, listInvites } from './queries.js';
+import { createInvites, presentInvites } from './create.js';
 import { isUuid } from '../core/ids.js';
 
 export const inviteHandlers = {

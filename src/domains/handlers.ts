@@ -4,9 +4,9 @@ import { ApiError } from '../core/errors.js';
 import { Level, requireLevel } from '../core/levels.js';
 import { paginated } from '../http/pagination.js';
 import { pageOf } from '../core/paging.js';
-import { deleteDomain, listDomains } from '../db/queries/domains.js';
-import { changeDomain, createDomain, loadDomain, verifyDomain } from '../domains/domains.js';
-import { serializeDomain } from '../serializers/domains.js';
+import { deleteDomain, listDomains } from './queries.js';
+import { changeDomain, createDomain, loadDomain, verifyDomain } from './domains.js';
+import { serializeDomain } from './serialize.js';
 import type { components } from '../../generated/api.js';
 import { isUuid } from '../core/ids.js';
 

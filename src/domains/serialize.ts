@@ -1,5 +1,5 @@
 import type { components } from '../../generated/api.js';
-import type { DomainRow } from '../db/queries/domains.js';
+import type { DomainRow } from './queries.js';
 
 export function serializeDomain(d: DomainRow): components['schemas']['OrganizationDomain'] {
   return {
