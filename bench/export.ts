@@ -13,7 +13,7 @@ import { openDatabase } from '../src/db/client.js';
 import { tenantNetwork } from '../src/net/index.js';
 import { createOrganization } from '../src/organizations/queries.js';
 import { createKey } from '../src/personal-api-keys/queries.js';
-import { insertRuns } from '../src/db/queries/batch-export-runs.js';
+import { insertRuns } from '../src/batch-exports/run-queries.js';
 import { secretBox } from '../src/secrets/index.js';
 import { createUser } from '../src/users/queries.js';
 

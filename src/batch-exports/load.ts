@@ -5,10 +5,10 @@ import { ApiError } from '../core/errors.js';
 import { isUuid } from '../core/ids.js';
 import type { Tenant } from '../core/tenant.js';
 import type { Db } from '../db/client.js';
-import { listLogs } from '../db/queries/batch-export-lists.js';
-import { backfillRunCounts, getBackfill, getRun, type BackfillRow } from '../db/queries/batch-export-runs.js';
-import { getBatchExport, latestRuns, type BatchExportRow, type ExportScope } from '../db/queries/batch-exports.js';
-import { serializeBackfill, serializeBatchExport, serializeLog } from '../serializers/batch-exports.js';
+import { listLogs } from './list-queries.js';
+import { backfillRunCounts, getBackfill, getRun, type BackfillRow } from './run-queries.js';
+import { getBatchExport, latestRuns, type BatchExportRow, type ExportScope } from './queries.js';
+import { serializeBackfill, serializeBatchExport, serializeLog } from './serialize.js';
 
 type Schemas = components['schemas'];
 

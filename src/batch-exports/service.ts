@@ -6,7 +6,7 @@ import {
   type BatchExportRow,
   type ExportScope,
   type RunRow,
-} from '../db/queries/batch-exports.js';
+} from './queries.js';
 import {
   cancelBackfills,
   cancelRuns,
@@ -17,7 +17,7 @@ import {
   settleBackfill,
   unscopedInsertScheduledRuns,
   type BackfillRow,
-} from '../db/queries/batch-export-runs.js';
+} from './run-queries.js';
 import { HogQLError, parseSelect, printSelect } from '../hogql/index.js';
 import type { JobEngine } from './engine.js';
 import { ceilToGrid, dueIntervals, floorToGrid, intervalMs, intervalsBetween } from './intervals.js';

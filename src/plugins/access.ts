@@ -3,7 +3,7 @@
 import { ApiError } from '../core/errors.js';
 import type { Db } from '../db/client.js';
 import { getOrganization } from '../organizations/queries.js';
-import { getVisiblePlugin, type Family, type PluginWithOrg } from '../db/queries/plugins.js';
+import { getVisiblePlugin, type Family, type PluginWithOrg } from './queries.js';
 import { PluginPackageError } from './archive.js';
 
 /** Organization.PluginsAccessLevel. */

@@ -6,7 +6,7 @@ import { ApiError } from '../core/errors.js';
 import { pick } from '../core/pick.js';
 import { sqlState } from '../core/sql-state.js';
 import type { Db } from '../db/client.js';
-import { logActivity } from '../db/queries/plugin-configs.js';
+import { logActivity } from './config-queries.js';
 import {
   deletePlugin,
   getPluginWithOrg,
@@ -18,7 +18,7 @@ import {
   writeSourceFiles,
   type PluginInsert,
   type PluginWithOrg,
-} from '../db/queries/plugins.js';
+} from './queries.js';
 import { networkPolicy } from '../net/index.js';
 import { ownedOrNotFound, orBadRequest, PluginsAccess } from './access.js';
 import { displayUrl, download } from './archive.js';

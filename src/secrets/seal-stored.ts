@@ -8,7 +8,7 @@ import {
   unscopedReplacePluginSettings,
 } from '../db/queries/stored-secrets.js';
 import { sealLegacySettings } from '../plugins/config-secrets.js';
-import { secretFields as pluginSecretFields } from '../serializers/plugins.js';
+import { secretFields as pluginSecretFields } from '../plugins/serialize.js';
 import type { SecretBox } from './index.js';
 
 /**

@@ -6,10 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { insertCollaborator } from '../../src/dashboards/collaborator-queries.js';
-import { insertBackfill, insertRuns } from '../../src/db/queries/batch-export-runs.js';
-import { insertBatchExport } from '../../src/db/queries/batch-exports.js';
+import { insertBackfill, insertRuns } from '../../src/batch-exports/run-queries.js';
+import { insertBatchExport } from '../../src/batch-exports/queries.js';
 import { insertDomain } from '../../src/domains/queries.js';
-import { insertPlugin } from '../../src/db/queries/plugins.js';
+import { insertPlugin } from '../../src/plugins/queries.js';
 import { dashboards, event_definitions, property_definitions } from '../../src/db/schema/index.js';
 import type { TestContext } from './app.js';
 import { capture } from './events.js';

@@ -1,8 +1,8 @@
 import type { components } from '../../generated/api.js';
-import type { PluginWithOrg } from '../db/queries/plugins.js';
-import type { PluginConfigRow, ActivityRow } from '../db/queries/plugin-configs.js';
+import type { PluginWithOrg } from './queries.js';
+import type { PluginConfigRow, ActivityRow } from './config-queries.js';
 import type { UserRow } from '../users/queries.js';
-import { displayUrl } from '../plugins/archive.js';
+import { displayUrl } from './archive.js';
 import { serializeUserBasic } from '../users/serialize.js';
 
 type Plugin = components['schemas']['Plugin'];

@@ -1,13 +1,13 @@
 import type { FastifyRequest } from 'fastify';
-import { activityPage, exportConfigs } from '../../db/queries/plugin-configs.js';
-import { getSourceFiles, unusedPluginIds, type Family } from '../../db/queries/plugins.js';
-import type { Handler } from '../../http/types.js';
-import { loadOwnForReading, loadOwnForWriting, PluginsAccess, requirePluginsAccess } from '../../plugins/access.js';
-import { presentPluginConfigs } from '../../plugins/configs.js';
-import { checkForUpdates, repositoryList, updateSource, upgradePlugin } from '../../plugins/install.js';
-import { serializeActivity, serializePlugin } from '../../serializers/plugins.js';
-import { activityLogPage } from '../activity-log.js';
-import { actorOf } from './crud.js';
+import { activityPage, exportConfigs } from './config-queries.js';
+import { getSourceFiles, unusedPluginIds, type Family } from './queries.js';
+import type { Handler } from '../http/types.js';
+import { loadOwnForReading, loadOwnForWriting, PluginsAccess, requirePluginsAccess } from './access.js';
+import { presentPluginConfigs } from './configs.js';
+import { checkForUpdates, repositoryList, updateSource, upgradePlugin } from './install.js';
+import { serializeActivity, serializePlugin } from './serialize.js';
+import { activityLogPage } from '../operations/activity-log.js';
+import { actorOf } from './crud-handlers.js';
 
 const access = (req: FastifyRequest, min: number) =>
   requirePluginsAccess(req.server.db, req.tenant.organization_id, min);

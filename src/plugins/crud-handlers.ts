@@ -1,11 +1,11 @@
 import type { FastifyRequest } from 'fastify';
-import { pageOf } from '../../core/paging.js';
-import { listPlugins, type Family } from '../../db/queries/plugins.js';
-import { paginated } from '../../http/pagination.js';
-import type { Handler } from '../../http/types.js';
-import { loadPlugin, PluginsAccess, requireOwned, requirePluginsAccess } from '../../plugins/access.js';
-import { changePlugin, installPlugin, uninstallPlugin, type PluginActor } from '../../plugins/install.js';
-import { serializePlugin } from '../../serializers/plugins.js';
+import { pageOf } from '../core/paging.js';
+import { listPlugins, type Family } from './queries.js';
+import { paginated } from '../http/pagination.js';
+import type { Handler } from '../http/types.js';
+import { loadPlugin, PluginsAccess, requireOwned, requirePluginsAccess } from './access.js';
+import { changePlugin, installPlugin, uninstallPlugin, type PluginActor } from './install.js';
+import { serializePlugin } from './serialize.js';
 
 /** The caller's organization and user, as plugin writes log them. */
 export const actorOf = (req: FastifyRequest): PluginActor => ({

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ProjectRequest, SomeHandlers } from '../http/types.js';
 import { paginated } from '../http/pagination.js';
 import { pageOf } from '../core/paging.js';
-import { listPluginConfigs } from '../db/queries/plugin-configs.js';
+import { listPluginConfigs } from './config-queries.js';
 import {
   canConfigure,
   changePluginConfig,
@@ -11,9 +11,9 @@ import {
   loadPluginConfig,
   pluginConfigLogs,
   presentPluginConfigs,
-} from '../plugins/configs.js';
+} from './configs.js';
 import { secretBox } from '../secrets/index.js';
-import { serializePluginConfig } from '../serializers/plugins.js';
+import { serializePluginConfig } from './serialize.js';
 
 const pathConfig = (req: ProjectRequest & FastifyRequest<{ Params: { id: number } }>) =>
   loadPluginConfig(req.server.db, req.tenant, req.params.id);

@@ -1,16 +1,16 @@
 import type { FastifyRequest } from 'fastify';
-import { exportLogs, exportScope, loadBackfill, loadExport, loadRun, presentBackfills } from '../batch-exports/load.js';
-import { cancelBackfill, cancelRun, createBackfill, retryRun } from '../batch-exports/service.js';
+import { exportLogs, exportScope, loadBackfill, loadExport, loadRun, presentBackfills } from './load.js';
+import { cancelBackfill, cancelRun, createBackfill, retryRun } from './service.js';
 import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import { ApiError } from '../core/errors.js';
 import { isUuid } from '../core/ids.js';
 import { clampLimit } from '../core/paging.js';
-import { listBackfills, listRuns, type Cursor, type CursorPage } from '../db/queries/batch-export-lists.js';
-import { getBackfill } from '../db/queries/batch-export-runs.js';
+import { listBackfills, listRuns, type Cursor, type CursorPage } from './list-queries.js';
+import { getBackfill } from './run-queries.js';
 import { paginated, requestUrl } from '../http/pagination.js';
 import type { SomeHandlers } from '../http/types.js';
-import { serializeRun } from '../serializers/batch-exports.js';
-import { twins, type TwinHandler } from './batch-export-twins.js';
+import { serializeRun } from './serialize.js';
+import { twins, type TwinHandler } from './twin-handlers.js';
 
 function cursorOf(raw: string | undefined): Cursor | undefined {
   if (!raw) return undefined;

@@ -1,10 +1,10 @@
 import { and, desc, eq, getTableColumns, ilike, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
-import type { Db } from '../client.js';
-import { batch_export_backfills, batch_export_logs, batch_export_runs } from '../schema/index.js';
-import type { RunRow } from './batch-exports.js';
-import type { BackfillRow } from './batch-export-runs.js';
-import { countWhere } from './util.js';
+import type { Db } from '../db/client.js';
+import { batch_export_backfills, batch_export_logs, batch_export_runs } from '../db/schema/index.js';
+import type { RunRow } from './queries.js';
+import type { BackfillRow } from './run-queries.js';
+import { countWhere } from '../db/queries/util.js';
 
 /** A position in a keyset-ordered list; `r` marks a cursor that pages backwards. */
 export interface Cursor {

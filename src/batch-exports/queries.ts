@@ -1,10 +1,10 @@
 import { and, asc, desc, eq, inArray, lte, sql, type SQL, getTableColumns } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
-import type { Db } from '../client.js';
-import { batch_export_runs, batch_exports, projects } from '../schema/index.js';
-import { isUuid } from '../../core/ids.js';
-import type { Page } from '../../core/paging.js';
-import { countWhere } from './util.js';
+import type { Db } from '../db/client.js';
+import { batch_export_runs, batch_exports, projects } from '../db/schema/index.js';
+import { isUuid } from '../core/ids.js';
+import type { Page } from '../core/paging.js';
+import { countWhere } from '../db/queries/util.js';
 
 export type BatchExportRow = typeof batch_exports.$inferSelect;
 export type BatchExportInsert = typeof batch_exports.$inferInsert;

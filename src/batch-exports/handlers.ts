@@ -1,17 +1,17 @@
 import type { FastifyRequest } from 'fastify';
-import { destinationTest } from '../batch-exports/destination-tests.js';
-import { exportLogs, exportScope, loadExport, presentExport, presentExports } from '../batch-exports/load.js';
-import { createBackfill, deleteExport, pauseExport, unpauseExport } from '../batch-exports/service.js';
-import { createExport, testStepNew, testStepOnExport, updateExport, type ExportDeps } from '../batch-exports/writes.js';
+import { destinationTest } from './destination-tests.js';
+import { exportLogs, exportScope, loadExport, presentExport, presentExports } from './load.js';
+import { createBackfill, deleteExport, pauseExport, unpauseExport } from './service.js';
+import { createExport, testStepNew, testStepOnExport, updateExport, type ExportDeps } from './writes.js';
 import { ApiError } from '../core/errors.js';
 import { pageOf } from '../core/paging.js';
-import { listBatchExports } from '../db/queries/batch-exports.js';
+import { listBatchExports } from './queries.js';
 import { paginated } from '../http/pagination.js';
 import type { SomeHandlers } from '../http/types.js';
 import { tenantNetwork } from '../net/index.js';
 import { secretBox } from '../secrets/index.js';
-import { serializeBatchExport } from '../serializers/batch-exports.js';
-import { twins, type TwinHandler } from './batch-export-twins.js';
+import { serializeBatchExport } from './serialize.js';
+import { twins, type TwinHandler } from './twin-handlers.js';
 
 const networkOf = (req: FastifyRequest) =>
   tenantNetwork(req.server.config.allowPrivateNetworks, req.server.database.url);

@@ -1,8 +1,8 @@
 import type { components } from '../../generated/api.js';
-import { publicConfig } from '../batch-exports/destination-config.js';
-import type { BatchExportRow, RunRow } from '../db/queries/batch-exports.js';
-import type { BackfillRow } from '../db/queries/batch-export-runs.js';
-import type { LogRow } from '../db/queries/batch-export-lists.js';
+import { publicConfig } from './destination-config.js';
+import type { BatchExportRow, RunRow } from './queries.js';
+import type { BackfillRow } from './run-queries.js';
+import type { LogRow } from './list-queries.js';
 
 type Schemas = components['schemas'];
 const iso = (d: Date | null) => (d ? d.toISOString() : null);

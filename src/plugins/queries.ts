@@ -1,7 +1,7 @@
 import { and, asc, eq, getTableColumns, inArray, notInArray, or, sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../client.js';
-import { organizations, plugin_configs, plugin_source_files, plugins, projects } from '../schema/index.js';
-import type { Page } from '../../core/paging.js';
+import type { Db } from '../db/client.js';
+import { organizations, plugin_configs, plugin_source_files, plugins, projects } from '../db/schema/index.js';
+import type { Page } from '../core/paging.js';
 
 export type PluginRow = typeof plugins.$inferSelect;
 export type PluginInsert = typeof plugins.$inferInsert;

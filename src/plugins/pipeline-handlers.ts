@@ -1,7 +1,7 @@
 import type { SomeHandlers } from '../http/types.js';
-import type { Family } from '../db/queries/plugins.js';
-import { actionHandlers } from './plugins/actions.js';
-import { crudHandlers } from './plugins/crud.js';
+import type { Family } from './queries.js';
+import { actionHandlers } from './action-handlers.js';
+import { crudHandlers } from './crud-handlers.js';
 
 function familyHandlers(family: Family) {
   return { ...crudHandlers(family), ...actionHandlers(family) };

@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, getTableColumns, ilike, inArray, or, sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../client.js';
+import type { Db } from '../db/client.js';
 import {
   plugin_activity_logs,
   plugin_configs,
@@ -7,9 +7,9 @@ import {
   plugins,
   projects,
   type ActivityDetail,
-} from '../schema/index.js';
-import type { Page } from '../../core/paging.js';
-import { countWhere } from './util.js';
+} from '../db/schema/index.js';
+import type { Page } from '../core/paging.js';
+import { countWhere } from '../db/queries/util.js';
 
 export type PluginConfigRow = typeof plugin_configs.$inferSelect;
 export type PluginConfigInsert = typeof plugin_configs.$inferInsert;

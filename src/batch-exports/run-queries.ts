@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import type { Db } from '../client.js';
-import { batch_export_backfills, batch_export_runs, batch_exports } from '../schema/index.js';
-import { scopeCondition, scopedExportIds, type ExportScope, type RunRow } from './batch-exports.js';
+import type { Db } from '../db/client.js';
+import { batch_export_backfills, batch_export_runs, batch_exports } from '../db/schema/index.js';
+import { scopeCondition, scopedExportIds, type ExportScope, type RunRow } from './queries.js';
 
 export type BackfillRow = typeof batch_export_backfills.$inferSelect;
 

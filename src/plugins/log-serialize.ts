@@ -1,5 +1,5 @@
 import type { components } from '../../generated/api.js';
-import type { PluginLogRow } from '../db/queries/plugin-configs.js';
+import type { PluginLogRow } from './config-queries.js';
 
 type Entry = components['schemas']['PluginLogEntry'];
 
