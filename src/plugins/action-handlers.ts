@@ -6,7 +6,7 @@ import { loadOwnForReading, loadOwnForWriting, PluginsAccess, requirePluginsAcce
 import { presentPluginConfigs } from './configs.js';
 import { checkForUpdates, repositoryList, updateSource, upgradePlugin } from './install.js';
 import { serializeActivity, serializePlugin } from './serialize.js';
-import { activityLogPage } from '../operations/activity-log.js';
+import { activityLogPage } from '../http/activity-log.js';
 import { actorOf } from './crud-handlers.js';
 
 const access = (req: FastifyRequest, min: number) =>

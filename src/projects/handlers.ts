@@ -6,7 +6,7 @@ import { pick } from '../core/pick.js';
 import { MAX_INT4 } from '../core/ids.js';
 import { currentOrganizationId, visibleOrganizationIds } from '../http/auth.js';
 import { paginated } from '../http/pagination.js';
-import { activityLogPage } from '../operations/activity-log.js';
+import { activityLogPage } from '../http/activity-log.js';
 import {
   deleteProject,
   getProject,

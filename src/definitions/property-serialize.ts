@@ -1,7 +1,7 @@
 import type { components } from '../../generated/api.js';
-import type { PropertyDefinitionRow } from '../db/queries/property-definitions.js';
+import type { PropertyDefinitionRow } from './property-queries.js';
 import type { UserRow } from '../users/queries.js';
-import { embeddedUser } from './event-definitions.js';
+import { embeddedUser } from './event-serialize.js';
 
 type PropertyDefinition = components['schemas']['PropertyDefinition'];
 

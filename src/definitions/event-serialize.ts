@@ -1,5 +1,5 @@
 import type { components } from '../../generated/api.js';
-import type { EventDefinitionRow, EventDefinitionView } from '../db/queries/event-definitions.js';
+import type { EventDefinitionRow, EventDefinitionView } from './event-queries.js';
 import type { UserRow } from '../users/queries.js';
 import { serializeUserBasic } from '../users/serialize.js';
 

@@ -1,14 +1,14 @@
 import type { FastifyRequest } from 'fastify';
 import type { ProjectRequest, SomeHandlers } from '../http/types.js';
 import { paginated } from '../http/pagination.js';
-import { deletePropertyDefinition, listPropertyDefinitions, seenTogether } from '../db/queries/property-definitions.js';
+import { deletePropertyDefinition, listPropertyDefinitions, seenTogether } from './property-queries.js';
 import { PropertyKind } from '../capture/property-definitions.js';
-import { jsonNameList } from '../definitions/common.js';
+import { jsonNameList } from './common.js';
 import {
   changePropertyDefinition,
   loadPropertyDefinition,
   presentPropertyDefinitions,
-} from '../definitions/property-definitions.js';
+} from './property-definitions.js';
 import { pageOf } from '../core/paging.js';
 import type { components } from '../../generated/api.js';
 

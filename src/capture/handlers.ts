@@ -1,8 +1,8 @@
 import type { SomeHandlers, RequestOf } from '../http/types.js';
 import { ApiError } from '../core/errors.js';
-import { normalizeEvents, readPayload } from '../capture/normalize.js';
-import { eachInTurns } from '../capture/turns.js';
-import { ingest, projectByToken } from '../db/queries/ingestion.js';
+import { normalizeEvents, readPayload } from './normalize.js';
+import { eachInTurns } from './turns.js';
+import { ingest, projectByToken } from './ingest.js';
 
 // PostHog's capture wording; its clients show these to developers setting up an SDK.
 const MISSING_KEY = 'API key not provided. You can find your project API key in PostHog project settings.';

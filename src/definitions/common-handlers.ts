@@ -1,10 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import { loadDefinition, presentDefinitions as present } from '../definitions/common.js';
+import { loadDefinition, presentDefinitions as present } from './common.js';
 import type { ProjectRequest } from '../http/types.js';
 import type { UserRow } from '../users/queries.js';
 
 // What event and property definitions share lives in src/definitions/common.ts; these take the request.
-export { jsonNameList, verificationChanges, type VerificationChanges } from '../definitions/common.js';
+export { jsonNameList, verificationChanges, type VerificationChanges } from './common.js';
 
 /** The definition the path names in the caller's project; a malformed or foreign id is a 404. */
 export function findDefinition<Row>(

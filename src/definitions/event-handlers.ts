@@ -11,15 +11,11 @@ import {
   type EventDefinitionChanges,
   type EventType,
   type Ordering,
-} from '../db/queries/event-definitions.js';
+} from './event-queries.js';
 import { normalizeTags } from '../dashboards/tags.js';
-import { presentEventDefinitionPage, presentEventDefinitions } from '../definitions/event-definitions.js';
-import {
-  TYPESCRIPT_GENERATOR_VERSION,
-  typescriptModule,
-  typescriptSchemaHash,
-} from '../serializers/event-definitions-typescript.js';
-import { findDefinition, jsonNameList, verificationChanges } from './definitions.js';
+import { presentEventDefinitionPage, presentEventDefinitions } from './event-definitions.js';
+import { TYPESCRIPT_GENERATOR_VERSION, typescriptModule, typescriptSchemaHash } from './event-typescript.js';
+import { findDefinition, jsonNameList, verificationChanges } from './common-handlers.js';
 import type { components } from '../../generated/api.js';
 import { ApiError } from '../core/errors.js';
 import { pageOf } from '../core/paging.js';

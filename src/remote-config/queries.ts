@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
-import type { Db } from '../client.js';
-import { projects } from '../schema/index.js';
+import type { Db } from '../db/client.js';
+import { projects } from '../db/schema/index.js';
 
 export interface RemoteConfigProject {
   api_token: string;

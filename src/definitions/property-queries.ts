@@ -1,10 +1,10 @@
 import { and, asc, eq, getTableColumns, ilike, inArray, like, notInArray, notLike, sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../client.js';
-import { event_properties, property_definitions } from '../schema/index.js';
-import type { Page } from '../../core/paging.js';
-import { definitionsOf, type DefinitionInput, type LinkInput } from '../../capture/property-definitions.js';
-import type { CapturedEvent } from '../../capture/normalize.js';
-import { countWhere } from './util.js';
+import type { Db } from '../db/client.js';
+import { event_properties, property_definitions } from '../db/schema/index.js';
+import type { Page } from '../core/paging.js';
+import { definitionsOf, type DefinitionInput, type LinkInput } from '../capture/property-definitions.js';
+import type { CapturedEvent } from '../capture/normalize.js';
+import { countWhere } from '../db/queries/util.js';
 
 export type PropertyDefinitionRow = typeof property_definitions.$inferSelect & {
   is_seen_on_filtered_events: boolean | null;

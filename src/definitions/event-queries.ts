@@ -1,11 +1,11 @@
 import { and, asc, count, eq, gt, ilike, inArray, like, notInArray, notLike, or, sql, type SQL } from 'drizzle-orm';
 import { alias, type PgColumn } from 'drizzle-orm/pg-core';
-import type { Db } from '../client.js';
-import { event_definitions, events, organization_memberships, users } from '../schema/index.js';
-import { prepared } from '../prepared.js';
-import { countWhere } from './util.js';
-import { isoText, jsonObject, userBasicJson } from './json.js';
-import type { Page } from '../../core/paging.js';
+import type { Db } from '../db/client.js';
+import { event_definitions, events, organization_memberships, users } from '../db/schema/index.js';
+import { prepared } from '../db/prepared.js';
+import { countWhere } from '../db/queries/util.js';
+import { isoText, jsonObject, userBasicJson } from '../db/queries/json.js';
+import type { Page } from '../core/paging.js';
 
 export type EventDefinitionRow = typeof event_definitions.$inferSelect;
 export type EventDefinitionChanges = Partial<

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SomeHandlers } from '../http/types.js';
 import { ApiError } from '../core/errors.js';
-import { decideConfig, remoteConfig, remoteConfigScript } from '../capture/remote-config.js';
+import { decideConfig, remoteConfig, remoteConfigScript } from './config.js';
 import { SDK_VERSION, sdkAsset } from '../capture/sdk-assets.js';
-import { remoteConfigProject, type RemoteConfigProject } from '../db/queries/remote-config.js';
+import { remoteConfigProject, type RemoteConfigProject } from './queries.js';
 
 // The flags service's wording for a request without a token and for a token no project has.
 const NO_TOKEN = 'No API token provided. Please include a valid API token in your request.';

@@ -1,8 +1,8 @@
 // The start-up pass that encrypts secrets written before encryption existed. It works across every
 // tenant on purpose (like the export scheduler), and each write only applies if the row is still as read.
 import { and, asc, eq, gt, sql } from 'drizzle-orm';
-import type { Db } from '../client.js';
-import { batch_exports, plugin_configs, plugins } from '../schema/index.js';
+import type { Db } from '../db/client.js';
+import { batch_exports, plugin_configs, plugins } from '../db/schema/index.js';
 
 const ENCRYPTED = 'enc:v1:%';
 const BATCH = 500;

@@ -1,12 +1,12 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../client.js';
-import { events, person_distinct_ids, persons, projects } from '../schema/index.js';
-import type { CapturedEvent } from '../../capture/normalize.js';
-import { eachInTurns, jsonSlicesInTurns, mapInTurns, type JsonSlice } from '../../capture/turns.js';
-import { changesPerson, linkedIdOf, PersonPlanner, processesPerson, type PersonState } from '../../capture/persons.js';
-import { knownTaxonomy, type Taxonomy } from './property-definitions.js';
-import { rowsOf } from './util.js';
-import { sqlState } from '../../core/sql-state.js';
+import type { Db } from '../db/client.js';
+import { events, person_distinct_ids, persons, projects } from '../db/schema/index.js';
+import type { CapturedEvent } from './normalize.js';
+import { eachInTurns, jsonSlicesInTurns, mapInTurns, type JsonSlice } from './turns.js';
+import { changesPerson, linkedIdOf, PersonPlanner, processesPerson, type PersonState } from './persons.js';
+import { knownTaxonomy, type Taxonomy } from '../definitions/property-queries.js';
+import { rowsOf } from '../db/queries/util.js';
+import { sqlState } from '../core/sql-state.js';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 

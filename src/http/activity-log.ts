@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { clampLimit } from '../core/paging.js';
 import { getUsers, type UserRow } from '../users/queries.js';
-import { requestUrl } from '../http/pagination.js';
+import { requestUrl } from './pagination.js';
 
 /**
  * PostHog's activity log page (`results`, `next`, `previous`, `total_count`, paged by `page` and `limit`),

@@ -1,4 +1,4 @@
-import type { RemoteConfigProject } from '../db/queries/remote-config.js';
+import type { RemoteConfigProject } from './queries.js';
 
 /**
  * The remote config posthog-js loads before it starts autocapture, as PostHog builds it
