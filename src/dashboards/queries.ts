@@ -14,8 +14,8 @@ import { isRowId } from '../core/ids.js';
 import { prepared } from '../db/prepared.js';
 import { anyOf, countWhere, isoTimestamp } from '../db/queries/util.js';
 import { tileViewJson, type TileView } from './tile-queries.js';
-import type { UserBasicRow } from '../users/queries.js';
-import { isoText, jsonObject, userBasicJson } from '../db/queries/json.js';
+import { isoText, jsonObject } from '../db/queries/json.js';
+import { userBasicJson, type UserBasicRow } from '../users/queries.js';
 import type { Page } from '../core/paging.js';
 
 export type DashboardRow = typeof dashboards.$inferSelect;

@@ -4,7 +4,8 @@ import type { Db } from '../db/client.js';
 import { event_definitions, events, organization_memberships, users } from '../db/schema/index.js';
 import { prepared } from '../db/prepared.js';
 import { countWhere } from '../db/queries/util.js';
-import { isoText, jsonObject, userBasicJson } from '../db/queries/json.js';
+import { isoText, jsonObject } from '../db/queries/json.js';
+import { userBasicJson } from '../users/queries.js';
 import type { Page } from '../core/paging.js';
 
 export type EventDefinitionRow = typeof event_definitions.$inferSelect;

@@ -1,9 +1,11 @@
 import { and, asc, eq, isNotNull, ne, sql, type SQL } from 'drizzle-orm';
+import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client.js';
 import { organization_domains, organization_memberships, organizations, users } from '../db/schema/index.js';
 import { randomToken } from '../tokens.js';
 import { prepared } from '../db/prepared.js';
 import { anyOf, countWhere } from '../db/queries/util.js';
+import { jsonObject } from '../db/queries/json.js';
 import { sqlState } from '../core/sql-state.js';
 import type { Page } from '../core/paging.js';
 
@@ -22,6 +24,12 @@ export const userBasicColumns = {
   role_at_organization: users.role_at_organization,
 };
 export type UserBasicRow = Pick<UserRow, keyof typeof userBasicColumns>;
+
+/** A user as the contract's UserBasic, from the columns `userBasicColumns` names (of `users` or an alias). */
+export function userBasicJson(u: Record<keyof typeof userBasicColumns, PgColumn> = users): SQL<string> {
+  const keys = Object.keys(userBasicColumns) as (keyof typeof userBasicColumns)[];
+  return jsonObject(Object.fromEntries(keys.map((key) => [key, u[key]])));
+}
 
 export async function getUser(db: Db, id: number): Promise<UserRow | undefined> {
   const [row] = await db.select().from(users).where(eq(users.id, id)).limit(1);
