@@ -1,5 +1,5 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../db/client.js';
+import type { Db, Tx } from '../db/client.js';
 import { events, person_distinct_ids, persons, projects } from '../db/schema/index.js';
 import type { CapturedEvent } from './normalize.js';
 import { eachInTurns, jsonSlicesInTurns, mapInTurns, type JsonSlice } from './turns.js';
@@ -7,8 +7,6 @@ import { changesPerson, linkedIdOf, PersonPlanner, processesPerson, type PersonS
 import { knownTaxonomy, type Taxonomy } from '../definitions/property-queries.js';
 import { rowsOf } from '../db/queries/util.js';
 import { sqlState } from '../core/sql-state.js';
-
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 export interface IngestProject {
   id: number;

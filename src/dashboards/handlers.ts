@@ -108,7 +108,7 @@ async function updateHandler(req: RequestOf<'dashboards_partial_update'>): Promi
     const row = await updateDashboard(tx, req.tenant.project_id, dashboard.id, input);
     if (!row) throw ApiError.notFound();
     await applyTiles(tx, req.tenant.project_id, dashboard.id, tiles, viewer.id);
-    return presentDashboard(tx as Db, row, viewer);
+    return presentDashboard(tx, row, viewer);
   });
 }
 
@@ -175,7 +175,7 @@ export const dashboardHandlers = {
       }
       // Read in the transaction that wrote it: an answer that fails after the commit would tell the
       // client nothing was created, and its retry would create a second dashboard.
-      return presentDashboard(tx as Db, row, viewerOf(req));
+      return presentDashboard(tx, row, viewerOf(req));
     });
     reply.code(201);
     return dashboard;
@@ -215,9 +215,9 @@ export const dashboardHandlers = {
       "You don't have edit permissions for the destination dashboard.",
     );
     return req.server.db.transaction(async (tx) => {
-      const moved = await moveTile(tx as Db, req.tenant.project_id, { id: tile.id, from: from.id, to: to.id });
+      const moved = await moveTile(tx, req.tenant.project_id, { id: tile.id, from: from.id, to: to.id });
       if (!moved) throw ApiError.notFound();
-      return presentDashboard(tx as Db, from, viewer);
+      return presentDashboard(tx, from, viewer);
     });
   },
 
@@ -248,7 +248,7 @@ export const dashboardHandlers = {
         row.id,
         tiles.map((t) => ({ body: t.body!, layouts: t.layouts, color: t.color, created_by_id: userId })),
       );
-      return presentDashboard(tx as Db, row, viewerOf(req));
+      return presentDashboard(tx, row, viewerOf(req));
     });
     return dashboard;
   },
@@ -261,8 +261,8 @@ export const dashboardHandlers = {
     const projectId = req.tenant.project_id;
     const userId = req.principal.user.id;
     const dashboard = await req.server.db.transaction(async (tx) => {
-      await lockProjectForUnlisted(tx as Db, projectId);
-      if (await findUnlisted(tx as Db, projectId, tag)) {
+      await lockProjectForUnlisted(tx, projectId);
+      if (await findUnlisted(tx, projectId, tag)) {
         throw new ApiError(409, 'invalid_request', 'conflict', `Unlisted dashboard with tag '${tag}' already exists`);
       }
       const row = await insertDashboard(tx, projectId, {
@@ -275,7 +275,7 @@ export const dashboardHandlers = {
         created_by_id: userId,
       });
       await insertTiles(tx, req.tenant.project_id, row.id, templateTiles(template, userId));
-      return presentDashboard(tx as Db, row, viewerOf(req));
+      return presentDashboard(tx, row, viewerOf(req));
     });
     reply.code(201);
     return dashboard;

@@ -8,6 +8,11 @@ import { Reachability, tcpSocketOptions } from './reachability.js';
 import * as schema from './schema/index.js';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+/**
+ * A transaction's handle. It is a `Db` (drizzle's transaction extends its database), so a query written for
+ * `Db` takes it as it is; the name says where a function expects to run inside one.
+ */
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 export interface Database {
   db: Db;

@@ -32,9 +32,9 @@ async function update(req: FastifyRequest<{ Body: OrganizationBody | undefined }
   const input = pick(req.body, WRITABLE);
   // Answered from the transaction that wrote it, so an error answer means nothing was changed.
   const answer = await req.server.db.transaction(async (tx) => {
-    const organization = await updateOrganization(tx as Db, req.tenant.organization_id, input);
+    const organization = await updateOrganization(tx, req.tenant.organization_id, input);
     if (!organization) throw ApiError.notFound();
-    return (await present(req, [organization], tx as Db))[0]!;
+    return (await present(req, [organization], tx))[0]!;
   });
   // Whether members' keys may act here is part of every cached principal of this organization.
   if (input.members_can_use_personal_api_keys !== undefined || input.name !== undefined)
@@ -56,13 +56,13 @@ export const organizationHandlers = {
     const answer = await req.server.db
       .transaction(async (tx) => {
         const { organization } = await createOrganization(
-          tx as Db,
+          tx,
           { ...pick(req.body, WRITABLE), name: req.body.name },
           req.principal.user.id,
         );
         // The principal cached for this request predates the new membership.
         req.principal.memberships.set((created = organization.id), Level.OWNER);
-        return (await present(req, [organization], tx as Db))[0]!;
+        return (await present(req, [organization], tx))[0]!;
       })
       .catch((err: unknown) => {
         if (created) req.principal.memberships.delete(created);

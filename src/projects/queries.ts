@@ -1,5 +1,5 @@
 import { and, asc, count, desc, eq, inArray, isNotNull, ne, notInArray, sql } from 'drizzle-orm';
-import type { Db } from '../db/client.js';
+import type { Db, Tx } from '../db/client.js';
 import {
   dashboards,
   organization_memberships,
@@ -15,8 +15,6 @@ import { newProjectToken } from '../tokens.js';
 import { anyOf, countWhere } from '../db/queries/util.js';
 import { prepared } from '../db/prepared.js';
 import type { Page } from '../core/paging.js';
-
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 export type ProjectRow = typeof projects.$inferSelect;
 export type ProjectInput = Partial<
