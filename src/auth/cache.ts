@@ -16,7 +16,8 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * Keeps principals for a few seconds so a warm key costs no database round trip. Any change that
  * could revoke access (a key deleted or rolled, a membership changed, an organization or project
- * deleted) clears every process's cache through NOTIFY:
+ * deleted) clears every process's cache through NOTIFY, sent by the database's trigger on the tables a
+ * principal is read from (drizzle/0019_access_changes.sql), so no write has to remember it:
  *
  * - the revoking call returns only once every process listening on the database has answered that
  *   its cache is clear (or after a bound, for a process that died without closing its connection);
@@ -36,6 +37,9 @@ export class AuthCache {
   constructor(private database: Database) {}
 
   async start(): Promise<void> {
+    // A transaction of this process that changed who may do what (a key, a membership, a user, an
+    // organization or a project; the database's trigger marks it) invalidates before its caller goes on.
+    this.database.onAccessChange(() => this.invalidate());
     await this.database.listen(ACK_CHANNEL, (payload) => {
       const sep = payload.lastIndexOf('|');
       this.echoes.get(payload.slice(0, sep))?.(payload.slice(sep + 1));

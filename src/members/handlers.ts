@@ -66,7 +66,6 @@ async function update(req: FastifyRequest<{ Params: { user__uuid: string }; Body
   validateUpdate(callerSeat(req), seat(target), level);
   const membership = await setMemberLevel(req.server.db, req.tenant.organization_id, target.membership.id, level);
   if (!membership) throw ApiError.notFound();
-  await req.server.authCache.invalidate();
   return (await presentMembers(req.server.db, [{ membership, user: target.user }]))[0]!;
 }
 
@@ -114,7 +113,6 @@ export const memberHandlers = {
       throw ApiError.validation(null, 'Cannot leave the organization as its owner!');
     }
     await removeMember(req.server.db, req.tenant.organization_id, target.user.id);
-    await req.server.authCache.invalidate();
     reply.code(204);
   },
 } satisfies SomeHandlers;

@@ -174,13 +174,19 @@ export async function setMemberLevel(
   membershipId: string,
   level: number,
 ): Promise<MembershipRow | undefined> {
-  const [row] = await db
-    .update(organization_memberships)
-    .set({ level, updated_at: sql`now()` })
-    .where(
-      and(eq(organization_memberships.id, membershipId), eq(organization_memberships.organization_id, organizationId)),
-    )
-    .returning();
+  // In a transaction of its own: a change of who may do what invalidates the auth caches before it returns.
+  const [row] = await db.transaction((tx) =>
+    tx
+      .update(organization_memberships)
+      .set({ level, updated_at: sql`now()` })
+      .where(
+        and(
+          eq(organization_memberships.id, membershipId),
+          eq(organization_memberships.organization_id, organizationId),
+        ),
+      )
+      .returning(),
+  );
   return row;
 }
 

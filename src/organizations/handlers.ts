@@ -36,9 +36,6 @@ async function update(req: FastifyRequest<{ Body: OrganizationBody | undefined }
     if (!organization) throw ApiError.notFound();
     return (await present(req, [organization], tx))[0]!;
   });
-  // Whether members' keys may act here is part of every cached principal of this organization.
-  if (input.members_can_use_personal_api_keys !== undefined || input.name !== undefined)
-    await req.server.authCache.invalidate();
   return answer;
 }
 
@@ -68,7 +65,6 @@ export const organizationHandlers = {
         if (created) req.principal.memberships.delete(created);
         throw err;
       });
-    await req.server.authCache.invalidate();
     reply.code(201);
     return answer;
   },
@@ -90,7 +86,6 @@ export const organizationHandlers = {
   async organizations_destroy(req, reply) {
     requireLevel(req.tenant, Level.OWNER);
     await deleteOrganization(req.server.db, req.tenant.organization_id);
-    await req.server.authCache.invalidate();
     reply.code(204);
   },
 } satisfies SomeHandlers;

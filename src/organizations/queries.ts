@@ -174,7 +174,8 @@ export async function updateOrganization(
 }
 
 export async function deleteOrganization(db: Db, id: string): Promise<void> {
-  await db.delete(organizations).where(eq(organizations.id, id));
+  // In a transaction of its own: a change of who may do what invalidates the auth caches before it returns.
+  await db.transaction((tx) => tx.delete(organizations).where(eq(organizations.id, id)));
 }
 
 export async function addMembership(db: Db, organizationId: string, userId: number, level: number): Promise<void> {

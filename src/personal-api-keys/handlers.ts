@@ -30,20 +30,17 @@ export const personalApiKeyHandlers = {
   async personal_api_keys_partial_update(req) {
     const key = await changeOwnKey(req.server.db, req.principal, keyId(req), req.body);
     if (!key) throw ApiError.notFound();
-    await req.server.authCache.invalidate();
     return serializeKey(key);
   },
 
   async personal_api_keys_destroy(req, reply) {
     if (!(await deleteOwnKey(req.server.db, req.principal, keyId(req)))) throw ApiError.notFound();
-    await req.server.authCache.invalidate();
     reply.code(204);
   },
 
   async personal_api_keys_roll_create(req) {
     const rolled = await rollOwnKey(req.server.db, req.principal, keyId(req));
     if (!rolled) throw ApiError.notFound();
-    await req.server.authCache.invalidate();
     return serializeKey(rolled.row, rolled.value);
   },
 } satisfies SomeHandlers;

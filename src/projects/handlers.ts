@@ -101,7 +101,6 @@ async function createIn(req: FastifyRequest, organizationId: string, level: numb
     { ...input, name: input.name ?? 'Default project' },
     req.principal.user.id,
   );
-  await req.server.authCache.invalidate();
   return serializeProject(project, level);
 }
 
@@ -122,7 +121,6 @@ async function update(req: FastifyRequest, project: ProjectRow) {
 
 async function remove(req: FastifyRequest, project: ProjectRow) {
   if (!(await deleteProject(req.server.db, req.tenant.organization_id, project.id))) throw ApiError.notFound();
-  await req.server.authCache.invalidate();
 }
 
 export const projectHandlers = {
@@ -277,7 +275,6 @@ export const projectHandlers = {
         'This project uses plugins private to its organization. Remove those plugin configs before moving it.',
       );
     }
-    await req.server.authCache.invalidate();
     return serializeProject(moved, targetLevel);
   },
 } satisfies SomeHandlers;

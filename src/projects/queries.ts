@@ -145,7 +145,10 @@ export async function updateProject(
 }
 
 export async function deleteProject(db: Db, organizationId: string, id: number): Promise<boolean> {
-  const rows = await db.delete(projects).where(ownProject(organizationId, id)).returning({ id: projects.id });
+  // In a transaction of its own: a change of who may do what invalidates the auth caches before it returns.
+  const rows = await db.transaction((tx) =>
+    tx.delete(projects).where(ownProject(organizationId, id)).returning({ id: projects.id }),
+  );
   return rows.length > 0;
 }
 

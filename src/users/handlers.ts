@@ -15,8 +15,6 @@ const pathUser = (req: FastifyRequest<{ Params: { uuid: string } }>) =>
 async function update(req: FastifyRequest<{ Params: { uuid: string }; Body: UserBody | undefined }>) {
   const target = await pathUser(req);
   const user = await changeUser(req.server.db, req.principal.user, target, req.body ?? {});
-  // Cached principals hold the user row (current organization and project among it).
-  await req.server.authCache.invalidate();
   return describeUser(req.server.db, user);
 }
 
@@ -58,7 +56,6 @@ export const userHandlers = {
     const target = await pathUser(req);
     const user = await updateUser(req.server.db, target.id, { hedgehog_config: req.body });
     if (!user) throw ApiError.notFound();
-    await req.server.authCache.invalidate();
     return user.hedgehog_config ?? {};
   },
 } satisfies SomeHandlers;

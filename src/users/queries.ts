@@ -155,7 +155,8 @@ export type UserInput = Partial<
 export async function updateUser(db: Db, id: number, input: UserInput): Promise<UserRow | undefined> {
   if (!Object.keys(input).length) return getUser(db, id);
   try {
-    const [row] = await db.update(users).set(input).where(eq(users.id, id)).returning();
+    // In a transaction of its own: a change of who may do what invalidates the auth caches before it returns.
+    const [row] = await db.transaction((tx) => tx.update(users).set(input).where(eq(users.id, id)).returning());
     return row;
   } catch (err) {
     if (sqlState(err) === '23505') return undefined;
