@@ -3,6 +3,7 @@
 import type { components } from '../../generated/api.js';
 import { ApiError } from '../core/errors.js';
 import { isUuid } from '../core/ids.js';
+import { pageOf } from '../core/paging.js';
 import type { Tenant } from '../core/tenant.js';
 import type { Db } from '../db/client.js';
 import { listLogs } from './list-queries.js';
@@ -73,7 +74,7 @@ export interface LogQuery {
 
 /** A page of the export's log entries, serialized; `runId` narrows it to one run's. */
 export async function exportLogs(db: Db, exp: BatchExportRow, q: LogQuery, runId?: string) {
-  const page = { limit: q.limit ?? 50, offset: q.offset && q.offset > 0 ? q.offset : 0 };
+  const page = pageOf(q, 50);
   const levels = (q.level ?? [])
     .flatMap((l) => l.split(','))
     .map((l) => l.trim())

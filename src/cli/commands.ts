@@ -9,7 +9,7 @@ import { serializeOrganization } from '../organizations/serialize.js';
 import { serializeProject } from '../projects/serialize.js';
 import { serializeUserBasic } from '../users/serialize.js';
 import { spec } from '../http/spec.js';
-import { isUuid } from '../core/ids.js';
+import { isUuid, rowIdOf } from '../core/ids.js';
 
 export class CliError extends Error {}
 
@@ -107,8 +107,9 @@ export const commands: Record<string, Command> = {
       const bad = scopes.find((s) => !SCOPES.has(s));
       if (bad || !scopes.length) throw new CliError(`Invalid scope: ${bad ?? '(none)'}`);
       const teams = list(flags['scoped-teams'])?.map((s) => {
-        if (!/^\d+$/.test(s)) throw new CliError(`--scoped-teams takes project ids, not ${s}`);
-        return Number(s);
+        const id = rowIdOf(s);
+        if (id === undefined) throw new CliError(`--scoped-teams takes project ids, not ${s}`);
+        return id;
       });
       const orgs = list(flags['scoped-organizations']);
       const badOrg = orgs?.find((o) => !isUuid(o));

@@ -3,7 +3,7 @@ import type { ProjectRequest, SomeHandlers } from '../http/types.js';
 import { ApiError } from '../core/errors.js';
 import { Level, requireLevel } from '../core/levels.js';
 import { pick } from '../core/pick.js';
-import { MAX_INT4 } from '../core/ids.js';
+import { rowIdOf } from '../core/ids.js';
 import { currentOrganizationId, visibleOrganizationIds } from '../http/auth.js';
 import { paginated } from '../http/pagination.js';
 import { activityLogPage } from '../http/activity-log.js';
@@ -86,8 +86,8 @@ async function loadProject(req: ProjectRequest) {
 async function organizationProject(req: FastifyRequest<{ Params: { id: string } }>): Promise<ProjectRow> {
   const raw = req.params.id;
   const current = req.principal.user.current_team_id;
-  const id = raw === '@current' ? current : /^\d{1,10}$/.test(raw) ? Number(raw) : null;
-  const project = id !== null && id <= MAX_INT4 ? await getProject(req.server.db, id) : undefined;
+  const id = raw === '@current' ? current : rowIdOf(raw);
+  const project = id != null ? await getProject(req.server.db, id) : undefined;
   if (!project || project.organization_id !== req.tenant.organization_id) throw ApiError.notFound();
   return project;
 }
