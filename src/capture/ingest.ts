@@ -4,7 +4,7 @@ import { events, person_distinct_ids, persons, projects } from '../db/schema/ind
 import type { CapturedEvent } from './normalize.js';
 import { eachInTurns, jsonSlicesInTurns, mapInTurns, type JsonSlice } from './turns.js';
 import { changesPerson, linkedIdOf, PersonPlanner, processesPerson, type PersonState } from './persons.js';
-import { knownTaxonomy, type Taxonomy } from '../definitions/property-queries.js';
+import { knownTaxonomy, type Taxonomy } from './known-taxonomy.js';
 import { rowsOf } from '../db/queries/util.js';
 import { sqlState } from '../core/sql-state.js';
 
