@@ -11,11 +11,11 @@ import { executeRun } from '../src/batch-exports/runner.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
 import { tenantNetwork } from '../src/net/index.js';
-import { createOrganization } from '../src/db/queries/organizations.js';
-import { createKey } from '../src/db/queries/personal-api-keys.js';
-import { insertRuns } from '../src/db/queries/batch-export-runs.js';
+import { createOrganization } from '../src/organizations/queries.js';
+import { createKey } from '../src/personal-api-keys/queries.js';
+import { insertRuns } from '../src/batch-exports/run-queries.js';
 import { secretBox } from '../src/secrets/index.js';
-import { createUser } from '../src/db/queries/users.js';
+import { createUser } from '../src/users/queries.js';
 
 const EVENTS = Number(process.env.BENCH_EXPORT_EVENTS ?? 1_000_000);
 const base = process.env.DATABASE_URL;

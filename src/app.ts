@@ -4,7 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { createJobEngine, type JobEngine } from './batch-exports/index.js';
 import type { Config } from './config.js';
 import type { Database, Db } from './db/client.js';
-import { AuthCache } from './http/auth-cache.js';
+import { AuthCache } from './auth/cache.js';
 import { isCaptureUrl, registerCapture } from './http/capture.js';
 import { clientErrorHandler, errorHandler } from './http/errors.js';
 import { ApiError } from './core/errors.js';

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from './db/client.js';
-import { createOrganization } from './db/queries/organizations.js';
-import { createKey } from './db/queries/personal-api-keys.js';
-import { countUsers, createUser } from './db/queries/users.js';
+import { createOrganization } from './organizations/queries.js';
+import { createKey } from './personal-api-keys/queries.js';
+import { countUsers, createUser } from './users/queries.js';
 
 export interface BootstrapResult {
   /** The key's value when this start created it and generated it (so it must be shown once). */

@@ -1,7 +1,7 @@
 // The tenant matrix: every operation that names an organization or a project (or is one) refuses
 // callers from outside it. Operations are enumerated from the contract, so every area is covered.
 import t from 'tap';
-import { addMembership } from '../src/db/queries/organizations.js';
+import { addMembership } from '../src/organizations/queries.js';
 import { buildTestApp } from './helpers/app.js';
 import { makeKey, makeProject, makeTenant, type Tenant } from './helpers/factories.js';
 import { changedTables, fingerprint } from './helpers/fingerprint.js';

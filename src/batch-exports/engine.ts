@@ -1,6 +1,6 @@
 import { PgBoss } from 'pg-boss';
 import type { Database } from '../db/client.js';
-import type { RunRow } from '../db/queries/batch-exports.js';
+import type { RunRow } from './queries.js';
 
 /** One job per run to export; `exclusive` keeps at most one queued or active job per run id. */
 export const RUN_QUEUE = 'batch-export-run';

@@ -3,12 +3,13 @@
 import type { components } from '../../generated/api.js';
 import { ApiError } from '../core/errors.js';
 import { isUuid } from '../core/ids.js';
+import { pageOf } from '../core/paging.js';
 import type { Tenant } from '../core/tenant.js';
 import type { Db } from '../db/client.js';
-import { listLogs } from '../db/queries/batch-export-lists.js';
-import { backfillRunCounts, getBackfill, getRun, type BackfillRow } from '../db/queries/batch-export-runs.js';
-import { getBatchExport, latestRuns, type BatchExportRow, type ExportScope } from '../db/queries/batch-exports.js';
-import { serializeBackfill, serializeBatchExport, serializeLog } from '../serializers/batch-exports.js';
+import { listLogs } from './list-queries.js';
+import { backfillRunCounts, getBackfill, getRun, type BackfillRow } from './run-queries.js';
+import { getBatchExport, latestRuns, type BatchExportRow, type ExportScope } from './queries.js';
+import { serializeBackfill, serializeBatchExport, serializeLog } from './serialize.js';
 
 type Schemas = components['schemas'];
 
@@ -73,7 +74,7 @@ export interface LogQuery {
 
 /** A page of the export's log entries, serialized; `runId` narrows it to one run's. */
 export async function exportLogs(db: Db, exp: BatchExportRow, q: LogQuery, runId?: string) {
-  const page = { limit: q.limit ?? 50, offset: q.offset && q.offset > 0 ? q.offset : 0 };
+  const page = pageOf(q, 50);
   const levels = (q.level ?? [])
     .flatMap((l) => l.split(','))
     .map((l) => l.trim())

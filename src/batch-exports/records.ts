@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, notInArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import type { BatchExportRow } from '../db/queries/batch-exports.js';
+import type { BatchExportRow } from './queries.js';
 import { events, person_distinct_ids, persons } from '../db/schema/index.js';
 import { filterSql } from '../db/queries/events.js';
 import { parseFilterList } from '../events/filters.js';

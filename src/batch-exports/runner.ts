@@ -1,12 +1,7 @@
 import type { Db } from '../db/client.js';
-import { getBatchExportById } from '../db/queries/batch-exports.js';
-import {
-  settleBackfill,
-  unscopedClaimRun,
-  unscopedFinishRun,
-  unscopedHeartbeatRun,
-} from '../db/queries/batch-export-runs.js';
-import { insertLog } from '../db/queries/batch-export-lists.js';
+import { getBatchExportById } from './queries.js';
+import { settleBackfill, unscopedClaimRun, unscopedFinishRun, unscopedHeartbeatRun } from './run-queries.js';
+import { insertLog } from './list-queries.js';
 import { HogQLError } from '../hogql/index.js';
 import type { TenantNetwork } from '../net/index.js';
 import type { SecretBox } from '../secrets/index.js';

@@ -6,7 +6,7 @@ import {
   type BatchExportRow,
   type ExportScope,
   type RunRow,
-} from '../db/queries/batch-exports.js';
+} from './queries.js';
 import {
   cancelBackfills,
   cancelRuns,
@@ -17,7 +17,7 @@ import {
   settleBackfill,
   unscopedInsertScheduledRuns,
   type BackfillRow,
-} from '../db/queries/batch-export-runs.js';
+} from './run-queries.js';
 import { HogQLError, parseSelect, printSelect } from '../hogql/index.js';
 import type { JobEngine } from './engine.js';
 import { ceilToGrid, dueIntervals, floorToGrid, intervalMs, intervalsBetween } from './intervals.js';
@@ -122,11 +122,11 @@ async function startBackfill(
   intervals: { start: Date | null; end: Date }[],
 ): Promise<string> {
   const { backfill, runs } = await db.transaction(async (tx) => {
-    const backfill = await insertBackfill(tx as Db, scope, { batch_export_id: exp.id, ...bounds });
+    const backfill = await insertBackfill(tx, scope, { batch_export_id: exp.id, ...bounds });
     if (!backfill) throw ApiError.notFound();
     const runs: RunRow[] = [];
     for (let i = 0; i < intervals.length; i += 1000) {
-      runs.push(...(await insertRuns(tx as Db, scope, exp.id, intervals.slice(i, i + 1000), backfill.id)));
+      runs.push(...(await insertRuns(tx, scope, exp.id, intervals.slice(i, i + 1000), backfill.id)));
     }
     return { backfill, runs };
   });
@@ -189,9 +189,9 @@ export async function unpauseExport(
 /** Marks the export deleted and cancels whatever of it has not finished. */
 export async function deleteExport(db: Db, scope: ExportScope, exp: BatchExportRow): Promise<boolean> {
   return db.transaction(async (tx) => {
-    if (!(await updateBatchExport(tx as Db, scope, exp.id, { deleted: true }))) return false;
-    await cancelRuns(tx as Db, scope, { exportId: exp.id });
-    await cancelBackfills(tx as Db, scope, exp.id);
+    if (!(await updateBatchExport(tx, scope, exp.id, { deleted: true }))) return false;
+    await cancelRuns(tx, scope, { exportId: exp.id });
+    await cancelBackfills(tx, scope, exp.id);
     return true;
   });
 }
@@ -205,8 +205,8 @@ export async function cancelRun(db: Db, scope: ExportScope, run: RunRow): Promis
     throw ApiError.validation(null, `Cannot cancel a run that is in '${run.status}' status`);
   }
   await db.transaction(async (tx) => {
-    await cancelRuns(tx as Db, scope, { exportId: run.batch_export_id, runId: run.id });
-    if (run.backfill_id) await settleBackfill(tx as Db, scope, run.backfill_id);
+    await cancelRuns(tx, scope, { exportId: run.batch_export_id, runId: run.id });
+    if (run.backfill_id) await settleBackfill(tx, scope, run.backfill_id);
   });
 }
 
@@ -216,8 +216,8 @@ export async function cancelBackfill(db: Db, scope: ExportScope, backfill: Backf
     throw ApiError.validation(null, `Cannot cancel a backfill that is in '${backfill.status}' status`);
   }
   await db.transaction(async (tx) => {
-    await setBackfillStatus(tx as Db, scope, backfill.id, 'Cancelled');
-    await cancelRuns(tx as Db, scope, { exportId: backfill.batch_export_id, backfillId: backfill.id });
+    await setBackfillStatus(tx, scope, backfill.id, 'Cancelled');
+    await cancelRuns(tx, scope, { exportId: backfill.batch_export_id, backfillId: backfill.id });
   });
 }
 

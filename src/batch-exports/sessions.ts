@@ -1,5 +1,5 @@
 import type { Db } from '../db/client.js';
-import type { BatchExportRow } from '../db/queries/batch-exports.js';
+import type { BatchExportRow } from './queries.js';
 import { copyBatches, inlineParams, postgresClient } from './copy-source.js';
 import type { ExportColumn, RecordSource } from './records.js';
 

@@ -12,7 +12,7 @@ import {
   type BatchExportInsert,
   type BatchExportRow,
   type ExportScope,
-} from '../db/queries/batch-exports.js';
+} from './queries.js';
 import { parseFilterList } from '../events/filters.js';
 import type { TenantNetwork } from '../net/index.js';
 import type { SecretBox } from '../secrets/index.js';

@@ -3,17 +3,17 @@ import { copyClient } from '../backup/client.js';
 import { dump } from '../backup/dump.js';
 import { load, RestoreError } from '../backup/load.js';
 import type { Database, Db } from '../db/client.js';
-import { addMembership, createOrganization, getOrganization, organizationExtras } from '../db/queries/organizations.js';
-import { createKey } from '../db/queries/personal-api-keys.js';
-import { insertProject } from '../db/queries/projects.js';
-import { createUser, findUserByEmail, type UserRow } from '../db/queries/users.js';
+import { addMembership, createOrganization, getOrganization, organizationExtras } from '../organizations/queries.js';
+import { createKey } from '../personal-api-keys/queries.js';
+import { insertProject } from '../projects/queries.js';
+import { createUser, findUserByEmail, type UserRow } from '../users/queries.js';
 import { sqlState } from '../core/sql-state.js';
-import { serializeKey } from '../serializers/personal-api-keys.js';
-import { serializeOrganization } from '../serializers/organizations.js';
-import { serializeProject } from '../serializers/projects.js';
-import { serializeUserBasic } from '../serializers/users.js';
+import { serializeKey } from '../personal-api-keys/serialize.js';
+import { serializeOrganization } from '../organizations/serialize.js';
+import { serializeProject } from '../projects/serialize.js';
+import { serializeUserBasic } from '../users/serialize.js';
 import { spec } from '../http/spec.js';
-import { isUuid } from '../core/ids.js';
+import { isUuid, rowIdOf } from '../core/ids.js';
 
 export class CliError extends Error {}
 
@@ -142,8 +142,9 @@ export const commands: Record<string, Command> = {
       const bad = scopes.find((s) => !SCOPES.has(s));
       if (bad || !scopes.length) throw new CliError(`Invalid scope: ${bad ?? '(none)'}`);
       const teams = list(flags['scoped-teams'])?.map((s) => {
-        if (!/^\d+$/.test(s)) throw new CliError(`--scoped-teams takes project ids, not ${s}`);
-        return Number(s);
+        const id = rowIdOf(s);
+        if (id === undefined) throw new CliError(`--scoped-teams takes project ids, not ${s}`);
+        return id;
       });
       const orgs = list(flags['scoped-organizations']);
       const badOrg = orgs?.find((o) => !isUuid(o));

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { openDatabase, type Database } from '../db/client.js';
 import { DataDirError } from '../db/embedded.js';
-import { AuthCache } from '../http/auth-cache.js';
+import { AuthCache } from '../auth/cache.js';
 import { commands, CliError } from './commands.js';
 
 const USAGE = `usage: npm run --silent cli -- <command> [--flags]

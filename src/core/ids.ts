@@ -12,3 +12,9 @@ export function isUuid(s: string): boolean {
 export function isRowId(n: unknown): n is number {
   return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= MAX_INT4;
 }
+
+/** The row id a path segment or argument spells in decimal digits, or undefined when it spells none. */
+export function rowIdOf(text: string): number | undefined {
+  const n = /^\d{1,10}$/.test(text) ? Number(text) : undefined;
+  return isRowId(n) ? n : undefined;
+}

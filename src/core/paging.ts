@@ -12,8 +12,8 @@ export function clampLimit(limit: number | undefined, fallback = DEFAULT_LIMIT):
   return limit && limit > 0 ? Math.min(limit, MAX_LIMIT) : fallback;
 }
 
-export function pageOf(query: { limit?: number; offset?: number } | undefined): Page {
+export function pageOf(query: { limit?: number; offset?: number } | undefined, fallback = DEFAULT_LIMIT): Page {
   // Past 2^53 a JavaScript number is no longer an exact integer, and PostgreSQL's OFFSET is a bigint.
   const offset = query?.offset && query.offset > 0 ? Math.min(query.offset, Number.MAX_SAFE_INTEGER) : 0;
-  return { limit: clampLimit(query?.limit), offset };
+  return { limit: clampLimit(query?.limit, fallback), offset };
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../db/client.js';
-import { getDashboard, type DashboardRow } from '../db/queries/dashboards.js';
+import { getDashboard, type DashboardRow } from './queries.js';
 import { ApiError } from '../core/errors.js';
 import type { Viewer } from './access.js';
 

@@ -2,16 +2,10 @@ import type { components } from '../../generated/api.js';
 import type { Db } from '../db/client.js';
 import type { Page } from '../core/paging.js';
 import type { CreationMode } from '../db/schema/index.js';
-import {
-  dashboardExtras,
-  getDashboardView,
-  listDashboards,
-  touchDashboard,
-  type DashboardRow,
-} from '../db/queries/dashboards.js';
-import { liveTiles } from '../db/queries/dashboard-tiles.js';
-import { getUsers } from '../db/queries/users.js';
-import { accessControlVersion, serializeDashboard, tileView } from '../serializers/dashboards.js';
+import { dashboardExtras, getDashboardView, listDashboards, touchDashboard, type DashboardRow } from './queries.js';
+import { liveTiles } from './tile-queries.js';
+import { getUsers } from '../users/queries.js';
+import { accessControlVersion, serializeDashboard, tileView } from './serialize.js';
 import { withFields, type JsonText } from '../core/json-text.js';
 import { dashboardPermissions, SHARED_VIEW, type DashboardPermissions, type Viewer } from './access.js';
 

@@ -4,8 +4,8 @@ import type { components } from '../../generated/api.js';
 import { ApiError } from '../core/errors.js';
 import type { ProjectTenant } from '../core/tenant.js';
 import type { Db } from '../db/client.js';
-import { getDashboard, type DashboardRow } from '../db/queries/dashboards.js';
-import { getOrganization } from '../db/queries/organizations.js';
+import { getDashboard, type DashboardRow } from './queries.js';
+import { getOrganization } from '../organizations/queries.js';
 import {
   activePasswords,
   getSharing,
@@ -13,9 +13,9 @@ import {
   isActivePassword,
   sharedDashboard,
   type SharingRow,
-} from '../db/queries/sharing.js';
+} from './sharing-queries.js';
 import type { SecretBox } from '../secrets/index.js';
-import { serializeSharing } from '../serializers/dashboards.js';
+import { serializeSharing } from './serialize.js';
 import { requireEdit, type Viewer } from './access.js';
 import { permissionsOn } from './present.js';
 import { checkSharePassword, hashSharePassword, newSharePassword } from './share-passwords.js';

@@ -1,5 +1,5 @@
 import type { components } from '../../generated/api.js';
-import { gridPosition, type LayoutSize } from '../serializers/dashboards.js';
+import { gridPosition, type LayoutSize } from './serialize.js';
 
 type Dashboard = components['schemas']['Dashboard'];
 

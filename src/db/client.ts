@@ -8,6 +8,11 @@ import { Reachability, tcpSocketOptions } from './reachability.js';
 import * as schema from './schema/index.js';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+/**
+ * A transaction's handle. It is a `Db` (drizzle's transaction extends its database), so a query written for
+ * `Db` takes it as it is; the name says where a function expects to run inside one.
+ */
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 export interface Database {
   db: Db;
@@ -19,6 +24,12 @@ export interface Database {
    */
   listen(channel: string, fn: (payload: string) => void, onListen?: () => void): Promise<void>;
   notify(channel: string, payload: string): Promise<void>;
+  /**
+   * Runs `fn` after a transaction of this process that changed who may do what has committed (the
+   * access_changed trigger marks it; drizzle/0019_access_changes.sql), before the transaction's caller
+   * gets its result: a workflow that revokes access returns once `fn` (the auth cache's invalidation) is done.
+   */
+  onAccessChange(fn: () => Promise<void>): void;
   ping(): Promise<void>;
   /** False while the database is known to be unreachable (requests then get 503 at once). */
   available(): boolean;
@@ -98,15 +109,21 @@ export const LISTENER_APPLICATION_NAME = 'posthog-api:listen';
 
 type PostgresClient = import('postgres').Sql;
 
+type AfterCommit = (accessChanged: boolean) => Promise<void>;
+
 /** A postgres.js client whose `unsafe` prepares, as do the clients it hands to transactions. */
-function preparingClient<T extends PostgresClient | import('postgres').TransactionSql>(client: T): T {
+function preparingClient<T extends PostgresClient | import('postgres').TransactionSql>(
+  client: T,
+  afterCommit?: AfterCommit,
+): T {
   return new Proxy(client, {
     get(target, prop, receiver) {
       if (prop === 'unsafe') {
         return (query: string, params?: unknown[], options?: object) =>
           target.unsafe(query, params as never[], { ...options, prepare: true });
       }
-      if (prop === 'begin') return (...args: unknown[]) => beginKnowingOutcome(target as PostgresClient, args);
+      if (prop === 'begin')
+        return (...args: unknown[]) => beginKnowingOutcome(target as PostgresClient, args, afterCommit);
       if (prop === 'savepoint') {
         const open = Reflect.get(target, prop, receiver) as (...args: unknown[]) => unknown;
         return (...args: unknown[]) => {
@@ -126,25 +143,33 @@ function preparingClient<T extends PostgresClient | import('postgres').Transacti
  * asked on another connection. A committed transaction returns its result, so a client is never told
  * that a write it made failed; an aborted one throws the connection's error, and one whose outcome
  * cannot be learnt throws CommitOutcomeUnknown.
+ *
+ * The same read tells whether the transaction changed who may do what (the access_changed trigger's
+ * mark); a committed one then runs `afterCommit` before its result is returned.
  */
-async function beginKnowingOutcome(sql: PostgresClient, args: unknown[]): Promise<unknown> {
+async function beginKnowingOutcome(sql: PostgresClient, args: unknown[], afterCommit?: AfterCommit): Promise<unknown> {
   const fn = args.pop() as (tx: import('postgres').TransactionSql) => unknown;
   let xid: string | null = null;
+  let accessChanged = false;
   let result: unknown;
   try {
-    return await sql.begin(...(args as [string]), async (tx) => {
+    await sql.begin(...(args as [string]), async (tx) => {
       const work = fn(preparingClient(tx));
       result = await (Array.isArray(work) ? Promise.all(work) : work);
-      const [row] = await tx<{ xid: string | null }[]>`select pg_current_xact_id_if_assigned()::text as xid`;
+      const [row] = await tx<{ xid: string | null; access: string | null }[]>`
+        select pg_current_xact_id_if_assigned()::text as xid,
+               current_setting('posthog.access_changed', true) as access`;
       xid = row?.xid ?? null;
+      accessChanged = row?.access === 'on';
       return result;
     });
   } catch (err) {
     if (xid === null || !isConnectionLost(err)) throw err;
     const outcome = await commitOutcome(sql, xid);
-    if (outcome === 'committed') return result;
-    throw outcome === 'aborted' ? err : new CommitOutcomeUnknown(err);
+    if (outcome !== 'committed') throw outcome === 'aborted' ? err : new CommitOutcomeUnknown(err);
   }
+  if (afterCommit) await afterCommit(accessChanged);
+  return result;
 }
 
 async function openPostgres(url: string, max: number): Promise<Database & { migrate(): Promise<void> }> {
@@ -180,7 +205,10 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
   // drizzle sends unnamed queries with `prepare: false`, so PostgreSQL would parse and plan each one
   // anew; postgres.js's own default is to prepare every statement once per connection, so restore it,
   // inside transactions (and their savepoints) too.
-  const preparing = preparingClient(sql);
+  const accessHooks: (() => Promise<void>)[] = [];
+  const preparing = preparingClient(sql, async (accessChanged) => {
+    if (accessChanged) for (const hook of accessHooks) await hook();
+  });
   const db = drizzle({ client: preparing, schema }) as unknown as Db;
   return {
     db,
@@ -206,6 +234,9 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
     },
     async notify(channel, payload) {
       await sql.notify(channel, payload);
+    },
+    onAccessChange(fn) {
+      accessHooks.push(fn);
     },
     async ping() {
       await sql`select 1`;

@@ -2,7 +2,7 @@ import { ApiError } from '../core/errors.js';
 import { isUuid } from '../core/ids.js';
 import { rejectNulInJson } from '../core/null-characters.js';
 import type { Db } from '../db/client.js';
-import { getUsers, type UserRow } from '../db/queries/users.js';
+import { getUsers, type UserRow } from '../users/queries.js';
 
 /**
  * What event and property definitions share: their ids, the JSON name lists their list filters take,

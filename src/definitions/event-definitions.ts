@@ -1,8 +1,8 @@
 import type { components } from '../../generated/api.js';
 import type { Db } from '../db/client.js';
 import type { Page } from '../core/paging.js';
-import { listDefinitions, type DefinitionFilter, type EventDefinitionRow } from '../db/queries/event-definitions.js';
-import { definitionView, serializeEventDefinition, UNTRACKED, userIdsOf } from '../serializers/event-definitions.js';
+import { listDefinitions, type DefinitionFilter, type EventDefinitionRow } from './event-queries.js';
+import { definitionView, serializeEventDefinition, UNTRACKED, userIdsOf } from './event-serialize.js';
 import { withConstantFields, type JsonText } from '../core/json-text.js';
 import { presentDefinitions } from './common.js';
 

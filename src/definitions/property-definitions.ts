@@ -9,8 +9,8 @@ import {
   updatePropertyDefinition,
   type PropertyDefinitionChanges,
   type PropertyDefinitionRow,
-} from '../db/queries/property-definitions.js';
-import { serializePropertyDefinition, userIdsOf } from '../serializers/property-definitions.js';
+} from './property-queries.js';
+import { serializePropertyDefinition, userIdsOf } from './property-serialize.js';
 import { loadDefinition, presentDefinitions, verificationChanges } from './common.js';
 
 type Body = components['schemas']['PatchedPropertyDefinitionRequest'];

@@ -13,7 +13,7 @@ import {
   updateDomain,
   type DomainInput,
   type DomainRow,
-} from '../db/queries/domains.js';
+} from './queries.js';
 import { resolveTxt } from '../dns.js';
 
 type DomainBody = components['schemas']['PatchedOrganizationDomainRequest'];

@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
-import type { Principal } from '../db/queries/auth.js';
-import { touchKey, unscopedOrganizationExists, unscopedProjectOrganization } from '../db/queries/auth.js';
+import type { Principal } from '../auth/queries.js';
+import { touchKey, unscopedOrganizationExists, unscopedProjectOrganization } from '../auth/queries.js';
 import { hashKeyValue } from '../tokens.js';
 import { ApiError } from '../core/errors.js';
-import { isUuid, MAX_INT4 } from '../core/ids.js';
+import { isUuid, rowIdOf } from '../core/ids.js';
 import type { Tenant } from '../core/tenant.js';
 import type { RouteMeta } from './route-meta.js';
 import { hasScope } from '../core/scopes.js';
@@ -71,10 +71,10 @@ export function authenticate(meta: RouteMeta) {
 
     if (meta.tenant.kind === 'project') {
       const raw = params[meta.tenant.param] ?? '';
-      const projectId = raw === '@current' ? currentProjectId(principal) : /^\d+$/.test(raw) ? Number(raw) : undefined;
+      const projectId = raw === '@current' ? currentProjectId(principal) : rowIdOf(raw);
       const self = meta.tenant.self;
       const notFound = () => (self ? ApiError.notFound() : ApiError.notFound('Project not found.'));
-      if (projectId === undefined || projectId > MAX_INT4) throw notFound();
+      if (projectId === undefined) throw notFound();
       const orgId = principal.projects.get(projectId) ?? (await unscopedProjectOrganization(req.server.db, projectId));
       if (!orgId) throw notFound();
       refuseKeyIfBarred(principal, orgId);

@@ -1,11 +1,11 @@
 // Accepting an invite (POST /api/signup/{invite_id}/): the rules, their wording and the key a new user
 // gets. The SQL is in db/queries; the handler only turns the request into these plain values.
 import type { Db } from '../db/client.js';
-import { getMembership } from '../db/queries/members.js';
-import { createKey, type PersonalApiKeyRow } from '../db/queries/personal-api-keys.js';
-import { joinOrganization, unscopedClaimInvite } from '../db/queries/signup.js';
-import { isExpired } from '../db/queries/invites.js';
-import { createUser, findUserByEmail, type UserRow } from '../db/queries/users.js';
+import { getMembership } from '../members/queries.js';
+import { createKey, type PersonalApiKeyRow } from '../personal-api-keys/queries.js';
+import { joinOrganization, unscopedClaimInvite } from './signup-queries.js';
+import { isExpired } from './queries.js';
+import { createUser, findUserByEmail, type UserRow } from '../users/queries.js';
 import { ApiError } from '../core/errors.js';
 
 export const SIGNUP_KEY_LABEL = 'Invite sign-up';

@@ -13,11 +13,11 @@ import {
   replaceInvites,
   type InviteRow,
   type NewInvite,
-} from '../db/queries/invites.js';
-import { getOrganization } from '../db/queries/organizations.js';
-import { getUsers, normalizeEmail, type UserRow } from '../db/queries/users.js';
+} from './queries.js';
+import { getOrganization } from '../organizations/queries.js';
+import { getUsers, normalizeEmail, type UserRow } from '../users/queries.js';
 import { inviteMail, mailConfigured, sendMail, signupLink } from '../mail.js';
-import { serializeInvite } from '../serializers/invites.js';
+import { serializeInvite } from './serialize.js';
 
 type InviteRequest = components['schemas']['OrganizationInviteRequest'];
 

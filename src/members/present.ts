@@ -1,8 +1,8 @@
 import type { components } from '../../generated/api.js';
 import type { Page } from '../core/paging.js';
 import type { Db } from '../db/client.js';
-import { lastKeyUse, listMembers, type MemberFilter, type MemberRow } from '../db/queries/members.js';
-import { serializeMember } from '../serializers/members.js';
+import { lastKeyUse, listMembers, type MemberFilter, type MemberRow } from './queries.js';
+import { serializeMember } from './serialize.js';
 
 type Member = components['schemas']['OrganizationMember'];
 

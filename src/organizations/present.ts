@@ -1,7 +1,7 @@
 import type { components } from '../../generated/api.js';
 import type { Db } from '../db/client.js';
-import { getOrganizationView, organizationExtras, type OrganizationRow } from '../db/queries/organizations.js';
-import { instanceTag, serializeOrganization } from '../serializers/organizations.js';
+import { getOrganizationView, organizationExtras, type OrganizationRow } from './queries.js';
+import { instanceTag, serializeOrganization } from './serialize.js';
 
 type Organization = components['schemas']['Organization'];
 

@@ -5,7 +5,7 @@ import { ApiError } from '../core/errors.js';
 import { pick } from '../core/pick.js';
 import { hasScope } from '../core/scopes.js';
 import type { Db } from '../db/client.js';
-import type { Principal } from '../db/queries/auth.js';
+import type { Principal } from '../auth/queries.js';
 import {
   countKeys,
   createKey,
@@ -16,7 +16,7 @@ import {
   withOwnKeyLocked,
   type PersonalApiKeyInput,
   type PersonalApiKeyRow,
-} from '../db/queries/personal-api-keys.js';
+} from './queries.js';
 
 type Schemas = components['schemas'];
 

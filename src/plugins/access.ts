@@ -2,8 +2,8 @@
 // loading a plugin as a pipeline family shows it.
 import { ApiError } from '../core/errors.js';
 import type { Db } from '../db/client.js';
-import { getOrganization } from '../db/queries/organizations.js';
-import { getVisiblePlugin, type Family, type PluginWithOrg } from '../db/queries/plugins.js';
+import { getOrganization } from '../organizations/queries.js';
+import { getVisiblePlugin, type Family, type PluginWithOrg } from './queries.js';
 import { PluginPackageError } from './archive.js';
 
 /** Organization.PluginsAccessLevel. */

@@ -1,5 +1,5 @@
 import type { ActivityChange } from '../db/schema/index.js';
-import { SECRET_FIELD_VALUE } from '../serializers/plugins.js';
+import { SECRET_FIELD_VALUE } from './serialize.js';
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { PluginConfigRow, PluginLogInsert } from '../db/queries/plugin-configs.js';
+import type { PluginConfigRow, PluginLogInsert } from './config-queries.js';
 
 export const NOT_RUN_WARNING = 'Plugin code does not run on this server: no events pass through this plugin.';
 

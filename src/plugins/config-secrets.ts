@@ -1,5 +1,5 @@
 import type { SecretBox } from '../secrets/index.js';
-import { SECRET_FIELD_VALUE } from '../serializers/plugins.js';
+import { SECRET_FIELD_VALUE } from './serialize.js';
 
 /** A plugin config's settings as stored: plain `config`, and `secrets` encrypted by key. */
 export interface StoredSettings {

@@ -13,11 +13,11 @@ import {
   logActivity,
   updatePluginConfig,
   type PluginConfigRow,
-} from '../db/queries/plugin-configs.js';
-import { getPluginsWithOrg, getPluginWithOrg, isPluginVisible, type PluginWithOrg } from '../db/queries/plugins.js';
+} from './config-queries.js';
+import { getPluginsWithOrg, getPluginWithOrg, isPluginVisible, type PluginWithOrg } from './queries.js';
 import type { SecretBox } from '../secrets/index.js';
-import { serializePluginLog } from '../serializers/plugin-logs.js';
-import { secretFields, serializePluginConfig } from '../serializers/plugins.js';
+import { serializePluginLog } from './log-serialize.js';
+import { secretFields, serializePluginConfig } from './serialize.js';
 import { PluginsAccess, pluginsAccessLevel } from './access.js';
 import { configChanges, fieldChanges } from './changes.js';
 import { configLogEntries } from './config-log.js';

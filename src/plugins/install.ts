@@ -6,7 +6,7 @@ import { ApiError } from '../core/errors.js';
 import { pick } from '../core/pick.js';
 import { sqlState } from '../core/sql-state.js';
 import type { Db } from '../db/client.js';
-import { logActivity } from '../db/queries/plugin-configs.js';
+import { logActivity } from './config-queries.js';
 import {
   deletePlugin,
   getPluginWithOrg,
@@ -18,7 +18,7 @@ import {
   writeSourceFiles,
   type PluginInsert,
   type PluginWithOrg,
-} from '../db/queries/plugins.js';
+} from './queries.js';
 import { networkPolicy } from '../net/index.js';
 import { ownedOrNotFound, orBadRequest, PluginsAccess } from './access.js';
 import { displayUrl, download } from './archive.js';
@@ -159,7 +159,7 @@ export async function installPlugin(
       const plugin = await insertPlugin(tx, values);
       await ownedOrNotFound(replaceSourceFiles(tx, organizationId, plugin.id, files));
       await logPlugin(tx, actor, 'created', plugin.id, plugin.name, null);
-      return getPluginWithOrg(tx as Db, plugin.id);
+      return getPluginWithOrg(tx, plugin.id);
     });
   } catch (err) {
     // Two installs of one url racing: the unique (organization, url) index stops the second.
@@ -186,7 +186,7 @@ export async function changePlugin(
     const updated = await ownedOrNotFound(updatePlugin(tx, actor.organizationId, plugin.id, values));
     const changes = fieldChanges('Plugin', plugin, updated, PLUGIN_LOGGED);
     await logPlugin(tx, actor, 'updated', plugin.id, updated.name, changes);
-    return getPluginWithOrg(tx as Db, plugin.id);
+    return getPluginWithOrg(tx, plugin.id);
   });
   return saved!;
 }
@@ -222,7 +222,7 @@ export async function checkForUpdates(
   const checked = await db.transaction(async (tx) => {
     const values = { latest_tag: pkg.tag, latest_tag_checked_at: new Date() };
     await ownedOrNotFound(updatePlugin(tx, organizationId, plugin.id, values));
-    return getPluginWithOrg(tx as Db, plugin.id);
+    return getPluginWithOrg(tx, plugin.id);
   });
   return checked!;
 }
@@ -276,7 +276,7 @@ export async function updateSource(
     const updated = await ownedOrNotFound(updatePlugin(tx, actor.organizationId, plugin.id, values));
     const changes_ = [...fieldChanges('Plugin', plugin, updated, PLUGIN_LOGGED), ...changed];
     await logPlugin(tx, actor, 'updated', plugin.id, updated.name, changes_);
-    return getSourceFiles(tx as Db, plugin.id);
+    return getSourceFiles(tx, plugin.id);
   });
 }
 
@@ -296,7 +296,7 @@ export async function upgradePlugin(
     await ownedOrNotFound(replaceSourceFiles(tx, actor.organizationId, plugin.id, pkg.files));
     const changes = [...fieldChanges('Plugin', plugin, updated, PLUGIN_LOGGED), ...fileChanges(before, pkg.files)];
     await logPlugin(tx, actor, 'updated', plugin.id, updated.name, changes);
-    return getPluginWithOrg(tx as Db, plugin.id);
+    return getPluginWithOrg(tx, plugin.id);
   });
   return upgraded!;
 }

@@ -6,9 +6,9 @@ import {
   exportsWithPlainSecrets,
   unscopedReplaceDestinationConfig,
   unscopedReplacePluginSettings,
-} from '../db/queries/stored-secrets.js';
+} from './queries.js';
 import { sealLegacySettings } from '../plugins/config-secrets.js';
-import { secretFields as pluginSecretFields } from '../serializers/plugins.js';
+import { secretFields as pluginSecretFields } from '../plugins/serialize.js';
 import type { SecretBox } from './index.js';
 
 /**

@@ -5,8 +5,8 @@ import { ApiError } from '../core/errors.js';
 import { isUuid } from '../core/ids.js';
 import { pick } from '../core/pick.js';
 import type { Db } from '../db/client.js';
-import type { Principal } from '../db/queries/auth.js';
-import { organizationExtras } from '../db/queries/organizations.js';
+import type { Principal } from '../auth/queries.js';
+import { organizationExtras } from '../organizations/queries.js';
 import {
   getActiveUserByUuid,
   normalizeEmail,
@@ -15,10 +15,10 @@ import {
   userOrganizations,
   type UserInput,
   type UserRow,
-} from '../db/queries/users.js';
-import { instanceTag, serializeOrganization } from '../serializers/organizations.js';
-import { serializeProjectBasic } from '../serializers/projects.js';
-import { serializeUser } from '../serializers/users.js';
+} from './queries.js';
+import { instanceTag, serializeOrganization } from '../organizations/serialize.js';
+import { serializeProjectBasic } from '../projects/serialize.js';
+import { serializeUser } from './serialize.js';
 
 type UserBody = components['schemas']['PatchedUserRequest'];
 

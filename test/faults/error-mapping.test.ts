@@ -2,7 +2,7 @@
 // Retry-After (never a 500), and a logged or recorded error keeps its message and its cause.
 import t from 'tap';
 import { describeError } from '../../src/batch-exports/deadline.js';
-import { IngestContended } from '../../src/db/queries/ingestion.js';
+import { IngestContended } from '../../src/capture/ingest.js';
 import { toApiError } from '../../src/http/errors.js';
 import { serializeError } from '../../src/http/logging.js';
 

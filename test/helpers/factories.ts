@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/db/client.js';
-import { addMembership, createOrganization } from '../../src/db/queries/organizations.js';
-import { createKey } from '../../src/db/queries/personal-api-keys.js';
-import { insertProject } from '../../src/db/queries/projects.js';
-import { createUser, type UserRow } from '../../src/db/queries/users.js';
-import type { OrganizationRow } from '../../src/db/queries/organizations.js';
-import type { ProjectRow } from '../../src/db/queries/projects.js';
-import type { InviteRow } from '../../src/db/queries/invites.js';
+import { addMembership, createOrganization } from '../../src/organizations/queries.js';
+import { createKey } from '../../src/personal-api-keys/queries.js';
+import { insertProject } from '../../src/projects/queries.js';
+import { createUser, type UserRow } from '../../src/users/queries.js';
+import type { OrganizationRow } from '../../src/organizations/queries.js';
+import type { ProjectRow } from '../../src/projects/queries.js';
+import type { InviteRow } from '../../src/invites/queries.js';
 import { organization_invites } from '../../src/db/schema/index.js';
 
 export interface Tenant {

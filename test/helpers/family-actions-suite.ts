@@ -1,5 +1,5 @@
 import type { Test } from 'tap';
-import type { Family } from '../../src/db/queries/plugins.js';
+import type { Family } from '../../src/plugins/queries.js';
 import type { TestContext } from './app.js';
 import { makeKey, makeTenant, type Tenant } from './factories.js';
 import {

@@ -1,5 +1,5 @@
 import type { Test } from 'tap';
-import type { Family } from '../../src/db/queries/plugins.js';
+import type { Family } from '../../src/plugins/queries.js';
 import type { TestContext } from './app.js';
 import { makeKey, makeMember, makeTenant, type Tenant } from './factories.js';
 import { makePlugin, op, OTHER, setAccessLevel, type FileServer } from './plugins.js';

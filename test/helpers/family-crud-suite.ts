@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Test } from 'tap';
-import type { Family } from '../../src/db/queries/plugins.js';
+import type { Family } from '../../src/plugins/queries.js';
 import type { TestContext } from './app.js';
 import { makeKey, makeTenant } from './factories.js';
 import {

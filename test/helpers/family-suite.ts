@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
-import type { Family } from '../../src/db/queries/plugins.js';
+import type { Family } from '../../src/plugins/queries.js';
 import { buildTestApp } from './app.js';
 import { familyActionsSuite } from './family-actions-suite.js';
 import { familyCollectionSuite } from './family-collection-suite.js';

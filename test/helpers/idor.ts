@@ -5,11 +5,11 @@
 // made here, directly in the database.
 import { randomUUID } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
-import { insertCollaborator } from '../../src/db/queries/dashboard-collaborators.js';
-import { insertBackfill, insertRuns } from '../../src/db/queries/batch-export-runs.js';
-import { insertBatchExport } from '../../src/db/queries/batch-exports.js';
-import { insertDomain } from '../../src/db/queries/domains.js';
-import { insertPlugin } from '../../src/db/queries/plugins.js';
+import { insertCollaborator } from '../../src/dashboards/collaborator-queries.js';
+import { insertBackfill, insertRuns } from '../../src/batch-exports/run-queries.js';
+import { insertBatchExport } from '../../src/batch-exports/queries.js';
+import { insertDomain } from '../../src/domains/queries.js';
+import { insertPlugin } from '../../src/plugins/queries.js';
 import { dashboards, event_definitions, property_definitions } from '../../src/db/schema/index.js';
 import type { TestContext } from './app.js';
 import { capture } from './events.js';

@@ -7,7 +7,7 @@ import tarStream from 'tar-stream';
 import type { Test } from 'tap';
 import type { Db } from '../../src/db/client.js';
 import { organizations } from '../../src/db/schema/index.js';
-import type { Family } from '../../src/db/queries/plugins.js';
+import type { Family } from '../../src/plugins/queries.js';
 import type { OperationId } from '../../src/http/types.js';
 import type { TestContext } from './app.js';
 import type { Tenant } from './factories.js';

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { eq } from 'drizzle-orm';
 import { batch_export_backfills, batch_export_runs, batch_exports } from '../../src/db/schema/index.js';
-import { insertLog } from '../../src/db/queries/batch-export-lists.js';
+import { insertLog } from '../../src/batch-exports/list-queries.js';
 import { buildTestApp } from '../helpers/app.js';
 import { makeKey, makeMember, makeProject, makeTenant } from '../helpers/factories.js';
 import { insertEvents } from '../helpers/event-rows.js';

@@ -2,7 +2,7 @@ import t from 'tap';
 import { and, eq, sql } from 'drizzle-orm';
 import { buildTestApp } from '../helpers/app.js';
 import { makeKey, makeMember, makeTenant, makeUser } from '../helpers/factories.js';
-import { addMembership } from '../../src/db/queries/organizations.js';
+import { addMembership } from '../../src/organizations/queries.js';
 import { personal_api_keys, users } from '../../src/db/schema/index.js';
 
 const ME = { uuid: '@me' };

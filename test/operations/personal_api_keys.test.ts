@@ -3,7 +3,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/client.js';
 import { buildTestApp, json } from '../helpers/app.js';
-import { addMembership } from '../../src/db/queries/organizations.js';
+import { addMembership } from '../../src/organizations/queries.js';
 import { makeKey, makeProject, makeTenant } from '../helpers/factories.js';
 
 const ctx = await buildTestApp(t);

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { buildTestApp } from '../helpers/app.js';
 import { makeKey, makeMember, makeProject, makeTenant, makeUser } from '../helpers/factories.js';
-import { addMembership } from '../../src/db/queries/organizations.js';
+import { addMembership } from '../../src/organizations/queries.js';
 import { capture, send, storedEvents } from '../helpers/events.js';
 import { and, eq } from 'drizzle-orm';
 import { dashboards, organization_memberships, projects, users } from '../../src/db/schema/index.js';

@@ -2,7 +2,7 @@ import t from 'tap';
 import { eq } from 'drizzle-orm';
 import { buildTestApp } from '../helpers/app.js';
 import { makeKey, makeMember, makeTenant, makeUser } from '../helpers/factories.js';
-import { createOrganization } from '../../src/db/queries/organizations.js';
+import { createOrganization } from '../../src/organizations/queries.js';
 import { organization_domains, users } from '../../src/db/schema/index.js';
 
 const ctx = await buildTestApp(t);

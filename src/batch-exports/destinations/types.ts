@@ -1,4 +1,4 @@
-import type { BatchExportRow, RunRow } from '../../db/queries/batch-exports.js';
+import type { BatchExportRow, RunRow } from '../queries.js';
 import type { TenantNetwork } from '../../net/index.js';
 import type { RecordBatch, RecordFormat, RecordSource } from '../records.js';
 

@@ -1,7 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
-import { users } from '../schema/index.js';
-import { userBasicColumns } from './users.js';
 
 /**
  * An answer's object written by PostgreSQL, keys in the order given, for the list reads: the server
@@ -20,9 +18,3 @@ export function jsonObject(fields: Record<string, SQL | PgColumn>): SQL<string> 
 /** A timestamptz as the contract writes it, the form of `Date#toISOString` (UTC, milliseconds cut, `Z`). */
 export const isoText = (column: SQL | PgColumn): SQL<string | null> =>
   sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
-/** A user as the contract's UserBasic, from the columns `userBasicColumns` names (of `users` or an alias). */
-export function userBasicJson(u: Record<keyof typeof userBasicColumns, PgColumn> = users): SQL<string> {
-  const keys = Object.keys(userBasicColumns) as (keyof typeof userBasicColumns)[];
-  return jsonObject(Object.fromEntries(keys.map((key) => [key, u[key]])));
-}
