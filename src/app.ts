@@ -11,7 +11,7 @@ import { ApiError } from './core/errors.js';
 import { trackInFlight } from './http/in-flight.js';
 import { RequestLogController } from './http/logging.js';
 import { requestId } from './http/request-id.js';
-import { recordRequestMetrics } from './metrics/http.js';
+import { recordRequestMetrics } from './http/request-metrics.js';
 import { AsyncQueries } from './query/async.js';
 import { guardListener } from './http/listener.js';
 import { installNotFound } from './http/not-found.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { enableMetrics, httpDuration, refusedCaptures } from './registry.js';
+import { enableMetrics, httpDuration, refusedCaptures } from '../metrics/registry.js';
 
 /** Every answer's time by operationId (`none` for paths no operation has), method and status. */
 export function recordRequestMetrics(app: FastifyInstance): void {
