@@ -6466,10 +6466,10 @@ export interface components {
             verified?: boolean;
             hidden?: boolean | null;
         };
-        /** @description A `HogQLQuery` (`query`, `values`) or an `EventsQuery` (`select`, `where`, `orderBy`, `properties`, `event`, `personId`, `after`, `before`, `limit`, `offset`). Other fields of PostHog's query nodes are ignored. */
+        /** @description A `HogQLQuery` (`query`, `values`) or an `EventsQuery` (`select`, `where`, `orderBy`, `properties`, `event`, `personId`, `after`, `before`, `limit`, `offset`), or a `DataVisualizationNode` (an SQL chart, as PostHog's agent toolkit sends its SQL) whose `source` is a `HogQLQuery`: it answers exactly as its source does. Other fields of PostHog's query nodes (`chartSettings`, `display`, `tableSettings`...) are ignored. */
         QueryNode: {
             /** @enum {string} */
-            kind: "HogQLQuery" | "EventsQuery";
+            kind: "HogQLQuery" | "EventsQuery" | "DataVisualizationNode";
             /** @description HogQLQuery's SELECT statement. Required for a HogQLQuery. */
             query?: string;
             /** @description HogQLQuery's values for `{placeholder}`s. */
@@ -6488,6 +6488,15 @@ export interface components {
             before?: string | null;
             limit?: number | null;
             offset?: number | null;
+            /** @description DataVisualizationNode's query: a `HogQLQuery` (`kind`, `query`, `values`). Required for a DataVisualizationNode. */
+            source?: {
+                /** @enum {string} */
+                kind: "HogQLQuery";
+                query?: string;
+                values?: {
+                    [key: string]: unknown;
+                } | null;
+            };
         };
         QueryRequest: {
             query: components["schemas"]["QueryNode"];

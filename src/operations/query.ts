@@ -10,13 +10,20 @@ type QueryRequest = components['schemas']['QueryRequest'];
 /** PostHog's `refresh` values that answer before the query runs (there is no cache to miss here). */
 const ASYNC_REFRESH = new Set(['async', 'force_async', 'async_except_on_cache_miss']);
 
+function hogqlNode(q: { query?: string; values?: Record<string, unknown> | null }, attr: string): QueryNode {
+  if (typeof q.query !== 'string') throw ApiError.required(`${attr}query`);
+  if (!q.query.trim()) throw ApiError.validation(`${attr}query`, 'This field may not be blank.', 'blank');
+  return { kind: 'HogQLQuery', query: q.query, values: q.values ?? null };
+}
+
 /** The request's query node, with the fields its kind needs. */
 function queryNode(body: QueryRequest): QueryNode {
   const q = body.query;
-  if (q.kind === 'HogQLQuery') {
-    if (typeof q.query !== 'string') throw ApiError.required('query__query');
-    if (!q.query.trim()) throw ApiError.validation('query__query', 'This field may not be blank.', 'blank');
-    return { kind: 'HogQLQuery', query: q.query, values: q.values ?? null };
+  if (q.kind === 'HogQLQuery') return hogqlNode(q, 'query__');
+  // PostHog runs a node it has no runner for (an SQL chart) as its source: the answer is the source's.
+  if (q.kind === 'DataVisualizationNode') {
+    if (!q.source) throw ApiError.required('query__source');
+    return hogqlNode(q.source, 'query__source__');
   }
   if (!Array.isArray(q.select)) throw ApiError.required('query__select');
   return { ...q, kind: 'EventsQuery', select: q.select };
