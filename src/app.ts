@@ -11,6 +11,8 @@ import { ApiError } from './core/errors.js';
 import { trackInFlight } from './http/in-flight.js';
 import { RequestLogController } from './http/logging.js';
 import { AsyncQueries } from './query/async.js';
+import { prepareQuerySandbox } from './db/queries/query-role.js';
+import { queryEngine, type QueryEngine } from './query/run.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';
 import { spec } from './http/spec.js';
@@ -25,6 +27,10 @@ declare module 'fastify' {
     authCache: AuthCache;
     /** Absent when RATE_LIMITS=off. */
     rateLimiter?: RateLimiter;
+    /** PostHog's Query API throttles (`api_queries_burst`, `api_queries_sustained`), in place of the others on its routes. */
+    queryRateLimiter?: RateLimiter;
+    /** What runs Query API statements: slots shared fairly between organizations, and their limits. */
+    queries: QueryEngine;
     /** The job engine that batch export runs are queued on. */
     jobs: JobEngine;
     /** The asynchronous Query API queries this process runs. */
@@ -72,11 +78,22 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
       'rateLimiter',
       new RateLimiter([parseRate(config.rateLimitBurst), parseRate(config.rateLimitSustained)]),
     );
+    app.decorate(
+      'queryRateLimiter',
+      new RateLimiter([parseRate(config.rateLimitQueryBurst), parseRate(config.rateLimitQuerySustained)]),
+    );
   }
+  const sandbox = await prepareQuerySandbox(database.db, {
+    tempFileLimitMb: config.queryTempFileLimitMb,
+    workMemMb: config.queryWorkMemMb,
+  });
+  if (sandbox.warning) app.log.warn(sandbox.warning);
+  const queries = queryEngine(database.db, config, sandbox.limits);
+  app.decorate('queries', queries);
   const engine = jobs ?? createJobEngine(database, config, false, (msg, err) => app.log.error({ err }, msg));
   app.decorate('jobs', engine);
   if (!jobs) app.addHook('onClose', async () => engine.stop());
-  const asyncQueries = new AsyncQueries(database.db, config, (msg, err) => app.log.error({ err }, msg));
+  const asyncQueries = new AsyncQueries(queries, (msg, err) => app.log.error({ err }, msg));
   app.decorate('asyncQueries', asyncQueries);
   // On close (the SIGTERM drain included) the process's unfinished asynchronous queries are failed and
   // their statements stopped, while the database is still open.

@@ -34,10 +34,15 @@ const isAsync = (body: QueryRequest) => (body.refresh ? ASYNC_REFRESH.has(body.r
 
 async function query(req: FastifyRequest<{ Body: QueryRequest }> & ProjectRequest, reply: FastifyReply) {
   const node = queryNode(req.body);
-  if (!isAsync(req.body)) return runQuery(req.server.db, req.server.config, req.tenant.project_id, node);
+  const { organization_id, project_id } = req.tenant;
+  if (!isAsync(req.body)) {
+    const answer = await runQuery(req.server.queries, organization_id, project_id, node);
+    // Written in slices as the client reads it, never as one string built and sent at once.
+    return reply.type('application/json; charset=utf-8').send(answer.stream());
+  }
   if (req.body.client_query_id === '')
     throw ApiError.validation('client_query_id', 'This field may not be blank.', 'blank');
-  const row = await req.server.asyncQueries.start(req.tenant.project_id, req.body.client_query_id, node);
+  const row = await req.server.asyncQueries.start(organization_id, project_id, req.body.client_query_id, node);
   reply.code(202);
   return presentQueryStatus(row);
 }

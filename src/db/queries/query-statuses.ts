@@ -59,10 +59,11 @@ export async function finishQueryStatus(
   db: Db,
   projectId: number,
   run: string,
-  end: { state: 'complete'; answer: unknown } | { state: 'failed'; message: string },
+  end: { state: 'complete'; answer: string } | { state: 'failed'; message: string },
   keepSeconds: number,
 ): Promise<void> {
-  const answer = end.state === 'complete' ? JSON.stringify(end.answer) : null;
+  // The answer is JSON text already (written in pieces from the rows PostgreSQL sent).
+  const answer = end.state === 'complete' ? end.answer : null;
   const message = end.state === 'failed' ? end.message : null;
   await db.execute(sql`
     update query_statuses set state = ${end.state}, answer = ${answer}::jsonb, error_message = ${message},
