@@ -27,7 +27,7 @@ declare module 'fastify' {
     authCache: AuthCache;
     /** Absent when RATE_LIMITS=off. */
     rateLimiter?: RateLimiter;
-    /** PostHog's Query API throttles (`api_queries_burst`, `api_queries_sustained`), in place of the others on its routes. */
+    /** PostHog's Query API throttles (`api_queries_burst`, `api_queries_sustained`), instead of the others there. */
     queryRateLimiter?: RateLimiter;
     /** What runs Query API statements: slots shared fairly between organizations, and their limits. */
     queries: QueryEngine;

@@ -34,7 +34,8 @@ export class FairLimiter {
     if (g && g.waiting.length >= this.maxWaiting && !this.canStart(g)) {
       throw ApiError.throttled(
         1,
-        `Too many queries of this organization are waiting to run (${this.maxWaiting}). Try again when some have finished.`,
+        `Too many queries of this organization are waiting to run (${this.maxWaiting}). ` +
+          'Try again when some have finished.',
       );
     }
   }

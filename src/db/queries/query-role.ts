@@ -23,7 +23,7 @@ export function queryRoleName(database: string): string {
 
 export interface QuerySandbox {
   limits: QueryLimits;
-  /** What could not be set up (the connecting user's missing rights), for one line at start; null when all is in place. */
+  /** What could not be set up (the connecting user's missing rights), for one line at start; null if nothing. */
   warning: string | null;
 }
 
@@ -63,7 +63,8 @@ export async function prepareQuerySandbox(
   } catch (err) {
     if (sqlState(err) !== '42501') throw err;
     problems.push(
-      'the database user may not create roles, so queries run as that user (read-only, with their time and memory limits)',
+      'the database user may not create roles, so queries run as that user (read-only, with their time and ' +
+        'memory limits)',
     );
   }
   let tempFiles = true;

@@ -71,8 +71,8 @@ export async function streamReadOnly(db: Db, statement: SQL, opts: StreamOptions
     // running on until the statement timeout with nobody to answer.
     const tagged = opts.tag
       ? tx.unsafe<{ pid: number }[]>(
-          `select set_config('application_name', $1, true), set_config('client_connection_check_interval', '1000', true),
-            pg_backend_pid() as pid`,
+          `select set_config('application_name', $1, true),
+            set_config('client_connection_check_interval', '1000', true), pg_backend_pid() as pid`,
           [opts.tag.applicationName],
         )
       : undefined;
