@@ -31,9 +31,9 @@ export const keepSeconds = (config: Config) => Math.max(3600, Math.ceil(config.q
 /**
  * The asynchronous queries of one server process (PostHog's `refresh: "async"`): each is checked at
  * once, recorded as running in `query_statuses`, answered, and then run in this process through the
- * same organization's slots, timeout, caps and restricted transaction as a synchronous query. Its status is
- * readable and
- * cancellable from any process on the database. `stop` fails this process's unfinished ones.
+ * same organization's slots, timeout, caps and restricted transaction as a synchronous query. Its
+ * status is readable and cancellable from any process on the database. `stop` fails this process's
+ * unfinished ones.
  */
 export class AsyncQueries {
   private readonly runs = new Map<string, { projectId: number; run: string; done: Promise<void> }>();
