@@ -3,7 +3,9 @@ import type { components } from '../../generated/api.js';
 import type { Handler, ProjectRequest, SomeHandlers } from '../http/types.js';
 import { ApiError } from '../core/errors.js';
 import { runQuery, type QueryNode } from '../query/run.js';
-import { presentQueryStatus } from '../serializers/query-statuses.js';
+import { presentQueryStatus, queryStatusPieces } from '../serializers/query-statuses.js';
+import { textStream } from '../query/answer.js';
+import type { Sent } from '../http/json-text.js';
 
 type QueryRequest = components['schemas']['QueryRequest'];
 
@@ -53,7 +55,9 @@ const retrieve: Handler<'query_retrieve'> = async (req, reply) => {
   const body = presentQueryStatus(row);
   // PostHog's codes: 202 while it runs, 200 complete, 400 failed with a message.
   reply.code(!body.query_status.complete ? 202 : body.query_status.error ? 400 : 200);
-  return body;
+  if (row.answer === null) return body;
+  // The stored answer (up to QUERY_MAX_BYTES) is sent as the text it is, in slices.
+  return reply.type('application/json; charset=utf-8').send(textStream(queryStatusPieces(row))) as Sent<typeof body>;
 };
 
 const destroy: Handler<'query_destroy'> = async (req, reply) => {

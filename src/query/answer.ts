@@ -102,3 +102,22 @@ export class JsonAnswer {
     return JSON.parse(this.text()) as Record<string, unknown>;
   }
 }
+
+/**
+ * A stream of JSON text given as pieces, in slices of about SLICE_BYTES of text: a long piece (an
+ * answer stored as text) is cut between characters, never inside a surrogate pair.
+ */
+export function textStream(pieces: string[]): Readable {
+  function* slices(): Generator<string> {
+    for (const piece of pieces) {
+      for (let at = 0; at < piece.length; ) {
+        let end = Math.min(piece.length, at + SLICE_BYTES);
+        const code = piece.charCodeAt(end - 1);
+        if (end < piece.length && code >= 0xd800 && code <= 0xdbff) end--;
+        yield piece.slice(at, end);
+        at = end;
+      }
+    }
+  }
+  return Readable.from(slices(), { objectMode: false });
+}

@@ -3,14 +3,15 @@ import type { Db } from '../client.js';
 import type { query_statuses } from '../schema/query-statuses.js';
 import { rowsOf } from './util.js';
 
-export type QueryStatusRow = typeof query_statuses.$inferSelect;
+/** A status as read: `answer` is the answer's JSON text (never parsed here: it may be tens of megabytes). */
+export type QueryStatusRow = Omit<typeof query_statuses.$inferSelect, 'answer'> & { answer: string | null };
 export type QueryState = 'running' | 'complete' | 'failed' | 'cancelled';
 
 /** The application_name a run's transaction carries while its statement runs (see runReadOnly). */
 export const runApplicationName = (run: string) => `posthog-api:query:${run}`;
 
 const COLUMNS = sql.raw(
-  'project_id, id, run, state, answer, error_message, start_time, pickup_time, end_time, ' +
+  'project_id, id, run, state, answer::text as answer, error_message, start_time, pickup_time, end_time, ' +
     'backend_pid, backend_start, expires_at',
 );
 
