@@ -1,7 +1,10 @@
 // A query whose answer is huge (rows of a 500 KB placeholder) must neither freeze the server nor grow
 // it without bound: the answer's bytes are counted while the rows stream in, over QUERY_MAX_BYTES it is
 // a 400 at once, and an answer under the cap is written in slices. Before, 2,000 rows of 1 MB took the
-// process from 149 to 628 MB and a 128 MB answer held /_health for up to 7 s.
+// process from 149 to 628 MB and a 128 MB answer held /_health for up to 7 s. The bounds are generous
+// (the machine running the suite is loaded, and this process is the client reading the answer too): on
+// the code before the cap, the over-cap query answered 200 after the event loop was held 5.7 s and RSS
+// grew by 1 GB; with it, about 50 ms and 70 MB on an idle machine.
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import t from 'tap';
@@ -77,9 +80,12 @@ t.test('an answer over the byte cap is a 400, decided while the rows stream', as
     detail: /larger than 50 MB/,
     attr: null,
   });
-  t.ok(seen.healthMaxMs < 500, `/_health answered within ${seen.healthMaxMs.toFixed(0)} ms throughout`);
+  t.ok(seen.healthMaxMs < 1000, `/_health answered within ${seen.healthMaxMs.toFixed(0)} ms throughout`);
   t.ok(seen.rssGrowthMb < 200, `RSS grew by ${seen.rssGrowthMb.toFixed(0)} MB (the answer would be 200 MB)`);
-  t.ok(seen.loopMaxMs < 250, `the event loop was never held longer than ${seen.loopMaxMs.toFixed(0)} ms`);
+  t.ok(
+    seen.loopMaxMs < 1000,
+    `the event loop (this process: server and client) was held at most ${seen.loopMaxMs.toFixed(0)} ms`,
+  );
 });
 
 t.test('a large answer under the cap is sent in slices without freezing the server', async (t) => {
@@ -101,8 +107,11 @@ t.test('a large answer under the cap is sent in slices without freezing the serv
   t.equal(got.rows, 80);
   t.equal(got.hasMore, true);
   t.ok(got.first.startsWith(BIG) && got.first.length > BIG.length, 'each row is the whole value');
-  t.ok(seen.healthMaxMs < 500, `/_health answered within ${seen.healthMaxMs.toFixed(0)} ms throughout`);
-  t.ok(seen.loopMaxMs < 250, `the event loop was never held longer than ${seen.loopMaxMs.toFixed(0)} ms`);
+  t.ok(seen.healthMaxMs < 1000, `/_health answered within ${seen.healthMaxMs.toFixed(0)} ms throughout`);
+  t.ok(
+    seen.loopMaxMs < 1000,
+    `the event loop (this process: server and client) was held at most ${seen.loopMaxMs.toFixed(0)} ms`,
+  );
   t.comment(`RSS grew by ${seen.rssGrowthMb.toFixed(0)} MB (a 40 MB answer, read by this same process)`);
 });
 
@@ -162,6 +171,9 @@ t.test('asynchronous: the cap holds, and a large stored answer is read back in s
   });
   const body = JSON.parse(seen.result.text.toString()) as { query_status: { results: { results: string[][] } } };
   t.same([seen.result.status, body.query_status.results.results.length], [200, 80]);
-  t.ok(seen.healthMaxMs < 500, `/_health answered within ${seen.healthMaxMs.toFixed(0)} ms throughout`);
-  t.ok(seen.loopMaxMs < 250, `the event loop was never held longer than ${seen.loopMaxMs.toFixed(0)} ms`);
+  t.ok(seen.healthMaxMs < 1000, `/_health answered within ${seen.healthMaxMs.toFixed(0)} ms throughout`);
+  t.ok(
+    seen.loopMaxMs < 1000,
+    `the event loop (this process: server and client) was held at most ${seen.loopMaxMs.toFixed(0)} ms`,
+  );
 });
