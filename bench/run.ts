@@ -9,6 +9,7 @@ import autocannon from 'autocannon';
 import type postgres from 'postgres';
 import { clusterUrl } from '../src/db/embedded.js';
 import { bigBatchHealth } from './big-batch.js';
+import { FAIRNESS_HEADER, fairnessRows, queryFairness, type FairnessResult } from './query-fairness.js';
 import { postgresMemory, rssMbOf, sqlClient } from './processes.js';
 import { scenarios, type Scenario, type Seeded } from './scenarios.js';
 import { startupTimes } from './startup.js';
@@ -300,6 +301,12 @@ async function benchAll(names: BackendName[]): Promise<void> {
     }
     afterReads();
     for (const b of backends) {
+      if (!wants('query_fairness')) break;
+      const result = await queryFairness(b.base, KEY, b.seeded.projectId);
+      fairness.push({ backend: b.name, result });
+      process.stdout.write(`${fairnessRows(b.name, 'this commit', result).join('\n')}\n`);
+    }
+    for (const b of backends) {
       if (!wants('big_batch')) break;
       const big = await bigBatchHealth(b.base, b.seeded.apiToken);
       bigBatches.push({ backend: b.name, ...big });
@@ -523,6 +530,7 @@ async function settle(databaseUrl: string): Promise<void> {
 const rows: Row[] = [];
 const memory: { backend: string; apiMb: number; pg: Awaited<ReturnType<typeof postgresMemory>> }[] = [];
 const bigBatches: ({ backend: string } & Awaited<ReturnType<typeof bigBatchHealth>>)[] = [];
+const fairness: { backend: string; result: FairnessResult }[] = [];
 // BENCH_BACKENDS=postgresql (or embedded) runs one of them only.
 // Both backends run side by side and are measured in turn, scenario by scenario (issue #14 compares them).
 const only = process.env.BENCH_BACKENDS;
@@ -698,7 +706,20 @@ const startupTable = startup
         `| ${(startup.restartMs / 1000).toFixed(1)} s | ${verdict(startup.restartMs < 3_000)} |`,
     ].join('\n')
   : '';
-const tables = [backendTable, handTable, memoryTable, bigTable, startupTable, exportTable];
+const fairnessTable = fairness.length
+  ? [
+      '',
+      '',
+      "## Another organization's select 1 while one organization runs four heavy queries",
+      '',
+      `${20} sequential \`select 1\` of a second organization, alone and while the seeded organization runs four ` +
+        '`select count() from events a cross join events b` (until the statement timeout).',
+      '',
+      ...FAIRNESS_HEADER,
+      ...fairness.flatMap((f) => fairnessRows(f.backend, 'this commit', f.result)),
+    ].join('\n')
+  : '';
+const tables = [backendTable, handTable, memoryTable, bigTable, fairnessTable, startupTable, exportTable];
 // BENCH_OUT=<file>: where the results go (a focused run kept beside the full one in bench/results.md).
 writeFileSync(
   process.env.BENCH_OUT ?? 'bench/results.md',

@@ -2410,7 +2410,7 @@ export interface paths {
          *
          *     **`EventsQuery`** builds that query from parts: `select` (HogQL expressions; `*` is the whole event and `person` its person, as objects), `where` (HogQL conditions, all must hold), `event`, `personId`, `after`/`before` (ISO 8601 or relative such as `-24h`; `after: "all"` means no bound; no default window), `properties` (the events listing's property filters), `orderBy` (`"timestamp DESC"`; default newest first), `limit`, `offset`. When a column aggregates, the others are grouped by.
          *
-         *     The answer is `results` (rows as arrays), `columns`, `types`, `hogql` (the query run, with its LIMIT), `limit`, `offset`, `hasMore` and `timings` (PostHog's `{k, t}` list: seconds spent in `./parse`, `./compile`, `./execute` (in the database), `./serialise` (rows into the answer), and `.` for the whole query). A query without `LIMIT` returns 100 rows; at most 10,000 rows are returned whatever it asks. `types` are ClickHouse type names as PostHog reports them: `String` for text, `Nullable(String)` for a property, `UInt64` for counts, `Int64` and `Float64` for numbers, `Bool`, `DateTime64(6, 'UTC')` (values are ISO 8601 strings in UTC), `Date` (`YYYY-MM-DD`), `UUID`; for a `HogQLQuery` each is a `[column, type]` pair, for an `EventsQuery` the type alone. JSON objects (`properties`) come back as their JSON text.
+         *     The answer is `results` (rows as arrays), `columns`, `types`, `hogql` (the query run, with its LIMIT), `limit`, `offset`, `hasMore` and `timings` (PostHog's `{k, t}` list: seconds spent in `./parse`, `./compile`, `./execute` (in the database), `./serialise` (rows into the answer), and `.` for the whole query). A query without `LIMIT` returns 100 rows; at most 50,000 rows are returned whatever it asks (PostHog's limits). An answer larger than the server's `QUERY_MAX_BYTES` (default 50 MB of JSON) is a 400 with code `too_many_rows_or_bytes`. `types` are ClickHouse type names as PostHog reports them: `String` for text, `Nullable(String)` for a property, `UInt64` for counts, `Int64` and `Float64` for numbers, `Bool`, `DateTime64(6, 'UTC')` (values are ISO 8601 strings in UTC), `Date` (`YYYY-MM-DD`), `UUID`; for a `HogQLQuery` each is a `[column, type]` pair, for an `EventsQuery` the type alone. JSON objects (`properties`) come back as their JSON text.
          *
          *     A query that does not parse, names an unknown table, field or function, or fails on the data (a bad cast, an invalid regular expression) is a 400 `validation_error` whose `detail` says what and, for syntax errors, where (line and column). A query that runs longer than the server's `QUERY_TIMEOUT_SECONDS` (default 30) is cancelled: 400 with code `timeout_exceeded`.
          */
@@ -6545,10 +6545,10 @@ export interface components {
             verified?: boolean;
             hidden?: boolean | null;
         };
-        /** @description A `HogQLQuery` (`query`, `values`) or an `EventsQuery` (`select`, `where`, `orderBy`, `properties`, `event`, `personId`, `after`, `before`, `limit`, `offset`). Other fields of PostHog's query nodes are ignored. */
+        /** @description A `HogQLQuery` (`query`, `values`) or an `EventsQuery` (`select`, `where`, `orderBy`, `properties`, `event`, `personId`, `after`, `before`, `limit`, `offset`), or a `DataVisualizationNode` (an SQL chart, as PostHog's agent toolkit sends its SQL) whose `source` is a `HogQLQuery`: it answers exactly as its source does. Other fields of PostHog's query nodes (`chartSettings`, `display`, `tableSettings`...) are ignored. */
         QueryNode: {
             /** @enum {string} */
-            kind: "HogQLQuery" | "EventsQuery";
+            kind: "HogQLQuery" | "EventsQuery" | "DataVisualizationNode";
             /** @description HogQLQuery's SELECT statement. Required for a HogQLQuery. */
             query?: string;
             /** @description HogQLQuery's values for `{placeholder}`s. */
@@ -6567,6 +6567,15 @@ export interface components {
             before?: string | null;
             limit?: number | null;
             offset?: number | null;
+            /** @description DataVisualizationNode's query: a `HogQLQuery` (`kind`, `query`, `values`). Required for a DataVisualizationNode. */
+            source?: {
+                /** @enum {string} */
+                kind: "HogQLQuery";
+                query?: string;
+                values?: {
+                    [key: string]: unknown;
+                } | null;
+            };
         };
         QueryRequest: {
             query: components["schemas"]["QueryNode"];

@@ -14,6 +14,8 @@ import { requestId } from './http/request-id.js';
 import { recordRequestMetrics } from './http/request-metrics.js';
 import { AsyncQueries } from './query/async.js';
 import { guardListener } from './http/listener.js';
+import { prepareQuerySandbox } from './db/queries/query-role.js';
+import { queryEngine, type QueryEngine } from './query/run.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';
 import { serversOf } from './http/servers.js';
@@ -29,6 +31,10 @@ declare module 'fastify' {
     authCache: AuthCache;
     /** Absent when RATE_LIMITS=off. */
     rateLimiter?: RateLimiter;
+    /** PostHog's Query API throttles (`api_queries_burst`, `api_queries_sustained`), instead of the others there. */
+    queryRateLimiter?: RateLimiter;
+    /** What runs Query API statements: slots shared fairly between organizations, and their limits. */
+    queries: QueryEngine;
     /** The job engine that batch export runs are queued on. */
     jobs: JobEngine;
     /** The asynchronous Query API queries this process runs. */
@@ -81,11 +87,22 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
       'rateLimiter',
       new RateLimiter([parseRate(config.rateLimitBurst), parseRate(config.rateLimitSustained)]),
     );
+    app.decorate(
+      'queryRateLimiter',
+      new RateLimiter([parseRate(config.rateLimitQueryBurst), parseRate(config.rateLimitQuerySustained)]),
+    );
   }
+  const sandbox = await prepareQuerySandbox(database.db, {
+    tempFileLimitMb: config.queryTempFileLimitMb,
+    workMemMb: config.queryWorkMemMb,
+  });
+  if (sandbox.warning) app.log.warn(sandbox.warning);
+  const queries = queryEngine(database.db, config, sandbox.limits);
+  app.decorate('queries', queries);
   const engine = jobs ?? createJobEngine(database, config, false, (msg, err) => app.log.error({ err }, msg));
   app.decorate('jobs', engine);
   if (!jobs) app.addHook('onClose', async () => engine.stop());
-  const asyncQueries = new AsyncQueries(database.db, config, (msg, err) => app.log.error({ err }, msg));
+  const asyncQueries = new AsyncQueries(queries, (msg, err) => app.log.error({ err }, msg));
   app.decorate('asyncQueries', asyncQueries);
   // On close (the SIGTERM drain included) the process's unfinished asynchronous queries are failed and
   // their statements stopped, while the database is still open.

@@ -91,6 +91,20 @@ export interface Config {
   trustProxy: string[];
   /** Cut-off clients are logged once per cause per this many seconds. */
   abortLogIntervalSeconds: number;
+  /**
+   * Of the `queryConcurrency` slots, how many one organization may hold at once (default half), so the
+   * others always find one; and how many of its queries may wait for a slot before more are a 429.
+   */
+  queryConcurrencyPerOrganization: number;
+  queryQueuePerOrganization: number;
+  /** PostHog's Query API throttles per personal API key (`api_queries_burst`, `api_queries_sustained`). */
+  rateLimitQueryBurst: string;
+  rateLimitQuerySustained: string;
+  /** The largest answer a query may give, in bytes of JSON (over it: a 400). */
+  queryMaxBytes: number;
+  /** Per query transaction: PostgreSQL's temp_file_limit and work_mem, in MB. */
+  queryTempFileLimitMb: number;
+  queryWorkMemMb: number;
 }
 
 function positiveInt(value: string | undefined, fallback: number): number {
@@ -165,5 +179,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .map((s) => s.trim())
       .filter(Boolean),
     abortLogIntervalSeconds: positiveNumber(env.ABORT_LOG_INTERVAL_SECONDS, 60),
+    ...queryLimits(env),
+  };
+}
+
+function queryLimits(env: NodeJS.ProcessEnv) {
+  const total = positiveInt(env.QUERY_CONCURRENCY, 4);
+  return {
+    queryConcurrencyPerOrganization: Math.min(
+      total,
+      positiveInt(env.QUERY_CONCURRENCY_PER_ORGANIZATION, Math.max(1, Math.floor(total / 2))),
+    ),
+    queryQueuePerOrganization: positiveInt(env.QUERY_QUEUE_PER_ORGANIZATION, 50),
+    rateLimitQueryBurst: env.RATE_LIMIT_QUERY_BURST || '240/minute',
+    rateLimitQuerySustained: env.RATE_LIMIT_QUERY_SUSTAINED || '2400/hour',
+    queryMaxBytes: positiveInt(env.QUERY_MAX_BYTES, 50 * 1024 * 1024),
+    queryTempFileLimitMb: positiveInt(env.QUERY_TEMP_FILE_LIMIT_MB, 512),
+    queryWorkMemMb: positiveInt(env.QUERY_WORK_MEM_MB, 16),
   };
 }

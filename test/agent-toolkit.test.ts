@@ -1,7 +1,8 @@
 // @posthog/agent-toolkit, PostHog's own client for AI agents, against this server with a key made
 // the usual way: it finds its tools, and its organization, project, dashboard and taxonomy tools
-// answer from this server's data. (Its insight, flag, experiment, survey and query tools need
-// resources this server does not have; its docs search calls a third party and is never run here.)
+// answer from this server's data, and its query-run tool runs SQL (a DataVisualizationNode) here. (Its
+// insight, flag, experiment and survey tools need resources this server does not have; its docs search
+// and natural-language query call a third party and are never run here.)
 import type { AddressInfo } from 'node:net';
 import { PostHogAgentToolkit } from '@posthog/agent-toolkit/integrations/ai-sdk';
 import t from 'tap';
@@ -50,6 +51,7 @@ t.test('its tools work against this server', async (t) => {
     'dashboard-create',
     'event-definitions-list',
     'properties-list',
+    'query-run',
   ]) {
     t.ok(tools[name], `getTools offers ${name}`);
   }
@@ -102,4 +104,20 @@ t.test('its tools work against this server', async (t) => {
     'predefined properties on request',
   );
   t.notOk(JSON.stringify([events, props, core]).includes('their_'), "another organization's taxonomy never shows");
+
+  // query-run sends its SQL as a DataVisualizationNode to /api/environments/{id}/query/ and reads `results`.
+  const sqlRows = await run(tools, 'query-run', {
+    query: {
+      kind: 'DataVisualizationNode',
+      source: { kind: 'HogQLQuery', query: 'select event, count() from events group by event order by event' },
+    },
+  });
+  t.same(
+    sqlRows,
+    [
+      ['$pageview', 1],
+      ['purchase', 1],
+    ],
+    'query-run answers from the project’s events only',
+  );
 });

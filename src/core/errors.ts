@@ -49,8 +49,8 @@ export class ApiError extends Error {
   static methodNotAllowed(method: string): ApiError {
     return new ApiError(405, 'invalid_request', 'method_not_allowed', `Method "${method}" not allowed.`);
   }
-  static throttled(retryAfterSeconds: number): ApiError {
-    return new ApiError(429, 'throttled_error', 'throttled', 'Request was throttled.', null, {
+  static throttled(retryAfterSeconds: number, detail = 'Request was throttled.'): ApiError {
+    return new ApiError(429, 'throttled_error', 'throttled', detail, null, {
       'retry-after': String(retryAfterSeconds),
     });
   }

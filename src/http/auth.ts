@@ -17,6 +17,8 @@ declare module 'fastify' {
 
 const BEARER = /^Bearer\s+(\S.+)$/i;
 const HOUR_MS = 3_600_000;
+/** The Query API's operations, on both route families (`api_queries_*` throttles). */
+const QUERY_OPERATION = /^(environments_)?query_(create|retrieve|destroy)$/;
 
 export function presentedKey(req: FastifyRequest): string | undefined {
   const header = req.headers.authorization;
@@ -57,7 +59,9 @@ export function authenticate(meta: RouteMeta) {
     const principal = await req.server.authCache.get(hashKeyValue(value));
     if (!principal) throw ApiError.authenticationFailed();
     req.principal = principal;
-    req.server.rateLimiter?.hit(principal.key.id);
+    // PostHog's Query API counts against its own throttles instead of the general ones, per key too.
+    const limiter = QUERY_OPERATION.test(meta.operationId) ? req.server.queryRateLimiter : req.server.rateLimiter;
+    limiter?.hit(principal.key.id);
     if (!principal.key.last_used_at || Date.now() - principal.key.last_used_at.getTime() > HOUR_MS) {
       principal.key.last_used_at = new Date();
       touchKey(req.server.db, principal.user.id, principal.key.id).catch((err) =>

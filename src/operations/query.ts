@@ -3,20 +3,29 @@ import type { components } from '../../generated/api.js';
 import type { Handler, ProjectRequest, SomeHandlers } from '../http/types.js';
 import { ApiError } from '../core/errors.js';
 import { runQuery, type QueryNode } from '../query/run.js';
-import { presentQueryStatus } from '../serializers/query-statuses.js';
+import { presentQueryStatus, queryStatusPieces } from '../serializers/query-statuses.js';
+import { textStream } from '../query/answer.js';
+import type { Sent } from '../http/json-text.js';
 
 type QueryRequest = components['schemas']['QueryRequest'];
 
 /** PostHog's `refresh` values that answer before the query runs (there is no cache to miss here). */
 const ASYNC_REFRESH = new Set(['async', 'force_async', 'async_except_on_cache_miss']);
 
+function hogqlNode(q: { query?: string; values?: Record<string, unknown> | null }, attr: string): QueryNode {
+  if (typeof q.query !== 'string') throw ApiError.required(`${attr}query`);
+  if (!q.query.trim()) throw ApiError.validation(`${attr}query`, 'This field may not be blank.', 'blank');
+  return { kind: 'HogQLQuery', query: q.query, values: q.values ?? null };
+}
+
 /** The request's query node, with the fields its kind needs. */
 function queryNode(body: QueryRequest): QueryNode {
   const q = body.query;
-  if (q.kind === 'HogQLQuery') {
-    if (typeof q.query !== 'string') throw ApiError.required('query__query');
-    if (!q.query.trim()) throw ApiError.validation('query__query', 'This field may not be blank.', 'blank');
-    return { kind: 'HogQLQuery', query: q.query, values: q.values ?? null };
+  if (q.kind === 'HogQLQuery') return hogqlNode(q, 'query__');
+  // PostHog runs a node it has no runner for (an SQL chart) as its source: the answer is the source's.
+  if (q.kind === 'DataVisualizationNode') {
+    if (!q.source) throw ApiError.required('query__source');
+    return hogqlNode(q.source, 'query__source__');
   }
   if (!Array.isArray(q.select)) throw ApiError.required('query__select');
   return { ...q, kind: 'EventsQuery', select: q.select };
@@ -27,10 +36,15 @@ const isAsync = (body: QueryRequest) => (body.refresh ? ASYNC_REFRESH.has(body.r
 
 async function query(req: FastifyRequest<{ Body: QueryRequest }> & ProjectRequest, reply: FastifyReply) {
   const node = queryNode(req.body);
-  if (!isAsync(req.body)) return runQuery(req.server.db, req.server.config, req.tenant.project_id, node);
+  const { organization_id, project_id } = req.tenant;
+  if (!isAsync(req.body)) {
+    const answer = await runQuery(req.server.queries, organization_id, project_id, node);
+    // Written in slices as the client reads it, never as one string built and sent at once.
+    return reply.type('application/json; charset=utf-8').send(answer.stream());
+  }
   if (req.body.client_query_id === '')
     throw ApiError.validation('client_query_id', 'This field may not be blank.', 'blank');
-  const row = await req.server.asyncQueries.start(req.tenant.project_id, req.body.client_query_id, node);
+  const row = await req.server.asyncQueries.start(organization_id, project_id, req.body.client_query_id, node);
   reply.code(202);
   return presentQueryStatus(row);
 }
@@ -41,7 +55,9 @@ const retrieve: Handler<'query_retrieve'> = async (req, reply) => {
   const body = presentQueryStatus(row);
   // PostHog's codes: 202 while it runs, 200 complete, 400 failed with a message.
   reply.code(!body.query_status.complete ? 202 : body.query_status.error ? 400 : 200);
-  return body;
+  if (row.answer === null) return body;
+  // The stored answer (up to QUERY_MAX_BYTES) is sent as the text it is, in slices.
+  return reply.type('application/json; charset=utf-8').send(textStream(queryStatusPieces(row))) as Sent<typeof body>;
 };
 
 const destroy: Handler<'query_destroy'> = async (req, reply) => {

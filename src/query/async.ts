@@ -13,7 +13,7 @@ import {
   startQueryStatus,
   type QueryStatusRow,
 } from '../db/queries/query-statuses.js';
-import { executeQuery, prepareQuery, type QueryNode } from './run.js';
+import { executeQuery, prepareQuery, type QueryEngine, type QueryNode } from './run.js';
 
 export const CANCELLED_MESSAGE = 'Query cancelled';
 export const STOPPED_MESSAGE =
@@ -31,23 +31,38 @@ export const keepSeconds = (config: Config) => Math.max(3600, Math.ceil(config.q
 /**
  * The asynchronous queries of one server process (PostHog's `refresh: "async"`): each is checked at
  * once, recorded as running in `query_statuses`, answered, and then run in this process through the
- * same limiter, timeout and read-only transaction as a synchronous query. Its status is readable and
- * cancellable from any process on the database. `stop` fails this process's unfinished ones.
+ * same organization's slots, timeout, caps and restricted transaction as a synchronous query. Its
+ * status is readable and cancellable from any process on the database. `stop` fails this process's
+ * unfinished ones.
  */
 export class AsyncQueries {
   private readonly runs = new Map<string, { projectId: number; run: string; done: Promise<void> }>();
   private stopping = false;
 
-  constructor(
-    private readonly db: Db,
-    private readonly config: Config,
-    private readonly log: (msg: string, err: unknown) => void,
-  ) {}
+  private readonly db: Db;
+  private readonly config: Config;
 
-  /** Checks and records the query (a bad one throws its 400), then runs it after the caller answers. */
-  async start(projectId: number, clientId: string | null | undefined, node: QueryNode): Promise<QueryStatusRow> {
+  constructor(
+    private readonly engine: QueryEngine,
+    private readonly log: (msg: string, err: unknown) => void,
+  ) {
+    this.db = engine.db;
+    this.config = engine.config;
+  }
+
+  /**
+   * Checks and records the query (a bad one throws its 400, as does a full queue of the organization its
+   * 429), then runs it in a slot of the organization after the caller answers.
+   */
+  async start(
+    organizationId: string,
+    projectId: number,
+    clientId: string | null | undefined,
+    node: QueryNode,
+  ): Promise<QueryStatusRow> {
     if (this.stopping) throw ApiError.unavailable();
     const prepared = prepareQuery(projectId, node);
+    this.engine.limiter.check(organizationId);
     const id = clientId ?? randomUUID().replace(/-/g, '');
     const keep = keepSeconds(this.config);
     const row = await startQueryStatus(this.db, projectId, id, keep);
@@ -60,14 +75,14 @@ export class AsyncQueries {
     const { run } = row;
     const done = new Promise<void>((resolve) => setImmediate(resolve))
       .then(() =>
-        executeQuery(this.db, this.config, prepared, {
+        executeQuery(this.engine, organizationId, prepared, {
           applicationName: runApplicationName(run),
           onBackend: (pid) =>
             this.stopping ? Promise.resolve(false) : pickUpQueryStatus(this.db, projectId, run, pid),
         }),
       )
       .then(
-        (answer) => finishQueryStatus(this.db, projectId, run, { state: 'complete', answer }, keep),
+        (answer) => finishQueryStatus(this.db, projectId, run, { state: 'complete', answer: answer.text() }, keep),
         async (err: unknown) => {
           if (err instanceof RunRefused) return; // cancelled or failed by a shutdown before it started
           if (!(err instanceof ApiError)) this.log('asynchronous query failed', err);

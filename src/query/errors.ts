@@ -22,18 +22,31 @@ function messageOf(err: unknown): string {
  * cannot plan (42xxx), or one that outgrew a limit (53xxx, 54xxx). The statement timeout says so.
  * Anything else (the database is down, a bug) is not the query's fault and goes on to the usual handler.
  */
-export function databaseError(err: unknown, timeoutSeconds: number): ApiError | undefined {
+export function databaseError(
+  err: unknown,
+  limits: { queryTimeoutSeconds: number; queryTempFileLimitMb: number },
+): ApiError | undefined {
   const state = sqlState(err);
   if (!state) return undefined;
   if (state === '57014') {
     return ApiError.validation(
       null,
-      `Query exceeded the time limit of ${timeoutSeconds} seconds. Narrow it with a time range on timestamp, fewer ` +
-        `joins or a LIMIT.`,
+      `Query exceeded the time limit of ${limits.queryTimeoutSeconds} seconds. Narrow it with a time range on ` +
+        `timestamp, fewer joins or a LIMIT.`,
       'timeout_exceeded',
     );
   }
   const message = messageOf(err);
+  // temp_file_limit: a sort or join that spilled more to disk than one query may.
+  if (state === '53400' && /temp_file_limit/.test(message)) {
+    return ApiError.validation(
+      null,
+      `Query used more than the ${limits.queryTempFileLimitMb} MB of temporary disk space one query may use (to ` +
+        'sort or join more rows than fit in memory). Narrow it with a time range on timestamp, fewer joins or ' +
+        'an aggregate.',
+      'memory_limit_exceeded',
+    );
+  }
   if (state === '42803' && /must appear in the GROUP BY/i.test(message)) {
     return ApiError.validation(
       null,

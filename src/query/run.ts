@@ -1,10 +1,11 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
-import { runReadOnly, type RunTag } from '../db/queries/query.js';
+import { streamReadOnly, type QueryLimits, type RunTag } from '../db/queries/query.js';
 import { compileQuery, parseQuery, QueryError, type CompiledQuery, type Select } from '../hogql/query/index.js';
+import { AnswerRows, JsonAnswer } from './answer.js';
 import { databaseError, queryError } from './errors.js';
 import { eventsSelect, type EventsQuery } from './events-query.js';
-import { Limiter } from './limiter.js';
+import { FairLimiter } from './limiter.js';
 import { Timings } from './timings.js';
 
 export interface HogQLQuery {
@@ -15,12 +16,33 @@ export interface HogQLQuery {
 
 export type QueryNode = HogQLQuery | EventsQuery;
 
-/** PostHog's row cap for a query's answer, and the page a query without LIMIT gets. */
-export const MAX_ROWS = 10_000;
+/** PostHog's row cap for a HogQL query's answer (MAX_SELECT_RETURNED_ROWS), and the page a query without LIMIT gets. */
+export const MAX_ROWS = 50_000;
 export const DEFAULT_ROWS = 100;
 
-/** One limiter per server (its config), shared by every request of that server. */
-const limiters = new WeakMap<Config, Limiter>();
+/**
+ * What runs the queries of one server process: its database, its configuration, the slots shared
+ * fairly between organizations, and the limits every query transaction gets (see query-role.ts).
+ */
+export interface QueryEngine {
+  db: Db;
+  config: Config;
+  limiter: FairLimiter;
+  limits: QueryLimits | undefined;
+}
+
+export function queryEngine(db: Db, config: Config, limits?: QueryLimits): QueryEngine {
+  return {
+    db,
+    config,
+    limiter: new FairLimiter(
+      config.queryConcurrency,
+      config.queryConcurrencyPerOrganization,
+      config.queryQueuePerOrganization,
+    ),
+    limits,
+  };
+}
 
 function compile(node: QueryNode, teamId: number, timings: Timings): CompiledQuery {
   try {
@@ -51,41 +73,48 @@ export function prepareQuery(teamId: number, node: QueryNode): PreparedQuery {
 }
 
 /**
- * Runs a prepared query and answers in PostHog's response shape for its kind, with the `timings` of
- * its steps: parse, compile, execute (in the database, after any wait for a slot) and serialise (the
- * rows into the answer). `tag` marks an asynchronous query's statement (see runReadOnly).
+ * Runs a prepared query in a slot of its organization and answers in PostHog's response shape for its
+ * kind, with the `timings` of its steps: parse, compile, execute (in the database, after any wait for
+ * a slot, rows streamed into the answer as they arrive) and serialise (the answer's other fields). An
+ * answer over QUERY_MAX_BYTES is a 400 as soon as its rows pass the cap. `tag` marks an asynchronous
+ * query's statement (see streamReadOnly).
  */
-export async function executeQuery(db: Db, config: Config, prepared: PreparedQuery, tag?: RunTag) {
+export async function executeQuery(
+  engine: QueryEngine,
+  organizationId: string,
+  prepared: PreparedQuery,
+  tag?: RunTag,
+): Promise<JsonAnswer> {
   const { node, compiled, timings } = prepared;
-  let limiter = limiters.get(config);
-  if (!limiter) limiters.set(config, (limiter = new Limiter(config.queryConcurrency)));
-  const rows = await limiter.run(() =>
+  const { config } = engine;
+  const rows = new AnswerRows(compiled.limit, config.queryMaxBytes);
+  await engine.limiter.run(organizationId, () =>
     timings.measure('execute', () =>
-      runReadOnly(db, compiled.sql, config.queryTimeoutSeconds * 1000, tag).catch((err: unknown) => {
-        throw databaseError(err, config.queryTimeoutSeconds) ?? err;
+      streamReadOnly(engine.db, compiled.sql, {
+        timeoutMs: config.queryTimeoutSeconds * 1000,
+        tag,
+        limits: engine.limits,
+        onRow: (json) => rows.add(json),
+      }).catch((err: unknown) => {
+        throw databaseError(err, config) ?? err;
       }),
     ),
   );
-  const answer = timings.measure('serialise', () => {
-    const hasMore = rows.length > compiled.limit;
-    const results = hasMore ? rows.slice(0, compiled.limit) : rows;
+  const rest = timings.measure('serialise', () => {
     const common = {
-      results,
       columns: compiled.columns,
       hogql: compiled.hogql,
       limit: compiled.limit,
       offset: compiled.offset,
-      hasMore,
+      hasMore: rows.hasMore,
     };
     if (node.kind === 'EventsQuery') return { ...common, columns: node.select, types: compiled.types };
     return { ...common, types: compiled.columns.map((c, i) => [c, compiled.types[i]!]), query: node.query };
   });
-  return { ...answer, timings: timings.list() };
+  return new JsonAnswer('results', rows.rows, { ...rest, timings: timings.list() });
 }
 
-/** Runs a query for one project at once (prepareQuery, then executeQuery). */
-export async function runQuery(db: Db, config: Config, teamId: number, node: QueryNode) {
-  return executeQuery(db, config, prepareQuery(teamId, node));
+/** Runs a query for one project of an organization at once (prepareQuery, then executeQuery). */
+export async function runQuery(engine: QueryEngine, organizationId: string, teamId: number, node: QueryNode) {
+  return executeQuery(engine, organizationId, prepareQuery(teamId, node));
 }
-
-export type QueryAnswer = Awaited<ReturnType<typeof executeQuery>>;

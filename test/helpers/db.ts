@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import postgres from 'postgres';
 import { openDatabase, socketOptions, type Database } from '../../src/db/client.js';
 import { clusterUrl } from '../../src/db/embedded.js';
+import { queryRoleName } from '../../src/db/queries/query-role.js';
 
 /**
  * The embedded cluster of a test run (started by setup.ts, stopped by teardown.ts), used when
@@ -39,6 +40,8 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
     url: withDatabase(base, name),
     async drop() {
       await admin.unsafe(`drop database if exists ${name} with (force)`);
+      // The Query API's role of the database (made by the app at start) belongs to the cluster.
+      await admin.unsafe(`drop role if exists ${queryRoleName(name)}`);
       await admin.end();
     },
   };

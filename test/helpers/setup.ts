@@ -17,6 +17,12 @@ const admin = adminClient(base);
 const [server] = await admin<{ server_version: string }[]>`show server_version`;
 // scripts/test.sh reports the version in its closing line.
 process.stderr.write(`test server: PostgreSQL ${server!.server_version.split(' ')[0]}\n`);
+// The Query API roles of test databases that a crashed run left behind (a live database keeps its own).
+for (const { rolname } of await admin<{ rolname: string }[]>`select rolname from pg_roles r
+    where rolname ~ '^t_[0-9a-f]{12}_query$'
+      and not exists (select 1 from pg_database d where d.datname || '_query' = r.rolname)`) {
+  await admin.unsafe(`drop role if exists ${rolname}`).catch(() => {});
+}
 await admin.unsafe(`drop database if exists ${PG_TEMPLATE_DB} with (force)`);
 await admin.unsafe(`create database ${PG_TEMPLATE_DB}`);
 const template = await openDatabase({ url: withDatabase(base, PG_TEMPLATE_DB), poolSize: 1 });

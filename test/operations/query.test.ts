@@ -265,8 +265,8 @@ t.test('limits, offset and hasMore', async (t) => {
   const last = await hogql('select event from events order by timestamp limit 2 offset 3');
   t.same([last.body.results.length, last.body.hasMore], [1, false]);
   const big = await hogql('select event from events limit 1000000');
-  t.same([big.status, big.body.limit], [200, 10000], 'clamped to PostHog maximum');
-  t.match(big.body.hogql, /LIMIT 10000$/);
+  t.same([big.status, big.body.limit], [200, 50000], 'clamped to PostHog maximum (MAX_SELECT_RETURNED_ROWS)');
+  t.match(big.body.hogql, /LIMIT 50000$/);
 });
 
 t.test('EventsQuery', async (t) => {

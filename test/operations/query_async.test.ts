@@ -162,11 +162,12 @@ t.test('a query cancelled while it waits for a slot never runs', async (t) => {
   const saved = config.queryTimeoutSeconds;
   config.queryTimeoutSeconds = 60;
   t.teardown(() => void (config.queryTimeoutSeconds = saved));
-  // Every slot of the limiter (QUERY_CONCURRENCY) busy, then one more query that has to wait.
+  // Every slot of the organization (QUERY_CONCURRENCY_PER_ORGANIZATION) busy, then one more query that has to wait.
   const busy = [];
-  for (let i = 0; i < config.queryConcurrency; i++)
+  const slots = config.queryConcurrencyPerOrganization;
+  for (let i = 0; i < slots; i++)
     busy.push((await post(SLOW, { refresh: 'async', client_query_id: `busy-${i}` })).body.query_status.id);
-  await until('the slots to fill', async () => (await activeRuns()).length >= config.queryConcurrency);
+  await until('the slots to fill', async () => (await activeRuns()).length >= slots);
   // Slow too: had it started once a slot freed, its statement would still be running below.
   t.equal((await post(SLOW, { refresh: 'async', client_query_id: 'queued' })).status, 202);
   await new Promise((r) => setTimeout(r, 100));

@@ -3,14 +3,15 @@ import type { Db } from '../client.js';
 import type { query_statuses } from '../schema/query-statuses.js';
 import { rowsOf } from './util.js';
 
-export type QueryStatusRow = typeof query_statuses.$inferSelect;
+/** A status as read: `answer` is the answer's JSON text (never parsed here: it may be tens of megabytes). */
+export type QueryStatusRow = Omit<typeof query_statuses.$inferSelect, 'answer'> & { answer: string | null };
 export type QueryState = 'running' | 'complete' | 'failed' | 'cancelled';
 
 /** The application_name a run's transaction carries while its statement runs (see runReadOnly). */
 export const runApplicationName = (run: string) => `posthog-api:query:${run}`;
 
 const COLUMNS = sql.raw(
-  'project_id, id, run, state, answer, error_message, start_time, pickup_time, end_time, ' +
+  'project_id, id, run, state, answer::text as answer, error_message, start_time, pickup_time, end_time, ' +
     'backend_pid, backend_start, expires_at',
 );
 
@@ -59,10 +60,11 @@ export async function finishQueryStatus(
   db: Db,
   projectId: number,
   run: string,
-  end: { state: 'complete'; answer: unknown } | { state: 'failed'; message: string },
+  end: { state: 'complete'; answer: string } | { state: 'failed'; message: string },
   keepSeconds: number,
 ): Promise<void> {
-  const answer = end.state === 'complete' ? JSON.stringify(end.answer) : null;
+  // The answer is JSON text already (written in pieces from the rows PostgreSQL sent).
+  const answer = end.state === 'complete' ? end.answer : null;
   const message = end.state === 'failed' ? end.message : null;
   await db.execute(sql`
     update query_statuses set state = ${end.state}, answer = ${answer}::jsonb, error_message = ${message},

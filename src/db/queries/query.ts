@@ -1,6 +1,7 @@
-import { sql, type SQL } from 'drizzle-orm';
+import type { SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import type { Sql, TransactionSql } from 'postgres';
 import type { Db } from '../client.js';
-import { rowsOf } from './util.js';
 
 /** Marks an asynchronous query's statement so that other processes can find and cancel it. */
 export interface RunTag {
@@ -13,40 +14,102 @@ export interface RunTag {
 /** Thrown by runReadOnly when its tag's onBackend refused the run. */
 export class RunRefused extends Error {}
 
+/** What bounds a query's transaction besides its timeout (see query-role.ts for how they are found). */
+export interface QueryLimits {
+  /** The restricted role the statement runs as (SET LOCAL ROLE); null runs it as the connecting user. */
+  role: string | null;
+  /** temp_file_limit in MB; null where the connecting user may not set it. */
+  tempFileLimitMb: number | null;
+  workMemMb: number;
+}
+
+export interface StreamOptions {
+  timeoutMs: number;
+  tag?: RunTag | undefined;
+  limits?: QueryLimits | undefined;
+  /**
+   * Told each row's first column as PostgreSQL wrote it (the compiled query's JSON array, as text),
+   * while the rows arrive; false stops the statement there (the rows so far are all there will be).
+   */
+  onRow(json: Buffer): boolean;
+}
+
+const dialect = new PgDialect();
+/** Rows fetched per round trip at first, and the bytes a fetch aims at once rows have been seen. */
+const FIRST_FETCH = 32;
+const FETCH_BYTES = 1024 * 1024;
+const MAX_FETCH = 1000;
+
+const clientOf = (db: Db) => (db as unknown as { $client: Sql }).$client;
+
 /**
  * Runs a compiled Query API statement in a read-only transaction that PostgreSQL cancels after
- * `timeoutMs`, and returns each row's JSON array of values.
+ * `timeoutMs`, with `limits` set for that transaction only, and streams its rows to `onRow` through a
+ * cursor: a fetch holds about a megabyte of rows (fewer rows when they are big), so an answer's size
+ * is decided while it arrives and never more than a fetch beyond what `onRow` accepted is in memory.
  */
-export async function runReadOnly(db: Db, statement: SQL, timeoutMs: number, tag?: RunTag): Promise<unknown[][]> {
-  const ms = Math.max(1, Math.floor(timeoutMs));
-  return db.transaction(async (tx) => {
-    // One round trip: read-only (a compiled query never writes; this makes sure), the timeout, and a
-    // plan made for each query's own values (a prepared statement's generic plan cannot see the
-    // project id or the LIMIT, and planned aggregations over a project twice as slow).
-    if (!tag) {
-      await tx.execute(
-        sql`select set_config('transaction_read_only', 'on', true),
-          set_config('statement_timeout', ${String(ms)}, true),
-          set_config('plan_cache_mode', 'force_custom_plan', true)`,
+export async function streamReadOnly(db: Db, statement: SQL, opts: StreamOptions): Promise<void> {
+  const ms = String(Math.max(1, Math.floor(opts.timeoutMs)));
+  const { sql: text, params } = dialect.sqlToQuery(statement);
+  const limits = opts.limits;
+  const client = clientOf(db);
+  await client.begin(async (tx: TransactionSql) => {
+    // One round trip: read-only (a compiled query never writes; this makes sure), the timeout, the
+    // memory and temporary files a sort or hash may use, and a plan made for each query's own values
+    // (a prepared statement's generic plan cannot see the project id or the LIMIT, and planned
+    // aggregations over a project twice as slow). temp_file_limit is set before the role changes:
+    // only the connecting user (a superuser, or one granted SET on it) may set it.
+    const settings = tx.unsafe(
+      `select set_config('transaction_read_only', 'on', true), set_config('statement_timeout', $1, true),
+        set_config('plan_cache_mode', 'force_custom_plan', true), set_config('work_mem', $2, true)` +
+        (limits?.tempFileLimitMb ? `, set_config('temp_file_limit', $3, true)` : ''),
+      [ms, `${limits?.workMemMb ?? 4}MB`, ...(limits?.tempFileLimitMb ? [`${limits.tempFileLimitMb}MB`] : [])],
+    );
+    // The application name lasts as long as the transaction, so a cancel that matches it can only reach
+    // this statement, not a later one of the pooled connection. The connection check makes the backend
+    // notice within a second that the process which sent the statement is gone (killed), rather than
+    // running on until the statement timeout with nobody to answer.
+    const tagged = opts.tag
+      ? tx.unsafe<{ pid: number }[]>(
+          `select set_config('application_name', $1, true),
+            set_config('client_connection_check_interval', '1000', true), pg_backend_pid() as pid`,
+          [opts.tag.applicationName],
+        )
+      : undefined;
+    // The role last, in a statement of its own (sent in the same round trip): from here on the
+    // transaction reads only what the role was granted.
+    const role = limits?.role ? tx.unsafe(`select set_config('role', $1, true)`, [limits.role]) : undefined;
+    await Promise.all([settings, tagged, role]);
+    if (opts.tag && tagged && !(await opts.tag.onBackend((await tagged)[0]!.pid))) throw new RunRefused();
+
+    let stopped = false;
+    const query = tx.unsafe(text, params as never[]).raw();
+    await query.cursor(FIRST_FETCH, (rows: unknown[]) => {
+      let bytes = 0;
+      for (const row of rows as (Buffer | null)[][]) {
+        const json = row[0]!;
+        bytes += json.length;
+        if (!stopped && !opts.onRow(json)) stopped = true;
+      }
+      if (stopped) return client.CLOSE as never;
+      // The next fetch: about FETCH_BYTES of rows the size of these (postgres.js reads cursorRows at
+      // each fetch).
+      const size = Math.max(1, bytes / Math.max(1, rows.length));
+      (query as unknown as { cursorRows: number }).cursorRows = Math.min(
+        MAX_FETCH,
+        Math.max(1, Math.floor(FETCH_BYTES / size)),
       );
-    } else {
-      // The application name lasts as long as the transaction, so a cancel that matches it can only
-      // reach this statement, not a later one of the pooled connection. The connection check makes
-      // the backend notice within a second that the process which sent the statement is gone (killed),
-      // rather than running on until the statement timeout with nobody to answer.
-      const [row] = rowsOf<{ pid: number }>(
-        await tx.execute(
-          sql`select set_config('transaction_read_only', 'on', true),
-            set_config('statement_timeout', ${String(ms)}, true),
-            set_config('plan_cache_mode', 'force_custom_plan', true),
-            set_config('application_name', ${tag.applicationName}, true),
-            set_config('client_connection_check_interval', '1000', true),
-            pg_backend_pid() as pid`,
-        ),
-      );
-      if (!(await tag.onBackend(row!.pid))) throw new RunRefused();
-    }
-    const result = await tx.execute(statement);
-    return rowsOf<{ r: unknown[] }>(result).map((row) => row.r);
+    });
   });
+}
+
+/** streamReadOnly's rows, parsed: for small statements (tests, checks) that want the values. */
+export async function runReadOnly(db: Db, statement: SQL, timeoutMs: number, tag?: RunTag): Promise<unknown[][]> {
+  const rows: unknown[][] = [];
+  await streamReadOnly(db, statement, {
+    timeoutMs,
+    tag,
+    onRow: (json) => rows.push(JSON.parse(json.toString('utf8'))) > 0,
+  });
+  return rows;
 }

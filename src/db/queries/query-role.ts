@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto';
+import type { Sql } from 'postgres';
+import type { Db } from '../client.js';
+import type { QueryLimits } from './query.js';
+
+/**
+ * The tables the Query API's compiler reads (events, with their persons and distinct ids): the only
+ * ones its role may read. A table the compiler starts to name must be added here.
+ */
+export const QUERY_TABLES = ['events', 'persons', 'person_distinct_ids'] as const;
+
+/**
+ * The restricted role of a database's Query API statements. Roles belong to the whole cluster, so the
+ * name carries the database's (one role per database: two databases of a server, or the test suite's
+ * database per file, never share or fight over one), made safe as an identifier and short enough.
+ */
+export function queryRoleName(database: string): string {
+  const plain = database.toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  const name = `${plain}_query`;
+  if (name === `${database}_query` && name.length <= 63) return name;
+  return `${plain.slice(0, 40)}_${createHash('sha256').update(database).digest('hex').slice(0, 12)}_query`;
+}
+
+export interface QuerySandbox {
+  limits: QueryLimits;
+  /** What could not be set up (the connecting user's missing rights), for one line at start; null if nothing. */
+  warning: string | null;
+}
+
+const sqlState = (err: unknown) => (err as { code?: string }).code;
+
+/**
+ * Makes the Query API's restricted role for this database, idempotently (every start re-grants, so a
+ * table recreated by a migration is readable again): NOLOGIN, SELECT on QUERY_TABLES and nothing else
+ * of the schema, and the connecting user a member so that a transaction may SET LOCAL ROLE to it.
+ * Where the connecting user may not create roles (a managed database), statements run as that user,
+ * still read-only and with the per-transaction limits; the warning says so. temp_file_limit can only
+ * be set by a superuser (or a user granted SET on it); where it cannot, the warning says that too.
+ */
+export async function prepareQuerySandbox(
+  db: Db,
+  limits: { tempFileLimitMb: number; workMemMb: number },
+): Promise<QuerySandbox> {
+  const client = (db as unknown as { $client: Sql }).$client;
+  const problems: string[] = [];
+  let role: string | null = null;
+  try {
+    role = await client.begin(async (tx) => {
+      // Processes starting together on one database take turns (a concurrent GRANT fails otherwise).
+      await tx`select pg_advisory_xact_lock(727275)`;
+      const [{ db: database }] = (await tx`select current_database() as db`) as unknown as [{ db: string }];
+      const name = queryRoleName(database);
+      const id = tx(name);
+      const [exists] = await tx`select 1 as ok from pg_roles where rolname = ${name}`;
+      if (!exists) await tx`create role ${id} nologin noinherit`;
+      await tx`grant ${id} to current_user`;
+      await tx`revoke all on all tables in schema public from ${id}`;
+      await tx`revoke all on all sequences in schema public from ${id}`;
+      await tx`grant usage on schema public to ${id}`;
+      await tx`grant select on ${tx(QUERY_TABLES as unknown as string[])} to ${id}`;
+      return name;
+    });
+  } catch (err) {
+    if (sqlState(err) !== '42501') throw err;
+    problems.push(
+      'the database user may not create roles, so queries run as that user (read-only, with their time and ' +
+        'memory limits)',
+    );
+  }
+  let tempFiles = true;
+  try {
+    await client.begin(async (tx) => {
+      await tx`select set_config('temp_file_limit', ${`${limits.tempFileLimitMb}MB`}, true)`;
+    });
+  } catch (err) {
+    if (sqlState(err) !== '42501') throw err;
+    tempFiles = false;
+    problems.push('it may not set temp_file_limit, so a query’s temporary files are not bounded');
+  }
+  return {
+    limits: { role, tempFileLimitMb: tempFiles ? limits.tempFileLimitMb : null, workMemMb: limits.workMemMb },
+    warning: problems.length ? `Query API: ${problems.join('; ')}.` : null,
+  };
+}
