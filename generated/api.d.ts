@@ -6466,10 +6466,56 @@ export interface components {
             verified?: boolean;
             hidden?: boolean | null;
         };
+        /** @description One series of an insight, PostHog's `EventsNode` (actions are not supported). */
+        InsightSeriesNode: {
+            /** @enum {string} */
+            kind: "EventsNode";
+            /** @description The event, or null for all events. */
+            event?: string | null;
+            name?: string | null;
+            custom_name?: string | null;
+            /** @description `total` (default), `dau`, `weekly_active`, `monthly_active`, `unique_session`, or `sum`, `avg`, `min`, `max`, `median`, `p90`, `p95`, `p99` of `math_property`. */
+            math?: string | null;
+            math_property?: string | null;
+            /** @description Property filters of this series (all must hold). */
+            properties?: Record<string, never>[] | null;
+        };
+        InsightDateRange: {
+            /** @description `-7d` (default), `-24h`, `-2w`, `-3m`, `-1y`, `-30M` (minutes), `dStart`, `mStart`, `yStart`, `all`, a date or a date-time; read in the project's timezone. */
+            date_from?: string | null;
+            /** @description Now when absent. */
+            date_to?: string | null;
+            /** @description Use the dates as given instead of widening them to whole intervals. */
+            explicitDate?: boolean | null;
+        } | null;
+        InsightBreakdownFilter: {
+            /** @description The property to break down by (a one-item list is read as that item). */
+            breakdown?: (string | null) | string[];
+            /** @enum {string|null} */
+            breakdown_type?: "event" | "person" | null;
+            /** @description How many values get their own series (25 by default); the rest are one "other" series. */
+            breakdown_limit?: number | null;
+            breakdown_hide_other_aggregation?: boolean | null;
+        } | null;
+        InsightCompareFilter: {
+            compare?: boolean | null;
+            /** @description A relative date (`-1w`) to compare with instead of the previous period. */
+            compare_to?: string | null;
+        } | null;
+        InsightTrendsFilter: {
+            /** @description `ActionsLineGraph` (default), `ActionsBar`, `ActionsAreaGraph`, `ActionsLineGraphCumulative` (running totals), or a total-value display (`BoldNumber`, `ActionsPie`, `ActionsTable`, `ActionsBarValue`, `WorldMap`): one `aggregated_value` for the whole range. */
+            display?: string | null;
+            formula?: string | null;
+            formulas?: string[] | null;
+            formulaNodes?: {
+                formula: string;
+                custom_name?: string | null;
+            }[] | null;
+        } | null;
         /** @description A `HogQLQuery` (`query`, `values`) or an `EventsQuery` (`select`, `where`, `orderBy`, `properties`, `event`, `personId`, `after`, `before`, `limit`, `offset`). Other fields of PostHog's query nodes are ignored. */
         QueryNode: {
             /** @enum {string} */
-            kind: "HogQLQuery" | "EventsQuery";
+            kind: "HogQLQuery" | "EventsQuery" | "TrendsQuery";
             /** @description HogQLQuery's SELECT statement. Required for a HogQLQuery. */
             query?: string;
             /** @description HogQLQuery's values for `{placeholder}`s. */
@@ -6488,6 +6534,19 @@ export interface components {
             before?: string | null;
             limit?: number | null;
             offset?: number | null;
+            /** @description An insight's series (`EventsNode`s). Required for a TrendsQuery. */
+            series?: components["schemas"]["InsightSeriesNode"][];
+            dateRange?: components["schemas"]["InsightDateRange"];
+            /**
+             * @description An insight's bucket; `day` when absent.
+             * @enum {string|null}
+             */
+            interval?: "minute" | "hour" | "day" | "week" | "month" | null;
+            breakdownFilter?: components["schemas"]["InsightBreakdownFilter"];
+            compareFilter?: components["schemas"]["InsightCompareFilter"];
+            trendsFilter?: components["schemas"]["InsightTrendsFilter"];
+            /** @description Accepted; no test-account filters are configured, so it changes nothing. */
+            filterTestAccounts?: boolean | null;
         };
         QueryRequest: {
             query: components["schemas"]["QueryNode"];
@@ -6521,6 +6580,19 @@ export interface components {
             readonly offset: number;
             readonly hasMore: boolean;
             /** @description Seconds spent in each step of the query, the whole query (`.`) last. */
+            readonly timings: components["schemas"]["QueryTiming"][];
+        };
+        /** @description The answer to an insight query kind (`TrendsQuery`), in PostHog's shape for that kind. */
+        InsightQueryResponse: {
+            readonly results: {
+                [key: string]: unknown;
+            }[];
+            readonly hasMore?: boolean;
+            readonly hogql?: string | null;
+            readonly resolved_date_range?: {
+                date_from?: string;
+                date_to?: string;
+            };
             readonly timings: components["schemas"]["QueryTiming"][];
         };
         QueryStatus: {
@@ -11875,7 +11947,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["QueryResponse"];
+                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["InsightQueryResponse"];
                 };
             };
             /** @description An asynchronous query, accepted; it runs after this answer. */
@@ -15612,7 +15684,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["QueryResponse"];
+                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["InsightQueryResponse"];
                 };
             };
             /** @description An asynchronous query, accepted; it runs after this answer. */

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { components } from '../../generated/api.js';
 import type { Handler, ProjectRequest, SomeHandlers } from '../http/types.js';
 import { ApiError } from '../core/errors.js';
+import { isInsightNode, prepareInsight, runInsight, type InsightNode } from '../query/kinds/index.js';
 import { runQuery, type QueryNode } from '../query/run.js';
 import { presentQueryStatus } from '../serializers/query-statuses.js';
 
@@ -11,8 +12,9 @@ type QueryRequest = components['schemas']['QueryRequest'];
 const ASYNC_REFRESH = new Set(['async', 'force_async', 'async_except_on_cache_miss']);
 
 /** The request's query node, with the fields its kind needs. */
-function queryNode(body: QueryRequest): QueryNode {
+function queryNode(body: QueryRequest): QueryNode | InsightNode {
   const q = body.query;
+  if (isInsightNode(q)) return q;
   if (q.kind === 'HogQLQuery') {
     if (typeof q.query !== 'string') throw ApiError.required('query__query');
     if (!q.query.trim()) throw ApiError.validation('query__query', 'This field may not be blank.', 'blank');
@@ -27,7 +29,11 @@ const isAsync = (body: QueryRequest) => (body.refresh ? ASYNC_REFRESH.has(body.r
 
 async function query(req: FastifyRequest<{ Body: QueryRequest }> & ProjectRequest, reply: FastifyReply) {
   const node = queryNode(req.body);
-  if (!isAsync(req.body)) return runQuery(req.server.db, req.server.config, req.tenant.project_id, node);
+  if (!isAsync(req.body)) {
+    const { db, config } = req.server;
+    if (isInsightNode(node)) return runInsight({ db, config }, req.tenant.project_id, prepareInsight(node));
+    return runQuery(db, config, req.tenant.project_id, node);
+  }
   if (req.body.client_query_id === '')
     throw ApiError.validation('client_query_id', 'This field may not be blank.', 'blank');
   const row = await req.server.asyncQueries.start(req.tenant.project_id, req.body.client_query_id, node);

@@ -13,6 +13,7 @@ import {
   startQueryStatus,
   type QueryStatusRow,
 } from '../db/queries/query-statuses.js';
+import { type InsightNode, isInsightNode, prepareInsight, runInsight } from './kinds/index.js';
 import { executeQuery, prepareQuery, type QueryNode } from './run.js';
 
 export const CANCELLED_MESSAGE = 'Query cancelled';
@@ -45,9 +46,14 @@ export class AsyncQueries {
   ) {}
 
   /** Checks and records the query (a bad one throws its 400), then runs it after the caller answers. */
-  async start(projectId: number, clientId: string | null | undefined, node: QueryNode): Promise<QueryStatusRow> {
+  async start(
+    projectId: number,
+    clientId: string | null | undefined,
+    node: QueryNode | InsightNode,
+  ): Promise<QueryStatusRow> {
     if (this.stopping) throw ApiError.unavailable();
-    const prepared = prepareQuery(projectId, node);
+    const insight = isInsightNode(node) ? prepareInsight(node) : undefined;
+    const prepared = insight ? undefined : prepareQuery(projectId, node as QueryNode);
     const id = clientId ?? randomUUID().replace(/-/g, '');
     const keep = keepSeconds(this.config);
     const row = await startQueryStatus(this.db, projectId, id, keep);
@@ -59,13 +65,16 @@ export class AsyncQueries {
     }
     const { run } = row;
     const done = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() =>
-        executeQuery(this.db, this.config, prepared, {
+      .then((): Promise<unknown> => {
+        const tag = {
           applicationName: runApplicationName(run),
-          onBackend: (pid) =>
+          onBackend: (pid: number) =>
             this.stopping ? Promise.resolve(false) : pickUpQueryStatus(this.db, projectId, run, pid),
-        }),
-      )
+        };
+        return insight
+          ? runInsight({ db: this.db, config: this.config, tag }, projectId, insight)
+          : executeQuery(this.db, this.config, prepared!, tag);
+      })
       .then(
         (answer) => finishQueryStatus(this.db, projectId, run, { state: 'complete', answer }, keep),
         async (err: unknown) => {

@@ -22,6 +22,13 @@ export const DEFAULT_ROWS = 100;
 /** One limiter per server (its config), shared by every request of that server. */
 const limiters = new WeakMap<Config, Limiter>();
 
+/** The server's query limiter (one per config), which every Query API statement waits in. */
+export function queryLimiter(config: Config): Limiter {
+  let limiter = limiters.get(config);
+  if (!limiter) limiters.set(config, (limiter = new Limiter(config.queryConcurrency)));
+  return limiter;
+}
+
 function compile(node: QueryNode, teamId: number, timings: Timings): CompiledQuery {
   try {
     const select: Select = timings.measure('parse', () =>
@@ -57,9 +64,7 @@ export function prepareQuery(teamId: number, node: QueryNode): PreparedQuery {
  */
 export async function executeQuery(db: Db, config: Config, prepared: PreparedQuery, tag?: RunTag) {
   const { node, compiled, timings } = prepared;
-  let limiter = limiters.get(config);
-  if (!limiter) limiters.set(config, (limiter = new Limiter(config.queryConcurrency)));
-  const rows = await limiter.run(() =>
+  const rows = await queryLimiter(config).run(() =>
     timings.measure('execute', () =>
       runReadOnly(db, compiled.sql, config.queryTimeoutSeconds * 1000, tag).catch((err: unknown) => {
         throw databaseError(err, config.queryTimeoutSeconds) ?? err;

@@ -281,7 +281,7 @@ t.test('EventsQuery', async (t) => {
   t.same(res.body.columns, ['*', 'event', 'properties.$browser -- Browser', 'person']);
   t.equal(res.body.types[1], 'String');
   t.equal(res.body.results.length, 2);
-  const [first] = res.body.results;
+  const [first] = res.body.results as unknown as [unknown[]];
   t.match(first[0], {
     uuid: rows[0]!.uuid,
     event: 'signup',
