@@ -2412,6 +2412,8 @@ export interface paths {
          *
          *     The answer is `results` (rows as arrays), `columns`, `types`, `hogql` (the query run, with its LIMIT), `limit`, `offset`, `hasMore` and `timings` (PostHog's `{k, t}` list: seconds spent in `./parse`, `./compile`, `./execute` (in the database), `./serialise` (rows into the answer), and `.` for the whole query). A query without `LIMIT` returns 100 rows; at most 10,000 rows are returned whatever it asks. `types` are ClickHouse type names as PostHog reports them: `String` for text, `Nullable(String)` for a property, `UInt64` for counts, `Int64` and `Float64` for numbers, `Bool`, `DateTime64(6, 'UTC')` (values are ISO 8601 strings in UTC), `Date` (`YYYY-MM-DD`), `UUID`; for a `HogQLQuery` each is a `[column, type]` pair, for an `EventsQuery` the type alone. JSON objects (`properties`) come back as their JSON text.
          *
+         *     **`TrendsQuery`**, **`LifecycleQuery`** and **`StickinessQuery`** are PostHog's insight kinds: `series` of `EventsNode`s (`event`, `math`, `math_property`, `properties`), `dateRange`, `interval` (minute to month; buckets are zero-filled in the project's timezone, weeks start on Sunday; at most 10,000), `properties`, `breakdownFilter` (an event or person property; `breakdown_limit` values, 25 by default, the rest as `$$_posthog_breakdown_other_$$`), `compareFilter`, `trendsFilter` (`display`, `formula`), `stickinessFilter`. They answer PostHog's response shape for the kind (`results` of series objects with `data`, `labels`, `days`, `count`, `label`, `action`, ...). Persons are counted as ingestion merged them (`$identify`, aliases); a person is created at the time of its first event.
+         *
          *     A query that does not parse, names an unknown table, field or function, or fails on the data (a bad cast, an invalid regular expression) is a 400 `validation_error` whose `detail` says what and, for syntax errors, where (line and column). A query that runs longer than the server's `QUERY_TIMEOUT_SECONDS` (default 30) is cancelled: 400 with code `timeout_exceeded`.
          */
         post: operations["query_create"];
@@ -6512,10 +6514,19 @@ export interface components {
                 custom_name?: string | null;
             }[] | null;
         } | null;
+        InsightStickinessFilter: {
+            /** @enum {string|null} */
+            computedAs?: "non_cumulative" | "cumulative" | null;
+            stickinessCriteria?: {
+                /** @enum {string} */
+                operator: "gte" | "lte" | "exact";
+                value: number;
+            } | null;
+        } | null;
         /** @description A `HogQLQuery` (`query`, `values`) or an `EventsQuery` (`select`, `where`, `orderBy`, `properties`, `event`, `personId`, `after`, `before`, `limit`, `offset`). Other fields of PostHog's query nodes are ignored. */
         QueryNode: {
             /** @enum {string} */
-            kind: "HogQLQuery" | "EventsQuery" | "TrendsQuery";
+            kind: "HogQLQuery" | "EventsQuery" | "TrendsQuery" | "LifecycleQuery" | "StickinessQuery";
             /** @description HogQLQuery's SELECT statement. Required for a HogQLQuery. */
             query?: string;
             /** @description HogQLQuery's values for `{placeholder}`s. */
@@ -6547,6 +6558,11 @@ export interface components {
             trendsFilter?: components["schemas"]["InsightTrendsFilter"];
             /** @description Accepted; no test-account filters are configured, so it changes nothing. */
             filterTestAccounts?: boolean | null;
+            /** @description Display options of a LifecycleQuery; every status is always computed. */
+            lifecycleFilter?: Record<string, never> | null;
+            stickinessFilter?: components["schemas"]["InsightStickinessFilter"];
+            /** @description A StickinessQuery's intervals per step; only 1 is supported. */
+            intervalCount?: number | null;
         };
         QueryRequest: {
             query: components["schemas"]["QueryNode"];
@@ -6582,7 +6598,7 @@ export interface components {
             /** @description Seconds spent in each step of the query, the whole query (`.`) last. */
             readonly timings: components["schemas"]["QueryTiming"][];
         };
-        /** @description The answer to an insight query kind (`TrendsQuery`), in PostHog's shape for that kind. */
+        /** @description The answer to an insight query kind (`TrendsQuery`, `LifecycleQuery`, `StickinessQuery`), in PostHog's shape for that kind. */
         InsightQueryResponse: {
             readonly results: {
                 [key: string]: unknown;

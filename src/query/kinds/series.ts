@@ -75,6 +75,28 @@ function numberOf(key: string): SQL {
   return sql`(case when ${text} ~ ${NUMBER_TEXT} then ${text}::float8 end)`;
 }
 
+/** Whether the events of a series (with the query's filters) need their persons joined. */
+export const readsPersons = (series: Series, filters?: FilterNode) =>
+  needsPersons(filters) || needsPersons(series.filters);
+
+/** `from events [left join persons]` for a series: the persons join only where a filter reads them. */
+export const eventsFrom = (persons: boolean) =>
+  persons
+    ? sql`events left join persons on persons.id = events.person_id and persons.project_id = events.project_id`
+    : sql`events`;
+
+/** A series' own conditions on events (project, event name, the query's and the series' filters). */
+export function seriesConds(teamId: number, series: Series, filters?: FilterNode): SQL[] {
+  const conds: SQL[] = [sql`events.project_id = ${teamId}`];
+  if (series.event !== null) conds.push(sql`events.event = ${series.event}`);
+  if (filters) conds.push(filterSql(filters));
+  if (series.filters) conds.push(filterSql(series.filters));
+  return conds;
+}
+
+/** The person an event counts for: its person, or its distinct id when it was sent without one. */
+export const ACTOR = sql`coalesce(events.person_id::text, 'd:' || events.distinct_id)`;
+
 /** Active-user windows: the days of activity a bucket's count looks back over, ending with the bucket. */
 function windowDays(math: Math, interval: Interval): number | undefined {
   // Over weeks or months a 7- or 30-day window is no wider than a bucket: PostHog counts them as DAU.
@@ -138,7 +160,6 @@ export function seriesSql(q: SeriesQuery): SQL {
   const math = series.math;
   const window = q.shape === 'total' ? windowDays(math, 'day') : windowDays(math, interval);
   const local = sql`(events.timestamp at time zone ${tz})`;
-  const actor = sql`coalesce(events.person_id::text, 'd:' || events.distinct_id)`;
   const value =
     math === 'unique_session'
       ? sql`nullif(events.properties ->> '$session_id', '')`
@@ -149,23 +170,21 @@ export function seriesSql(q: SeriesQuery): SQL {
   const bv = breakdown
     ? sql`coalesce(nullif(${props} ->> ${breakdown.property}, ''), ${BREAKDOWN_NULL})`
     : sql`null::text`;
-  const joinPersons = breakdown?.type === 'person' || needsPersons(q.filters) || needsPersons(series.filters);
-  const conds: SQL[] = [sql`events.project_id = ${q.teamId}`];
+  const joinPersons = breakdown?.type === 'person' || readsPersons(series, q.filters);
+  const conds = seriesConds(q.teamId, series, q.filters);
   const from = sql`${period.from}::timestamp`;
   const to = sql`${period.to}::timestamp`;
   // Active users of the first buckets count the days before the range too.
   const lower = window && q.shape !== 'total' ? sql`(${from} - ${`${window} days`}::interval)` : from;
   conds.push(sql`events.timestamp >= (${lower} at time zone ${tz})`);
   conds.push(sql`events.timestamp <= (${to} at time zone ${tz})`);
-  if (series.event !== null) conds.push(sql`events.event = ${series.event}`);
-  if (q.filters) conds.push(filterSql(q.filters));
-  if (series.filters) conds.push(filterSql(series.filters));
-  const ev = sql`select ${local} as ts, ${actor} as actor, ${value} as v, ${bv} as bv
-    from events ${joinPersons ? sql`left join persons on persons.id = events.person_id and persons.project_id = events.project_id` : sql``}
+  const ev = sql`select ${local} as ts, ${ACTOR} as actor, ${value} as v, ${bv} as bv
+    from ${eventsFrom(joinPersons)}
     where ${sql.join(conds, sql` and `)}`;
   const agg = aggregateOf(math);
   const src = breakdown
-    ? sql`(select ev.ts, ev.actor, ev.v, case when r.rn <= ${breakdown.limit} then ev.bv else ${BREAKDOWN_OTHER} end as bv
+    ? sql`(select ev.ts, ev.actor, ev.v,
+          case when r.rn <= ${breakdown.limit} then ev.bv else ${BREAKDOWN_OTHER} end as bv
         from ev join (select bv, row_number() over (order by ${agg} desc, bv asc) as rn
           from ev where ts >= ${from} group by bv) as r on r.bv = ev.bv)`
     : sql`ev`;
@@ -176,13 +195,16 @@ export function seriesSql(q: SeriesQuery): SQL {
     body = sql`select s.bv, ${agg} as value from ${src} as s ${inWindow} group by s.bv`;
   } else if (window) {
     const step = sql.raw(`'1 ${interval}'`);
-    const buckets = sql`(select x::timestamp as b from jsonb_array_elements_text(${JSON.stringify(period.buckets)}::jsonb) as x)`;
+    const list = JSON.stringify(period.buckets);
+    const buckets = sql`(select x::timestamp as b from jsonb_array_elements_text(${list}::jsonb) as x)`;
     body = sql`select to_char(bk.b, ${fmt}) as b, s.bv, ${agg} as value from ${buckets} as bk
-      join ${src} as s on s.ts >= bk.b + interval ${step} - ${`${window} days`}::interval and s.ts < bk.b + interval ${step}
+      join ${src} as s
+        on s.ts >= bk.b + interval ${step} - ${`${window} days`}::interval and s.ts < bk.b + interval ${step}
       group by bk.b, s.bv`;
   } else if (q.shape === 'cumulative' && math === 'dau') {
     body = sql`select to_char(f.b, ${fmt}) as b, f.bv, count(*) as value
-      from (select s.actor, s.bv, min(${bucketSql(sql`s.ts`, interval)}) as b from ${src} as s group by s.actor, s.bv) as f
+      from (select s.actor, s.bv, min(${bucketSql(sql`s.ts`, interval)}) as b
+        from ${src} as s group by s.actor, s.bv) as f
       group by f.b, f.bv`;
   } else {
     body = sql`select to_char(${bucketSql(sql`s.ts`, interval)}, ${fmt}) as b, s.bv, ${agg} as value
