@@ -130,6 +130,9 @@ function aggregateOf(math: Math): SQL {
 
 export type Shape = 'time' | 'total' | 'cumulative';
 
+/** Maths whose value over several buckets is a function of the buckets' values (and which function). */
+const MERGEABLE: Partial<Record<Math, string>> = { total: 'sum', sum: 'sum', min: 'min', max: 'max' };
+
 export interface SeriesQuery {
   teamId: number;
   timezone: string;
@@ -189,6 +192,19 @@ export function seriesSql(q: SeriesQuery): SQL {
           from ev where ts >= ${from} group by bv) as r on r.bv = ev.bv)`
     : sql`ev`;
   const fmt = sql.raw(`'${LOCAL_FORMAT.replace('.US', '')}'`);
+  const merge = MERGEABLE[math];
+  if (breakdown && merge && !window) {
+    // A count, sum, min or max of a group is the same function of its buckets' values: group once, then
+    // rank the values by their merged total and fold those past the limit into "other".
+    const bucket = q.shape === 'total' ? sql`null::timestamp` : bucketSql(sql`ts`, interval);
+    const fn = sql.raw(merge);
+    return sql`with ev as (${ev}),
+      g as (select ${bucket} as b, bv, ${agg} as value from ev group by 1, 2),
+      r as (select bv, row_number() over (order by ${fn}(value) desc, bv asc) as rn from g group by bv)
+      select ${q.shape === 'total' ? sql`null` : sql`to_char(g.b, ${fmt})`} as b,
+        case when r.rn <= ${breakdown.limit} then g.bv else ${BREAKDOWN_OTHER} end as bv, ${fn}(g.value) as value
+      from g join r on r.bv = g.bv group by 1, 2`;
+  }
   let body: SQL;
   if (q.shape === 'total') {
     const inWindow = window ? sql`where s.ts > ${to} - ${`${window} days`}::interval` : sql``;
