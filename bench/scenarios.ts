@@ -42,6 +42,16 @@ const PROPERTY_FILTER = encodeURIComponent(
 
 const hogql = (query: string) => JSON.stringify({ query: { kind: 'HogQLQuery', query } });
 
+const trends = (series: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    query: {
+      kind: 'TrendsQuery',
+      series: [{ kind: 'EventsNode', event: '$pageview', ...series }],
+      dateRange: { date_from: '-7d' },
+      ...extra,
+    },
+  });
+
 /** 100 events from 10 users, as a server-side SDK flushing a busy queue sends them. */
 function batchBody(token: string): string {
   const now = new Date().toISOString();
@@ -154,6 +164,34 @@ export const scenarios: Scenario[] = [
       body: hogql("select count() from events where properties.$browser = 'Firefox'"),
     }),
     baselineSql: (s) => `/sql/query_property/${s.projectId}`,
+  },
+  // Insight kinds (issue #29) against the SQL a person would write for the same chart, zero-filling in
+  // the route; one connection, so that the figures are each request's latency, not a queue's. The
+  // seeded events span about six days, so a 7-day range reads all of them.
+  {
+    id: 'query_trends_daily',
+    name: 'TrendsQuery, 1M events, daily count of one event over 7 days',
+    connections: 1,
+    request: (s) => ({ path: `/api/projects/${s.projectId}/query/`, method: 'POST', body: trends({}) }),
+    baselineSql: (s) => `/sql/trends/${s.projectId}?math=total`,
+  },
+  {
+    id: 'query_trends_dau',
+    name: 'TrendsQuery, 1M events, daily unique users over 7 days',
+    connections: 1,
+    request: (s) => ({ path: `/api/projects/${s.projectId}/query/`, method: 'POST', body: trends({ math: 'dau' }) }),
+    baselineSql: (s) => `/sql/trends/${s.projectId}?math=dau`,
+  },
+  {
+    id: 'query_trends_breakdown',
+    name: 'TrendsQuery, 1M events, daily count by $browser over 7 days',
+    connections: 1,
+    request: (s) => ({
+      path: `/api/projects/${s.projectId}/query/`,
+      method: 'POST',
+      body: trends({}, { breakdownFilter: { breakdown: '$browser' } }),
+    }),
+    baselineSql: (s) => `/sql/trends/${s.projectId}?math=total&breakdown=$browser`,
   },
   {
     id: 'ingest',

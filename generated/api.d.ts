@@ -2412,6 +2412,8 @@ export interface paths {
          *
          *     The answer is `results` (rows as arrays), `columns`, `types`, `hogql` (the query run, with its LIMIT), `limit`, `offset`, `hasMore` and `timings` (PostHog's `{k, t}` list: seconds spent in `./parse`, `./compile`, `./execute` (in the database), `./serialise` (rows into the answer), and `.` for the whole query). A query without `LIMIT` returns 100 rows; at most 50,000 rows are returned whatever it asks (PostHog's limits). An answer larger than the server's `QUERY_MAX_BYTES` (default 50 MB of JSON) is a 400 with code `too_many_rows_or_bytes`. `types` are ClickHouse type names as PostHog reports them: `String` for text, `Nullable(String)` for a property, `UInt64` for counts, `Int64` and `Float64` for numbers, `Bool`, `DateTime64(6, 'UTC')` (values are ISO 8601 strings in UTC), `Date` (`YYYY-MM-DD`), `UUID`; for a `HogQLQuery` each is a `[column, type]` pair, for an `EventsQuery` the type alone. JSON objects (`properties`) come back as their JSON text.
          *
+         *     **`TrendsQuery`**, **`LifecycleQuery`** and **`StickinessQuery`** are PostHog's insight kinds: `series` of `EventsNode`s (`event`, `math`, `math_property`, `properties`), `dateRange`, `interval` (minute to month; buckets are zero-filled in the project's timezone, weeks start on Sunday; at most 10,000), `properties`, `breakdownFilter` (an event or person property; `breakdown_limit` values, 25 by default, the rest as `$$_posthog_breakdown_other_$$`), `compareFilter`, `trendsFilter` (`display`, `formula`), `stickinessFilter`. They answer PostHog's response shape for the kind (`results` of series objects with `data`, `labels`, `days`, `count`, `label`, `action`, ...). Persons are counted as ingestion merged them (`$identify`, aliases); a person is created at the time of its first event.
+         *
          *     A query that does not parse, names an unknown table, field or function, or fails on the data (a bad cast, an invalid regular expression) is a 400 `validation_error` whose `detail` says what and, for syntax errors, where (line and column). A query that runs longer than the server's `QUERY_TIMEOUT_SECONDS` (default 30) is cancelled: 400 with code `timeout_exceeded`.
          */
         post: operations["query_create"];
@@ -6545,10 +6547,65 @@ export interface components {
             verified?: boolean;
             hidden?: boolean | null;
         };
+        /** @description One series of an insight, PostHog's `EventsNode` (actions are not supported). */
+        InsightSeriesNode: {
+            /** @enum {string} */
+            kind: "EventsNode";
+            /** @description The event, or null for all events. */
+            event?: string | null;
+            name?: string | null;
+            custom_name?: string | null;
+            /** @description `total` (default), `dau`, `weekly_active`, `monthly_active`, `unique_session`, or `sum`, `avg`, `min`, `max`, `median`, `p90`, `p95`, `p99` of `math_property`. */
+            math?: string | null;
+            math_property?: string | null;
+            /** @description Property filters of this series (all must hold). */
+            properties?: Record<string, never>[] | null;
+        };
+        InsightDateRange: {
+            /** @description `-7d` (default), `-24h`, `-2w`, `-3m`, `-1y`, `-30M` (minutes), `dStart`, `mStart`, `yStart`, `all`, a date or a date-time; read in the project's timezone. */
+            date_from?: string | null;
+            /** @description Now when absent. */
+            date_to?: string | null;
+            /** @description Use the dates as given instead of widening them to whole intervals. */
+            explicitDate?: boolean | null;
+        } | null;
+        InsightBreakdownFilter: {
+            /** @description The property to break down by (a one-item list is read as that item). */
+            breakdown?: (string | null) | string[];
+            /** @enum {string|null} */
+            breakdown_type?: "event" | "person" | null;
+            /** @description How many values get their own series (25 by default); the rest are one "other" series. */
+            breakdown_limit?: number | null;
+            breakdown_hide_other_aggregation?: boolean | null;
+        } | null;
+        InsightCompareFilter: {
+            compare?: boolean | null;
+            /** @description A relative date (`-1w`) to compare with instead of the previous period. */
+            compare_to?: string | null;
+        } | null;
+        InsightTrendsFilter: {
+            /** @description `ActionsLineGraph` (default), `ActionsBar`, `ActionsAreaGraph`, `ActionsLineGraphCumulative` (running totals), or a total-value display (`BoldNumber`, `ActionsPie`, `ActionsTable`, `ActionsBarValue`, `WorldMap`): one `aggregated_value` for the whole range. */
+            display?: string | null;
+            formula?: string | null;
+            formulas?: string[] | null;
+            formulaNodes?: {
+                formula: string;
+                custom_name?: string | null;
+            }[] | null;
+        } | null;
+        InsightStickinessFilter: {
+            /** @enum {string|null} */
+            computedAs?: "non_cumulative" | "cumulative" | null;
+            stickinessCriteria?: {
+                /** @enum {string} */
+                operator: "gte" | "lte" | "exact";
+                value: number;
+            } | null;
+        } | null;
         /** @description A `HogQLQuery` (`query`, `values`) or an `EventsQuery` (`select`, `where`, `orderBy`, `properties`, `event`, `personId`, `after`, `before`, `limit`, `offset`), or a `DataVisualizationNode` (an SQL chart, as PostHog's agent toolkit sends its SQL) whose `source` is a `HogQLQuery`: it answers exactly as its source does. Other fields of PostHog's query nodes (`chartSettings`, `display`, `tableSettings`...) are ignored. */
         QueryNode: {
             /** @enum {string} */
-            kind: "HogQLQuery" | "EventsQuery" | "DataVisualizationNode";
+            kind: "HogQLQuery" | "EventsQuery" | "DataVisualizationNode" | "TrendsQuery" | "LifecycleQuery" | "StickinessQuery";
             /** @description HogQLQuery's SELECT statement. Required for a HogQLQuery. */
             query?: string;
             /** @description HogQLQuery's values for `{placeholder}`s. */
@@ -6576,6 +6633,24 @@ export interface components {
                     [key: string]: unknown;
                 } | null;
             };
+            /** @description An insight's series (`EventsNode`s). Required for a TrendsQuery. */
+            series?: components["schemas"]["InsightSeriesNode"][];
+            dateRange?: components["schemas"]["InsightDateRange"];
+            /**
+             * @description An insight's bucket; `day` when absent.
+             * @enum {string|null}
+             */
+            interval?: "minute" | "hour" | "day" | "week" | "month" | null;
+            breakdownFilter?: components["schemas"]["InsightBreakdownFilter"];
+            compareFilter?: components["schemas"]["InsightCompareFilter"];
+            trendsFilter?: components["schemas"]["InsightTrendsFilter"];
+            /** @description Accepted; no test-account filters are configured, so it changes nothing. */
+            filterTestAccounts?: boolean | null;
+            /** @description Display options of a LifecycleQuery; every status is always computed. */
+            lifecycleFilter?: Record<string, never> | null;
+            stickinessFilter?: components["schemas"]["InsightStickinessFilter"];
+            /** @description A StickinessQuery's intervals per step; only 1 is supported. */
+            intervalCount?: number | null;
         };
         QueryRequest: {
             query: components["schemas"]["QueryNode"];
@@ -6609,6 +6684,19 @@ export interface components {
             readonly offset: number;
             readonly hasMore: boolean;
             /** @description Seconds spent in each step of the query, the whole query (`.`) last. */
+            readonly timings: components["schemas"]["QueryTiming"][];
+        };
+        /** @description The answer to an insight query kind (`TrendsQuery`, `LifecycleQuery`, `StickinessQuery`), in PostHog's shape for that kind. */
+        InsightQueryResponse: {
+            readonly results: {
+                [key: string]: unknown;
+            }[];
+            readonly hasMore?: boolean;
+            readonly hogql?: string | null;
+            readonly resolved_date_range?: {
+                date_from?: string;
+                date_to?: string;
+            };
             readonly timings: components["schemas"]["QueryTiming"][];
         };
         QueryStatus: {
@@ -11977,7 +12065,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["QueryResponse"];
+                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["InsightQueryResponse"];
                 };
             };
             /** @description An asynchronous query, accepted; it runs after this answer. */
@@ -15907,7 +15995,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["QueryResponse"];
+                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["InsightQueryResponse"];
                 };
             };
             /** @description An asynchronous query, accepted; it runs after this answer. */

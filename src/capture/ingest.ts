@@ -287,6 +287,7 @@ interface PersonRow extends Link {
   uuid: string;
   properties: Record<string, unknown>;
   is_identified: boolean;
+  created_at: string;
 }
 
 /**
@@ -315,11 +316,13 @@ async function replayPersons(
     idList.length ? lockIds(tx, project.id, idList) : undefined,
     idList.length ? lockPersons(tx, project.id, idList) : new Set<number>(),
     idList.length
-      ? tx.execute(sql`select m.distinct_id, m.person_id, p.uuid::text as uuid, p.properties, p.is_identified
+      ? tx.execute(sql`select m.distinct_id, m.person_id, p.uuid::text as uuid, p.properties, p.is_identified,
+            to_json(p.created_at) #>> '{}' as created_at
           from (select d as distinct_id, ${personOf(project.id, sql`d`)} as person_id
                 from jsonb_array_elements_text(${ids}::jsonb) as d) as m
           -- one primary-key lookup per person (the limit keeps the planner from making it a join)
-          cross join lateral (select uuid, properties, is_identified from persons where id = m.person_id limit 1) as p`)
+          cross join lateral (select uuid, properties, is_identified, created_at
+            from persons where id = m.person_id limit 1) as p`)
       : [],
   ]);
   const fresh: CapturedEvent[] = [];
@@ -332,7 +335,13 @@ async function replayPersons(
   const byId = new Map(
     people.map((r) => [
       r.person_id,
-      { id: r.person_id, uuid: r.uuid, properties: r.properties, is_identified: r.is_identified },
+      {
+        id: r.person_id,
+        uuid: r.uuid,
+        properties: r.properties,
+        is_identified: r.is_identified,
+        created_at: new Date(r.created_at),
+      },
     ]),
   );
   const planner = new PersonPlanner(mapping, [...byId.values()]);
@@ -374,12 +383,19 @@ async function writePersons(tx: Tx, projectId: number, planner: PersonPlanner): 
   const created = planner.persons.filter((p) => p.isNew && !p.mergedInto);
   if (created.length) {
     const idByUuid = new Map<string, number>();
-    const rows = (p: PersonState) => ({ uuid: p.uuid, properties: p.properties, is_identified: p.is_identified });
+    const rows = (p: PersonState) => ({
+      uuid: p.uuid,
+      properties: p.properties,
+      is_identified: p.is_identified,
+      created_at: p.created_at,
+    });
     for await (const { json } of jsonSlicesInTurns(created, rows, STATEMENT_CHARS)) {
       const inserted = rowsOf<{ id: number; uuid: string }>(
-        await tx.execute(sql`insert into persons (uuid, project_id, properties, is_identified)
-          select uuid, ${projectId}, properties, is_identified
-          from jsonb_to_recordset(${json}::jsonb) as x(uuid uuid, properties jsonb, is_identified boolean)
+        // created_at is the time of the event that created the person, as PostHog's ingestion sets it.
+        await tx.execute(sql`insert into persons (uuid, project_id, properties, is_identified, created_at)
+          select uuid, ${projectId}, properties, is_identified, coalesce(created_at, now())
+          from jsonb_to_recordset(${json}::jsonb)
+            as x(uuid uuid, properties jsonb, is_identified boolean, created_at timestamptz)
           returning id, uuid::text as uuid`),
       );
       for (const r of inserted) idByUuid.set(r.uuid, r.id);
@@ -410,11 +426,18 @@ async function writePersons(tx: Tx, projectId: number, planner: PersonPlanner): 
       from jsonb_to_recordset(${json}::jsonb) as x(distinct_id text, person_id int)`);
   }
   const changed: PersonState[] = planner.persons.filter((p) => !p.isNew && !p.mergedInto && p.dirty);
-  const changes = (p: PersonState) => ({ id: p.id, properties: p.properties, is_identified: p.is_identified });
+  const changes = (p: PersonState) => ({
+    id: p.id,
+    properties: p.properties,
+    is_identified: p.is_identified,
+    created_at: p.created_at,
+  });
   for await (const { json } of changed.length ? jsonSlicesInTurns(changed, changes, STATEMENT_CHARS) : []) {
     await tx.execute(sql`update persons as p
-      set properties = x.properties, is_identified = x.is_identified, updated_at = now()
-      from jsonb_to_recordset(${json}::jsonb) as x(id int, properties jsonb, is_identified boolean)
+      set properties = x.properties, is_identified = x.is_identified, updated_at = now(),
+        created_at = least(p.created_at, coalesce(x.created_at, p.created_at))
+      from jsonb_to_recordset(${json}::jsonb)
+        as x(id int, properties jsonb, is_identified boolean, created_at timestamptz)
       where p.id = x.id and p.project_id = ${projectId}`);
   }
 }

@@ -10,6 +10,8 @@ export interface PersonState {
   uuid: string;
   properties: Properties;
   is_identified: boolean;
+  /** When the person was first seen: the creating event's time (the earlier one's after a merge). */
+  created_at?: Date;
   isNew: boolean;
   dirty: boolean;
   mergedInto?: PersonState;
@@ -20,6 +22,7 @@ export interface ExistingPerson {
   uuid: string;
   properties: Properties;
   is_identified: boolean;
+  created_at?: Date;
 }
 
 const isObject = (v: unknown): v is Properties => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -90,8 +93,15 @@ export class PersonPlanner {
     return p && PersonPlanner.resolve(p);
   }
 
-  private create(distinctIds: string[]): PersonState {
-    const state: PersonState = { uuid: randomUUID(), properties: {}, is_identified: false, isNew: true, dirty: true };
+  private create(distinctIds: string[], at: Date): PersonState {
+    const state: PersonState = {
+      uuid: randomUUID(),
+      properties: {},
+      is_identified: false,
+      created_at: at,
+      isNew: true,
+      dirty: true,
+    };
     this.persons.push(state);
     for (const d of distinctIds) this.addId(d, state);
     return state;
@@ -109,10 +119,10 @@ export class PersonPlanner {
     }
   }
 
-  private link(intoId: string, otherId: string, force: boolean): void {
+  private link(intoId: string, otherId: string, force: boolean, at: Date): void {
     const into = this.find(intoId);
     const other = this.find(otherId);
-    if (!into && !other) return this.identify(this.create([intoId, otherId]));
+    if (!into && !other) return this.identify(this.create([intoId, otherId], at));
     if (into && !other) {
       this.addId(otherId, into);
       return this.identify(into);
@@ -125,6 +135,8 @@ export class PersonPlanner {
     const target = into!;
     const source = other!;
     target.properties = { ...source.properties, ...target.properties };
+    if (source.created_at && (!target.created_at || source.created_at < target.created_at))
+      target.created_at = source.created_at;
     target.dirty = true;
     source.mergedInto = target;
     if (!source.isNew) this.merges.push({ from: source, to: target });
@@ -135,8 +147,8 @@ export class PersonPlanner {
   apply(e: CapturedEvent): PersonState | undefined {
     if (!processesPerson(e)) return undefined;
     const other = linkedIdOf(e);
-    if (other) this.link(e.distinct_id, other, e.event === '$merge_dangerously');
-    const person = this.find(e.distinct_id) ?? this.create([e.distinct_id]);
+    if (other) this.link(e.distinct_id, other, e.event === '$merge_dangerously', e.timestamp);
+    const person = this.find(e.distinct_id) ?? this.create([e.distinct_id], e.timestamp);
     if (e.event === '$identify') this.identify(person);
     const props = person.properties;
     const { $set, $set_once, $unset } = e.properties;

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { components } from '../../generated/api.js';
 import type { Handler, ProjectRequest, SomeHandlers } from '../http/types.js';
 import { ApiError } from '../core/errors.js';
+import { isInsightNode, prepareInsight, runInsight, type InsightNode } from '../query/kinds/index.js';
 import { runQuery, type QueryNode } from '../query/run.js';
 import { presentQueryStatus, queryStatusPieces } from '../serializers/query-statuses.js';
 import { textStream } from '../query/answer.js';
@@ -19,8 +20,9 @@ function hogqlNode(q: { query?: string; values?: Record<string, unknown> | null 
 }
 
 /** The request's query node, with the fields its kind needs. */
-function queryNode(body: QueryRequest): QueryNode {
+function queryNode(body: QueryRequest): QueryNode | InsightNode {
   const q = body.query;
+  if (isInsightNode(q)) return q;
   if (q.kind === 'HogQLQuery') return hogqlNode(q, 'query__');
   // PostHog runs a node it has no runner for (an SQL chart) as its source: the answer is the source's.
   if (q.kind === 'DataVisualizationNode') {
@@ -38,7 +40,11 @@ async function query(req: FastifyRequest<{ Body: QueryRequest }> & ProjectReques
   const node = queryNode(req.body);
   const { organization_id, project_id } = req.tenant;
   if (!isAsync(req.body)) {
-    const answer = await runQuery(req.server.queries, organization_id, project_id, node);
+    const { queries } = req.server;
+    if (isInsightNode(node)) {
+      return runInsight({ engine: queries, organizationId: organization_id }, project_id, prepareInsight(node));
+    }
+    const answer = await runQuery(queries, organization_id, project_id, node);
     // Written in slices as the client reads it, never as one string built and sent at once.
     return reply.type('application/json; charset=utf-8').send(answer.stream());
   }

@@ -13,6 +13,7 @@ import {
   startQueryStatus,
   type QueryStatusRow,
 } from '../db/queries/query-statuses.js';
+import { type InsightNode, isInsightNode, prepareInsight, runInsight } from './kinds/index.js';
 import { executeQuery, prepareQuery, type QueryEngine, type QueryNode } from './run.js';
 
 export const CANCELLED_MESSAGE = 'Query cancelled';
@@ -58,10 +59,11 @@ export class AsyncQueries {
     organizationId: string,
     projectId: number,
     clientId: string | null | undefined,
-    node: QueryNode,
+    node: QueryNode | InsightNode,
   ): Promise<QueryStatusRow> {
     if (this.stopping) throw ApiError.unavailable();
-    const prepared = prepareQuery(projectId, node);
+    const insight = isInsightNode(node) ? prepareInsight(node) : undefined;
+    const prepared = insight ? undefined : prepareQuery(projectId, node as QueryNode);
     this.engine.limiter.check(organizationId);
     const id = clientId ?? randomUUID().replace(/-/g, '');
     const keep = keepSeconds(this.config);
@@ -74,15 +76,18 @@ export class AsyncQueries {
     }
     const { run } = row;
     const done = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() =>
-        executeQuery(this.engine, organizationId, prepared, {
+      .then((): Promise<string> => {
+        const tag = {
           applicationName: runApplicationName(run),
-          onBackend: (pid) =>
+          onBackend: (pid: number) =>
             this.stopping ? Promise.resolve(false) : pickUpQueryStatus(this.db, projectId, run, pid),
-        }),
-      )
+        };
+        return insight
+          ? runInsight({ engine: this.engine, organizationId, tag }, projectId, insight).then((r) => JSON.stringify(r))
+          : executeQuery(this.engine, organizationId, prepared!, tag).then((answer) => answer.text());
+      })
       .then(
-        (answer) => finishQueryStatus(this.db, projectId, run, { state: 'complete', answer: answer.text() }, keep),
+        (answer) => finishQueryStatus(this.db, projectId, run, { state: 'complete', answer }, keep),
         async (err: unknown) => {
           if (err instanceof RunRefused) return; // cancelled or failed by a shutdown before it started
           if (!(err instanceof ApiError)) this.log('asynchronous query failed', err);

@@ -281,7 +281,7 @@ t.test('EventsQuery', async (t) => {
   t.same(res.body.columns, ['*', 'event', 'properties.$browser -- Browser', 'person']);
   t.equal(res.body.types[1], 'String');
   t.equal(res.body.results.length, 2);
-  const [first] = res.body.results;
+  const [first] = res.body.results as unknown as [unknown[]];
   t.match(first[0], {
     uuid: rows[0]!.uuid,
     event: 'signup',
@@ -391,7 +391,7 @@ t.test('bad queries are 400s in PostHog error shape', async (t) => {
   t.equal(nulValue.status, 400, 'also in values');
   const blank = await hogql('  ');
   t.same([blank.status, blank.body.attr], [400, 'query__query']);
-  const kind = await call('query_create', { key: a.key, params, body: { query: { kind: 'TrendsQuery' } } });
+  const kind = await call('query_create', { key: a.key, params, body: { query: { kind: 'PathsQuery' } } });
   t.same([kind.status, kind.body.attr], [400, 'query__kind']);
 });
 

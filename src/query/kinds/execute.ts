@@ -1,0 +1,35 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { streamReadOnly, type RunTag } from '../../db/queries/query.js';
+import { AnswerRows } from '../answer.js';
+import { databaseError } from '../errors.js';
+import type { QueryEngine } from '../run.js';
+
+/** What the insight kinds need to run their statements: the process's query engine, whose slot, an async tag. */
+export interface Executor {
+  engine: QueryEngine;
+  organizationId: string;
+  tag?: RunTag;
+}
+
+/**
+ * The one place the insight kinds run SQL: as any Query API statement, in a slot of the organization,
+ * read-only under the restricted role and the per-transaction limits, its rows streamed under
+ * QUERY_MAX_BYTES; each row a JSON object of its columns. The statement carries its own project scope.
+ */
+export async function execute<Row>(ex: Executor, statement: SQL): Promise<Row[]> {
+  const { engine, organizationId, tag } = ex;
+  const { config } = engine;
+  const wrapped = sql`select row_to_json(q) as r from (${statement}) as q`;
+  const rows = new AnswerRows(Number.POSITIVE_INFINITY, config.queryMaxBytes);
+  await engine.limiter.run(organizationId, () =>
+    streamReadOnly(engine.db, wrapped, {
+      timeoutMs: config.queryTimeoutSeconds * 1000,
+      tag,
+      limits: engine.limits,
+      onRow: (json) => rows.add(json),
+    }).catch((err: unknown) => {
+      throw databaseError(err, config) ?? err;
+    }),
+  );
+  return rows.rows.map((json) => JSON.parse(json.toString('utf8')) as Row);
+}

@@ -1,0 +1,46 @@
+import { ApiError } from '../../core/errors.js';
+import type { Executor } from './execute.js';
+import { type PreparedLifecycle, prepareLifecycle, runLifecycle } from './lifecycle.js';
+import { type PreparedStickiness, prepareStickiness, runStickiness } from './stickiness.js';
+import { type PreparedTrends, prepareTrends, runTrends } from './trends.js';
+
+/** PostHog's insight query kinds this server computes. */
+export const INSIGHT_KINDS = new Set(['TrendsQuery', 'LifecycleQuery', 'StickinessQuery']);
+
+/** A request's insight query node, as sent (its fields are checked by `prepareInsight`). */
+export interface InsightNode {
+  kind: 'TrendsQuery' | 'LifecycleQuery' | 'StickinessQuery';
+  [field: string]: unknown;
+}
+
+export type PreparedInsight = PreparedTrends | PreparedLifecycle | PreparedStickiness;
+
+export const isInsightNode = (node: { kind: string }): node is InsightNode => INSIGHT_KINDS.has(node.kind);
+
+/** Checks an insight query for its kind: a bad one throws its 400 here, before anything runs. */
+export function prepareInsight(node: InsightNode): PreparedInsight {
+  switch (node.kind) {
+    case 'TrendsQuery':
+      return prepareTrends(node);
+    case 'LifecycleQuery':
+      return prepareLifecycle(node);
+    case 'StickinessQuery':
+      return prepareStickiness(node);
+    default:
+      throw ApiError.invalidChoice('query__kind', (node as { kind: string }).kind);
+  }
+}
+
+/** Runs a prepared insight query for one project and answers in PostHog's response shape for its kind. */
+export async function runInsight(ex: Executor, teamId: number, prepared: PreparedInsight) {
+  switch (prepared.kind) {
+    case 'TrendsQuery':
+      return runTrends(ex, teamId, prepared);
+    case 'LifecycleQuery':
+      return runLifecycle(ex, teamId, prepared);
+    case 'StickinessQuery':
+      return runStickiness(ex, teamId, prepared);
+  }
+}
+
+export type InsightAnswer = Awaited<ReturnType<typeof runInsight>>;
