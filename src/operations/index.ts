@@ -23,6 +23,7 @@ import { remoteConfigHandlers } from './remote-config.js';
 import { propertyDefinitionHandlers } from './property-definitions.js';
 import { signupHandlers } from './signup.js';
 import { userHandlers } from './users.js';
+import { personHandlers } from '../persons/handlers.js';
 
 /** The operations written by hand: all but the environments twins. */
 const own = {
@@ -49,6 +50,7 @@ const own = {
   ...flagDefinitionHandlers,
   ...batchExportHandlers,
   ...batchExportRunHandlers,
+  ...personHandlers,
 };
 
 /**
