@@ -4,6 +4,7 @@ import type { Db } from '../db/client.js';
 import { filterSql } from '../db/queries/events.js';
 import { lockIds, PERSON_LOCK_CLASS } from '../db/queries/ingestion.js';
 import { isoTimestamp, rowsOf } from '../db/queries/util.js';
+import { sqlState } from '../core/sql-state.js';
 import type { FilterNode } from '../events/filters.js';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
@@ -114,6 +115,26 @@ async function lockPersons(tx: Tx, projectId: number, personIds: number[]): Prom
   return rowsOf<{ id: number }>(alive).map((r) => r.id);
 }
 
+// A deadlock or serialization failure against concurrent ingestion resolves on a retry: ingestion
+// holds person locks while it waits on definitions rows another batch holds, and that batch may wait
+// on the distinct ids this transaction locked. Ingestion retries the same way.
+const RETRYABLE = new Set(['40P01', '40001']);
+const RETRY_DEADLINE_MS = 10_000;
+
+/** Runs `work` in a transaction, again after a deadlock, with growing jittered pauses, until a deadline. */
+async function lockedTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const deadline = Date.now() + RETRY_DEADLINE_MS;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction(work);
+    } catch (err) {
+      const pause = Math.min(500, 5 * 2 ** attempt) * (0.5 + Math.random());
+      if (!RETRYABLE.has(sqlState(err) ?? '') || Date.now() + pause > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
+
 /** Every event of these persons: by person, and every event of their distinct ids (also those without a person). */
 async function deleteEventsOf(tx: Tx, projectId: number, personIds: number[]): Promise<number> {
   const deleted = await tx.execute(sql`with ids as (
@@ -137,7 +158,7 @@ export async function deletePersons(
   personIds: number[],
   withEvents: boolean,
 ): Promise<number> {
-  return db.transaction(async (tx) => {
+  return lockedTransaction(db, async (tx) => {
     const alive = await lockPersons(tx, projectId, [...new Set(personIds)]);
     if (!alive.length) return 0;
     if (withEvents) await deleteEventsOf(tx, projectId, alive);
@@ -149,7 +170,7 @@ export async function deletePersons(
 
 /** Deletes every event of a person and keeps the person. False when the person is gone. */
 export async function deletePersonEvents(db: Db, projectId: number, personId: number): Promise<boolean> {
-  return db.transaction(async (tx) => {
+  return lockedTransaction(db, async (tx) => {
     const alive = await lockPersons(tx, projectId, [personId]);
     if (!alive.length) return false;
     await deleteEventsOf(tx, projectId, alive);
@@ -183,7 +204,7 @@ export async function splitPerson(
   personId: number,
   keep: string | undefined,
 ): Promise<boolean> {
-  return db.transaction(async (tx) => {
+  return lockedTransaction(db, async (tx) => {
     if (!(await lockPersons(tx, projectId, [personId])).length) return false;
     const ids = rowsOf<{ distinct_id: string }>(
       await tx.execute(sql`select distinct_id from person_distinct_ids
