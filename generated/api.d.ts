@@ -13029,6 +13029,15 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "distinct_ids": [
+                 *         "user-1",
+                 *         "user-2"
+                 *       ],
+                 *       "delete_events": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["PersonBulkDeleteRequest"];
             };
         };
@@ -13095,6 +13104,13 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "properties": {
+                 *         "plan": "pro"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["PatchedPersonRequest"];
             };
         };
@@ -13164,6 +13180,13 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "properties": {
+                 *         "plan": "pro"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["PatchedPersonRequest"];
             };
         };
@@ -13236,6 +13259,12 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "key": "plan",
+                 *       "value": "pro"
+                 *     }
+                 */
                 "application/json": components["schemas"]["PersonUpdatePropertyRequest"];
             };
         };
@@ -13273,6 +13302,11 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "$unset": "plan"
+                 *     }
+                 */
                 "application/json": components["schemas"]["PersonDeletePropertyRequest"];
             };
         };
@@ -17381,6 +17415,15 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "distinct_ids": [
+                 *         "user-1",
+                 *         "user-2"
+                 *       ],
+                 *       "delete_events": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["PersonBulkDeleteRequest"];
             };
         };
@@ -17447,6 +17490,13 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "properties": {
+                 *         "plan": "pro"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["PatchedPersonRequest"];
             };
         };
@@ -17516,6 +17566,13 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "properties": {
+                 *         "plan": "pro"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["PatchedPersonRequest"];
             };
         };
@@ -17588,6 +17645,12 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "key": "plan",
+                 *       "value": "pro"
+                 *     }
+                 */
                 "application/json": components["schemas"]["PersonUpdatePropertyRequest"];
             };
         };
@@ -17625,6 +17688,11 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "$unset": "plan"
+                 *     }
+                 */
                 "application/json": components["schemas"]["PersonDeletePropertyRequest"];
             };
         };
