@@ -154,7 +154,8 @@ export const ARTIFACTS: readonly Artifact[] = [
       'persons_delete_property_create',
     ],
     gap: /^(status 20[12] \(PostHog documents 20[04]\)|body \(PostHog documents none\)|\/ type must be object|\/ required \w+)$/,
-    reason: "PostHog's person actions answer 202 without a body (split, delete_property: 201); the export keeps the defaults",
+    reason:
+      "PostHog's person actions answer 202 without a body (split, delete_property: 201); the export keeps the defaults",
   },
   {
     // The export has no response for these views (no serializer_class, or a plain Response); PostHog answers JSON.
