@@ -21,7 +21,8 @@ export async function loadPerson(db: Db, projectId: number, key: string): Promis
   } else {
     throw ApiError.validation(
       null,
-      `The ID provided does not look like a personID. If you are using a distinctId, please use /persons?distinct_id=${key} instead.`,
+      'The ID provided does not look like a personID. ' +
+        `If you are using a distinctId, please use /persons?distinct_id=${key} instead.`,
     );
   }
   if (!row) throw ApiError.notFound();
