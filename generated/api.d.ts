@@ -2595,6 +2595,234 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project_id}/persons/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List persons
+         * @description Newest first (by `created_at`, then `id`), paged by `limit` and `offset`.
+         */
+        get: operations["persons_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/persons/activity/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Persons' activity log
+         * @description PostHog's page of activity on persons. This server keeps no activity log for persons (their changes come from events), so the page is always empty.
+         */
+        get: operations["persons_activity_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/persons/bulk_delete/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete many persons
+         * @description Deletes the persons named by `ids` (uuids or numeric ids) or else by `distinct_ids`, at most 1000 per call, in the body (as PostHog reads them) or the query. Ids of no person of the project are skipped. One transaction; answers 202.
+         */
+        post: operations["persons_bulk_delete_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/persons/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** Retrieve a person */
+        get: operations["persons_retrieve"];
+        /**
+         * Set properties of a person
+         * @description As PostHog: `properties` are set through a `$set` event on the person's first distinct id, so only the properties named change (use `delete_property` to remove one). Answers 202 without a body; the change is stored before the answer.
+         */
+        put: operations["persons_update"];
+        post?: never;
+        /**
+         * Delete a person
+         * @description Deletes the person and its distinct ids at once (an event arriving later for one of them makes a new person), and with `delete_events=true` every one of its events in the same transaction. Answers 202 as PostHog does, but the work is done when it answers.
+         */
+        delete: operations["persons_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Set properties of a person
+         * @description As PostHog: `properties` are set through a `$set` event on the person's first distinct id, so only the properties named change (use `delete_property` to remove one). Answers 202 without a body; the change is stored before the answer.
+         */
+        patch: operations["persons_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/persons/{id}/activity/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A person's activity log
+         * @description PostHog's page of activity on persons. This server keeps no activity log for persons (their changes come from events), so the page is always empty.
+         */
+        get: operations["persons_activity_retrieve_2"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/persons/{id}/update_property/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set one property of a person
+         * @description `key` and `value` in the body (as PostHog reads them) or the query; set through a `$set` event. Answers 202.
+         */
+        post: operations["persons_update_property_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/persons/{id}/delete_property/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove one property of a person
+         * @description `$unset` (the key) in the body (as PostHog reads it) or the query; removed through a `$delete_person_property` event.
+         */
+        post: operations["persons_delete_property_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/persons/{id}/split/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Split a person
+         * @description Gives every distinct id of the person but `main_distinct_id` a new person of its own (with no properties), and moves those ids' events to it. Without `main_distinct_id` the first distinct id stays and the person's properties are cleared, as PostHog does. Done before the answer.
+         */
+        post: operations["persons_split_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/persons/{id}/delete_events/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete a person's events
+         * @description Deletes every event of the person (by person and by its distinct ids) and keeps the person. One transaction; answers 202 as PostHog does, with the work done.
+         */
+        post: operations["persons_delete_events_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/batch/": {
         parameters: {
             query?: never;
@@ -4490,6 +4718,237 @@ export interface paths {
         get: operations["environments_events_retrieve"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/persons/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List persons (environment route)
+         * @description The same operation as `persons_list` (GET `/api/projects/{project_id}/persons/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_persons_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/persons/activity/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Persons' activity log (environment route)
+         * @description The same operation as `persons_activity_retrieve` (GET `/api/projects/{project_id}/persons/activity/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_persons_activity_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/persons/bulk_delete/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete many persons (environment route)
+         * @description The same operation as `persons_bulk_delete_create` (POST `/api/projects/{project_id}/persons/bulk_delete/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_persons_bulk_delete_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/persons/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a person (environment route)
+         * @description The same operation as `persons_retrieve` (GET `/api/projects/{project_id}/persons/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_persons_retrieve"];
+        /**
+         * Set properties of a person (environment route)
+         * @description The same operation as `persons_update` (PUT `/api/projects/{project_id}/persons/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        put: operations["environments_persons_update"];
+        post?: never;
+        /**
+         * Delete a person (environment route)
+         * @description The same operation as `persons_destroy` (DELETE `/api/projects/{project_id}/persons/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        delete: operations["environments_persons_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Set properties of a person (environment route)
+         * @description The same operation as `persons_partial_update` (PATCH `/api/projects/{project_id}/persons/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        patch: operations["environments_persons_partial_update"];
+        trace?: never;
+    };
+    "/api/environments/{project_id}/persons/{id}/activity/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A person's activity log (environment route)
+         * @description The same operation as `persons_activity_retrieve_2` (GET `/api/projects/{project_id}/persons/{id}/activity/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_persons_activity_retrieve_2"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/persons/{id}/update_property/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set one property of a person (environment route)
+         * @description The same operation as `persons_update_property_create` (POST `/api/projects/{project_id}/persons/{id}/update_property/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_persons_update_property_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/persons/{id}/delete_property/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove one property of a person (environment route)
+         * @description The same operation as `persons_delete_property_create` (POST `/api/projects/{project_id}/persons/{id}/delete_property/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_persons_delete_property_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/persons/{id}/split/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Split a person (environment route)
+         * @description The same operation as `persons_split_create` (POST `/api/projects/{project_id}/persons/{id}/split/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_persons_split_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/persons/{id}/delete_events/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete a person's events (environment route)
+         * @description The same operation as `persons_delete_events_create` (POST `/api/projects/{project_id}/persons/{id}/delete_events/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_persons_delete_events_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6837,6 +7296,57 @@ export interface components {
         };
         PropertyValue: {
             name: string;
+        };
+        Person: {
+            readonly id: number;
+            /** @description The first of `email`, `Email`, `$email`, `name`, `Name`, `username`, `Username`, `UserName` that is set, else the first distinct id, else the id. */
+            readonly name: string;
+            /** @description Identified ids before anonymous ones (UUIDs and posthog-js's old anonymous form). */
+            readonly distinct_ids: string[];
+            properties: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: uuid */
+            readonly uuid: string;
+        };
+        PaginatedPersonList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["Person"][];
+        };
+        PersonActivityPage: {
+            results: Record<string, never>[];
+            next: string | null;
+            previous: string | null;
+            total_count: number;
+        };
+        PersonBulkDeleteRequest: {
+            ids?: (string | number)[];
+            distinct_ids?: string[];
+            delete_events?: boolean;
+        };
+        PatchedPersonRequest: {
+            properties?: {
+                [key: string]: unknown;
+            };
+        };
+        PersonUpdatePropertyRequest: {
+            key?: string;
+            value?: unknown;
+        };
+        PersonDeletePropertyRequest: {
+            $unset?: string;
+        };
+        PersonSuccess: {
+            success: boolean;
+        };
+        PersonSplitRequest: {
+            main_distinct_id?: string;
         };
         CaptureEvent: {
             /** @description The event name. `$identify` (with `properties.$anon_distinct_id`) links the anonymous id to `distinct_id`'s person, merging the two persons unless the anonymous one is already identified; `$create_alias` (with `properties.alias`) links an alias the same way. */
@@ -12524,6 +13034,466 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    persons_list: {
+        parameters: {
+            query?: {
+                /** @description Only the person with this distinct id. */
+                distinct_id?: string;
+                /** @description Only persons whose `email` property is exactly this. */
+                email?: string;
+                /** @description Persons whose `email` or `name` property contains this text (case-insensitive), or with this exact distinct id or uuid. */
+                search?: string;
+                /** @description JSON array of property filters that must all hold, as on the events listing; only filters of `type` `person` apply (PostHog ignores the others here too). */
+                properties?: string;
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of persons. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedPersonList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persons_activity_retrieve: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of activity. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonActivityPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persons_bulk_delete_create: {
+        parameters: {
+            query?: {
+                /** @description Also delete every event of the person (its events by person, and every event of its distinct ids), in the same transaction as the person. PostHog queues this for a weekly job. */
+                delete_events?: boolean;
+                ids?: string[];
+                distinct_ids?: string[];
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "distinct_ids": [
+                 *         "user-1",
+                 *         "user-2"
+                 *       ],
+                 *       "delete_events": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["PersonBulkDeleteRequest"];
+            };
+        };
+        responses: {
+            /** @description The persons are deleted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persons_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The person. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Person"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persons_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "properties": {
+                 *         "plan": "pro"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PatchedPersonRequest"];
+            };
+        };
+        responses: {
+            /** @description The properties are set. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persons_destroy: {
+        parameters: {
+            query?: {
+                /** @description Also delete every event of the person (its events by person, and every event of its distinct ids), in the same transaction as the person. PostHog queues this for a weekly job. */
+                delete_events?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The person is deleted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persons_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "properties": {
+                 *         "plan": "pro"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PatchedPersonRequest"];
+            };
+        };
+        responses: {
+            /** @description The properties are set. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persons_activity_retrieve_2: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of activity. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonActivityPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persons_update_property_create: {
+        parameters: {
+            query?: {
+                key?: string;
+                value?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "key": "plan",
+                 *       "value": "pro"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PersonUpdatePropertyRequest"];
+            };
+        };
+        responses: {
+            /** @description The property is set. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persons_delete_property_create: {
+        parameters: {
+            query?: {
+                $unset?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "$unset": "plan"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PersonDeletePropertyRequest"];
+            };
+        };
+        responses: {
+            /** @description The property is removed. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonSuccess"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persons_split_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PersonSplitRequest"];
+            };
+        };
+        responses: {
+            /** @description The person is split. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonSuccess"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persons_delete_events_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events are deleted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     capture_batch_create: {
         parameters: {
             query?: {
@@ -16450,6 +17420,466 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_persons_list: {
+        parameters: {
+            query?: {
+                /** @description Only the person with this distinct id. */
+                distinct_id?: string;
+                /** @description Only persons whose `email` property is exactly this. */
+                email?: string;
+                /** @description Persons whose `email` or `name` property contains this text (case-insensitive), or with this exact distinct id or uuid. */
+                search?: string;
+                /** @description JSON array of property filters that must all hold, as on the events listing; only filters of `type` `person` apply (PostHog ignores the others here too). */
+                properties?: string;
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of persons. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedPersonList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_persons_activity_retrieve: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of activity. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonActivityPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_persons_bulk_delete_create: {
+        parameters: {
+            query?: {
+                /** @description Also delete every event of the person (its events by person, and every event of its distinct ids), in the same transaction as the person. PostHog queues this for a weekly job. */
+                delete_events?: boolean;
+                ids?: string[];
+                distinct_ids?: string[];
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "distinct_ids": [
+                 *         "user-1",
+                 *         "user-2"
+                 *       ],
+                 *       "delete_events": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["PersonBulkDeleteRequest"];
+            };
+        };
+        responses: {
+            /** @description The persons are deleted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_persons_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The person. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Person"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_persons_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "properties": {
+                 *         "plan": "pro"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PatchedPersonRequest"];
+            };
+        };
+        responses: {
+            /** @description The properties are set. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_persons_destroy: {
+        parameters: {
+            query?: {
+                /** @description Also delete every event of the person (its events by person, and every event of its distinct ids), in the same transaction as the person. PostHog queues this for a weekly job. */
+                delete_events?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The person is deleted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_persons_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "properties": {
+                 *         "plan": "pro"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PatchedPersonRequest"];
+            };
+        };
+        responses: {
+            /** @description The properties are set. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_persons_activity_retrieve_2: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of activity. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonActivityPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_persons_update_property_create: {
+        parameters: {
+            query?: {
+                key?: string;
+                value?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "key": "plan",
+                 *       "value": "pro"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PersonUpdatePropertyRequest"];
+            };
+        };
+        responses: {
+            /** @description The property is set. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_persons_delete_property_create: {
+        parameters: {
+            query?: {
+                $unset?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "$unset": "plan"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PersonDeletePropertyRequest"];
+            };
+        };
+        responses: {
+            /** @description The property is removed. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonSuccess"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_persons_split_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PersonSplitRequest"];
+            };
+        };
+        responses: {
+            /** @description The person is split. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonSuccess"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_persons_delete_events_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The person's numeric `id` or its `uuid`. Anything else is a 400 (PostHog's wording); a person of another project is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events are deleted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -48,7 +48,7 @@ const RETRY_DEADLINE_MS = 5_000;
 /** `last_seen_at` is kept to the minute so that a busy event name is not a hot row. */
 const LAST_SEEN_GRANULARITY_MS = 60_000;
 /** Shared by `ingest_plain_batch` (drizzle/0008), which share-locks persons in the same class. */
-const PERSON_LOCK_CLASS = 727275;
+export const PERSON_LOCK_CLASS = 727275;
 /**
  * About how many characters of JSON one statement carries. postgres.js encodes a statement's
  * parameters in one go on the event loop (a few milliseconds a megabyte, copied several times), so
@@ -172,7 +172,7 @@ async function sendSlices(
  * Locks distinct ids in a stable order, so batches that link or change the same people queue
  * instead of overwriting each other.
  */
-function lockIds(tx: Tx, projectId: number, ids: string[]): Promise<unknown> {
+export function lockIds(tx: Tx, projectId: number, ids: string[]): Promise<unknown> {
   return tx.execute(sql`select pg_advisory_xact_lock(k) from (
       select distinct hashtextextended(${`${projectId}:`}::text || d, 0) as k
       from jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb) as d order by k) as locks`);

@@ -23,6 +23,7 @@ import { remoteConfigHandlers } from '../remote-config/handlers.js';
 import { propertyDefinitionHandlers } from '../definitions/property-handlers.js';
 import { signupHandlers } from '../invites/signup-handlers.js';
 import { userHandlers } from '../users/handlers.js';
+import { personHandlers } from '../persons/handlers.js';
 
 /** The operations written by hand: all but the environments twins. */
 const own = {
@@ -49,6 +50,7 @@ const own = {
   ...flagDefinitionHandlers,
   ...batchExportHandlers,
   ...batchExportRunHandlers,
+  ...personHandlers,
 };
 
 /**

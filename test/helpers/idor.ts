@@ -12,7 +12,7 @@ import { insertDomain } from '../../src/domains/queries.js';
 import { insertPlugin } from '../../src/plugins/queries.js';
 import { dashboards, event_definitions, property_definitions } from '../../src/db/schema/index.js';
 import type { TestContext } from './app.js';
-import { capture } from './events.js';
+import { capture, personOf } from './events.js';
 import { makeMember, type Tenant } from './factories.js';
 import type { Fixtures } from './fixtures.js';
 import { pathParams, type Op } from './spec-ops.js';
@@ -162,6 +162,15 @@ const MAKERS: { path: RegExp; param: string; make: Made }[] = [
       const uuid = randomUUID();
       await capture(ctx, party.tenant.project.api_token, [{ event: 'idor', distinct_id: 'idor', uuid }]);
       return uuid;
+    },
+  },
+  {
+    path: /\/persons\/\{id\}\//,
+    param: 'id',
+    async make(ctx, party) {
+      const distinctId = `idor-${randomUUID()}`;
+      await capture(ctx, party.tenant.project.api_token, [{ event: 'idor', distinct_id: distinctId }]);
+      return (await personOf(ctx.db, party.tenant.project.id, distinctId))!.id;
     },
   },
   {
