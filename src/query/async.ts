@@ -47,7 +47,7 @@ export class AsyncQueries {
   /** Checks and records the query (a bad one throws its 400), then runs it after the caller answers. */
   async start(projectId: number, clientId: string | null | undefined, node: QueryNode): Promise<QueryStatusRow> {
     if (this.stopping) throw ApiError.unavailable();
-    const prepared = prepareQuery(projectId, node);
+    const prepared = await prepareQuery(projectId, node);
     const id = clientId ?? randomUUID().replace(/-/g, '');
     const keep = keepSeconds(this.config);
     const row = await startQueryStatus(this.db, projectId, id, keep);

@@ -1,8 +1,9 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
 import { runReadOnly, type RunTag } from '../db/queries/query.js';
-import { compileQuery, parseQuery, QueryError, type CompiledQuery, type Select } from '../hogql/query/index.js';
-import { databaseError, queryError } from './errors.js';
+import { ApiError } from '../core/errors.js';
+import { compileQuery, parseQuery, QueryError, type CompiledQuery, type Query } from '../hogql/query/index.js';
+import { databaseError } from './errors.js';
 import { eventsSelect, type EventsQuery } from './events-query.js';
 import { Limiter } from './limiter.js';
 import { Timings } from './timings.js';
@@ -22,9 +23,9 @@ export const DEFAULT_ROWS = 100;
 /** One limiter per server (its config), shared by every request of that server. */
 const limiters = new WeakMap<Config, Limiter>();
 
-function compile(node: QueryNode, teamId: number, timings: Timings): CompiledQuery {
+async function compile(node: QueryNode, teamId: number, timings: Timings): Promise<CompiledQuery> {
   try {
-    const select: Select = timings.measure('parse', () =>
+    const select: Query = await timings.measure('parse', () =>
       node.kind === 'HogQLQuery' ? parseQuery(node.query) : eventsSelect(node),
     );
     const values = node.kind === 'HogQLQuery' ? (node.values ?? {}) : {};
@@ -32,7 +33,8 @@ function compile(node: QueryNode, teamId: number, timings: Timings): CompiledQue
       compileQuery(select, { teamId, values, defaultLimit: DEFAULT_ROWS, maxLimit: MAX_ROWS }),
     );
   } catch (err) {
-    if (err instanceof QueryError) throw queryError(err);
+    // PostHog's code: hogql_syntax_error or hogql_query_error.
+    if (err instanceof QueryError) throw ApiError.validation(null, err.message, err.code);
     throw err;
   }
 }
@@ -45,9 +47,9 @@ export interface PreparedQuery {
 }
 
 /** Parses and compiles a query for a project: a bad query throws its 400 here, before anything runs. */
-export function prepareQuery(teamId: number, node: QueryNode): PreparedQuery {
+export async function prepareQuery(teamId: number, node: QueryNode): Promise<PreparedQuery> {
   const timings = new Timings();
-  return { node, compiled: compile(node, teamId, timings), timings };
+  return { node, compiled: await compile(node, teamId, timings), timings };
 }
 
 /**
@@ -85,7 +87,7 @@ export async function executeQuery(db: Db, config: Config, prepared: PreparedQue
 
 /** Runs a query for one project at once (prepareQuery, then executeQuery). */
 export async function runQuery(db: Db, config: Config, teamId: number, node: QueryNode) {
-  return executeQuery(db, config, prepareQuery(teamId, node));
+  return executeQuery(db, config, await prepareQuery(teamId, node));
 }
 
 export type QueryAnswer = Awaited<ReturnType<typeof executeQuery>>;

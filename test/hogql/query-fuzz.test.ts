@@ -381,10 +381,10 @@ const dialect = new PgDialect();
 const SOURCE =
   /\(select (ev\.uuid|p\.uuid, p\.properties|d\.distinct_id)[\s\S]*?where (ev|p|d)\.project_id = \$(\d+)::int\)/g;
 
-function checkCompiled(text: string, vars: Record<string, unknown>) {
-  let select: ReturnType<typeof parseQuery>;
+async function checkCompiled(text: string, vars: Record<string, unknown>) {
+  let select: Awaited<ReturnType<typeof parseQuery>>;
   try {
-    select = parseQuery(text);
+    select = await parseQuery(text);
   } catch (err) {
     if (err instanceof QueryError) return;
     throw err;
@@ -415,7 +415,7 @@ t.test('random queries: 200 or 400, only the project rows, scoped SQL', async (t
   let refused = 0;
   await fc.assert(
     fc.asyncProperty(queryText, values, async (text, vars) => {
-      checkCompiled(text, vars);
+      await checkCompiled(text, vars);
       const res = await ctx.call('query_create', {
         key: a.key,
         params: { project_id: a.project.id },
