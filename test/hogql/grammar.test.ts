@@ -89,7 +89,8 @@ const cases: [string, unknown[][]][] = [
   ['select 1 union all select 2.5', [[1], [2.5]]],
   // CTEs: chained, used twice, shadowing a table, and ClickHouse's `WITH expr AS name`.
   [
-    'with v as (select distinct_id, count() c from events group by distinct_id), top as (select * from v where c >= 2) ' +
+    'with v as (select distinct_id, count() c from events group by distinct_id), top as ' +
+      '(select * from v where c >= 2) ' +
       'select distinct_id, c from top order by distinct_id',
     [
       ['ann', 3],
@@ -101,7 +102,8 @@ const cases: [string, unknown[][]][] = [
   ['with 10 as ten select count() from events where properties.price >= ten', [[2]]],
   // Window functions.
   [
-    "select distinct_id, event, row_number() over (partition by distinct_id order by timestamp) from events where distinct_id = 'ann' order by timestamp",
+    'select distinct_id, event, row_number() over (partition by distinct_id order by ' +
+      "timestamp) from events where distinct_id = 'ann' order by timestamp",
     [
       ['ann', 'signup', 1],
       ['ann', 'view', 2],
@@ -109,7 +111,8 @@ const cases: [string, unknown[][]][] = [
     ],
   ],
   [
-    "select event, lag(event) over (order by timestamp), lead(event, 1, 'none') over (order by timestamp) from events where distinct_id = 'ann' order by timestamp",
+    "select event, lag(event) over (order by timestamp), lead(event, 1, 'none') over (order by " +
+      "timestamp) from events where distinct_id = 'ann' order by timestamp",
     [
       ['signup', null, 'view'],
       ['view', 'signup', 'view'],
@@ -117,7 +120,8 @@ const cases: [string, unknown[][]][] = [
     ],
   ],
   [
-    'select distinct_id, rank() over w, sum(properties.price) over (order by timestamp rows between 1 preceding and current row) ' +
+    'select distinct_id, rank() over w, sum(properties.price) over (order by timestamp rows ' +
+      'between 1 preceding and current row) ' +
       "from events where distinct_id = 'ann' window w as (order by toDate(timestamp)) order by timestamp",
     [
       ['ann', 1, 10],
@@ -138,7 +142,8 @@ const cases: [string, unknown[][]][] = [
     [[[1, 2, 3], 2, true, false, 30, 10]],
   ],
   [
-    "select arrayMap(x -> x * 2, [1, 2, 3]), arrayFilter(x -> x > 1, [1, 2, 3]), arrayMap((x, y) -> concat(x, y), ['a', 'b'], ['c', 'd'])",
+    'select arrayMap(x -> x * 2, [1, 2, 3]), arrayFilter(x -> x > 1, [1, 2, 3]), arrayMap((x, ' +
+      "y) -> concat(x, y), ['a', 'b'], ['c', 'd'])",
     [
       [
         [2, 4, 6],
@@ -150,7 +155,8 @@ const cases: [string, unknown[][]][] = [
   ['select arrayExists(x -> x = 2, [1, 2]), arrayAll(x -> x > 1, [1, 2]), arrayMap(x -> x, [])', [[true, false, []]]],
   ["select splitByChar(',', properties.tags) from events where distinct_id = 'carl'", [[['x', 'y', 'z']]]],
   [
-    "select arrayJoin(splitByChar(',', properties.tags)) as tag from events where distinct_id = 'carl' order by tag desc",
+    "select arrayJoin(splitByChar(',', properties.tags)) as tag from events where distinct_id " +
+      "= 'carl' order by tag desc",
     [['z'], ['y'], ['x']],
   ],
   // Conditionals.
@@ -160,7 +166,8 @@ const cases: [string, unknown[][]][] = [
   ],
   // Dates.
   [
-    "select toStartOfDay(timestamp), toStartOfWeek(timestamp), toStartOfMonth(timestamp), toDate(timestamp) from events where distinct_id = 'carl'",
+    'select toStartOfDay(timestamp), toStartOfWeek(timestamp), toStartOfMonth(timestamp), ' +
+      "toDate(timestamp) from events where distinct_id = 'carl'",
     [['2024-05-31T00:00:00.000000Z', '2024-05-26', '2024-05-01', '2024-05-31']],
   ],
   [
@@ -170,17 +177,20 @@ const cases: [string, unknown[][]][] = [
     [[1, 1, 2]],
   ],
   [
-    "select dateAdd('day', 2, toDateTime('2024-05-01T10:00:00Z')), dateSub('hour', 1, toDateTime('2024-05-01T10:00:00Z'))",
+    "select dateAdd('day', 2, toDateTime('2024-05-01T10:00:00Z')), dateSub('hour', 1, " +
+      "toDateTime('2024-05-01T10:00:00Z'))",
     [['2024-05-03T10:00:00.000000Z', '2024-05-01T09:00:00.000000Z']],
   ],
   [
-    "select toTimeZone(timestamp, 'America/New_York'), toStartOfDay(toTimeZone(timestamp, 'Asia/Tokyo')) from events where distinct_id = 'carl'",
+    "select toTimeZone(timestamp, 'America/New_York'), toStartOfDay(toTimeZone(timestamp, " +
+      "'Asia/Tokyo')) from events where distinct_id = 'carl'",
     [['2024-05-31T18:00:00.000000-04:00', '2024-06-01T00:00:00.000000+09:00']],
   ],
   ['select count() from events where timestamp > now() - interval 100 year and timestamp < now()', [[6]]],
   // Strings.
   [
-    "select lower('AbC'), extract('path-123', '[0-9]+'), extract('abc', '[0-9]+'), replaceRegexpAll('a1b2', '[0-9]', '_'), 'abc' like 'a%', 'ABC' ilike 'a%'",
+    "select lower('AbC'), extract('path-123', '[0-9]+'), extract('abc', '[0-9]+'), " +
+      "replaceRegexpAll('a1b2', '[0-9]', '_'), 'abc' like 'a%', 'ABC' ilike 'a%'",
     [['abc', '123', '', 'a_b_', true, true]],
   ],
   ["select count() from events where properties.path like '/a/%'", [[3]]],
@@ -212,7 +222,8 @@ t.test('CTEs, unions and subqueries cannot reach another project', async (t) => 
     "with e as (select * from events) select count() from e where event = 'SECRET'",
     "select count() from (select event from events union all select event from events) where event = 'SECRET'",
     "select (select count() from events where event = 'SECRET')",
-    "select count() from events where distinct_id in (with d as (select distinct_id from person_distinct_ids) select * from d) and event = 'SECRET'",
+    'select count() from events where distinct_id in (with d as (select distinct_id from ' +
+      "person_distinct_ids) select * from d) and event = 'SECRET'",
     "select arrayFilter(x -> x = 'SECRET', [event]) from events where event = 'SECRET'",
   ]) {
     const rows = await results(query);

@@ -387,7 +387,8 @@ const richSelect = fc
           'ids AS (SELECT distinct_id FROM person_distinct_ids) '
         : '';
     const source = from === 'both' ? '(SELECT * FROM events UNION ALL SELECT * FROM events)' : from;
-    const body = `SELECT ${cols.join(', ')} FROM ${source}${where ? ` WHERE ${where}` : ''} WINDOW w AS (ORDER BY timestamp)`;
+    const filter = where ? ` WHERE ${where}` : '';
+    const body = `SELECT ${cols.join(', ')} FROM ${source}${filter} WINDOW w AS (ORDER BY timestamp)`;
     const second = setOp ? ` ${setOp} SELECT ${cols.map(() => 'event').join(', ')} FROM events` : '';
     return `${ctes}${body}${second}${tail ?? ''}`;
   });
