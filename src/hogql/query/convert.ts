@@ -156,7 +156,7 @@ class Converter {
     const alias = j.alias ? String(j.alias) : null;
     const t = j.table;
     if (t?.node === 'Field') {
-      if (t.chain.length !== 1) this.unsupported(`The table name ${t.chain.join('.')}`, t);
+      if (t.chain.length !== 1) this.unsupported(`The table name ${t.chain.join('.')}`, t, false);
       return { k: 'table', name: String(t.chain[0]), alias, pos: posOf(t) };
     }
     if (t?.node === 'SelectQuery' || t?.node === 'SelectSetQuery')
@@ -210,7 +210,7 @@ class Converter {
       case 'Field': {
         const chain = (n.chain as unknown[]).map(String);
         if (chain[chain.length - 1] === '*') {
-          if (chain.length > 2) this.unsupported(`${chain.join('.')}`, n);
+          if (chain.length > 2) this.unsupported(`${chain.join('.')}`, n, false);
           return { k: 'star', table: chain.length === 2 ? chain[0]! : null, pos };
         }
         return { k: 'field', chain, pos };
@@ -230,7 +230,7 @@ class Converter {
         return { k: n.node === 'And' ? 'and' : 'or', args: n.exprs.map((e: PH) => this.expr(e)), pos };
       case 'ArithmeticOperation': {
         const op = String(n.op);
-        if (!['+', '-', '*', '/', '%'].includes(op)) this.unsupported(`The operator ${op}`, n);
+        if (!['+', '-', '*', '/', '%'].includes(op)) this.unsupported(`The operator ${op}`, n, false);
         const left = this.expr(n.left);
         const right = this.expr(n.right);
         // PostHog reads `-x` as `0 - x`, with a 0 that has no place in the text.
@@ -295,7 +295,7 @@ class Converter {
       return { k: 'in', left, list: items.map((e: PH) => this.expr(e)), sub: null, negated, pos };
     }
     const mapped = COMPARE[op];
-    if (!mapped) this.unsupported(`The operator ${String(n.op)}`, n);
+    if (!mapped) this.unsupported(`The operator ${String(n.op)}`, n, false);
     const left = this.expr(n.left);
     const right = this.expr(n.right);
     // `x = NULL` and `x IS NULL` mean the same in HogQL.
