@@ -63,7 +63,7 @@ export class AsyncQueries {
   ): Promise<QueryStatusRow> {
     if (this.stopping) throw ApiError.unavailable();
     const insight = isInsightNode(node) ? prepareInsight(node) : undefined;
-    const prepared = insight ? undefined : prepareQuery(projectId, node as QueryNode);
+    const prepared = insight ? undefined : await prepareQuery(projectId, node as QueryNode);
     this.engine.limiter.check(organizationId);
     const id = clientId ?? randomUUID().replace(/-/g, '');
     const keep = keepSeconds(this.config);

@@ -1,6 +1,6 @@
 import { ApiError } from '../core/errors.js';
 import { dateValue, parsePropertyFilters, type FilterNode, type Scalar } from '../events/filters.js';
-import { parseExpression, QueryError, type Node, type Select } from '../hogql/query/index.js';
+import { parseExpression, parseOrder, QueryError, type Node, type Select } from '../hogql/query/index.js';
 
 /** PostHog's EventsQuery, trimmed to what this server answers. */
 export interface EventsQuery {
@@ -20,14 +20,14 @@ export interface EventsQuery {
 const AGGREGATES = new Set(['count', 'countif', 'uniq', 'uniqexact', 'sum', 'avg', 'min', 'max']);
 const at = 0;
 
-function expression(attr: string, text: string): Node {
+async function expression(attr: string, text: string): Promise<Node> {
   const t = text.trim();
   if (t === '*') return { k: 'object', of: 'event', pos: at };
   if (t === 'person') return { k: 'object', of: 'person', pos: at };
   try {
-    return parseExpression(text);
+    return await parseExpression(text);
   } catch (err) {
-    if (err instanceof QueryError) throw ApiError.validation(attr, `${err.message}: ${text}`);
+    if (err instanceof QueryError) throw ApiError.validation(attr, `${err.message}: ${text}`, err.code);
     throw err;
   }
 }
@@ -120,22 +120,28 @@ function bound(attr: 'after' | 'before', text: string): Node {
   return binop(attr === 'after' ? '>' : '<', field('timestamp'), value(iso));
 }
 
-function orderItem(text: string): { expr: Node; desc: boolean } {
+/** An ORDER BY entry as PostHog reads it (`timestamp DESC`); `-timestamp` is the events listing's DESC. */
+async function orderItem(text: string): Promise<{ expr: Node; desc: boolean }> {
   const t = text.trim();
-  const m = /\s(asc|desc)$/i.exec(t);
-  if (m) return { expr: expression('orderBy', t.slice(0, m.index)), desc: m[1]!.toLowerCase() === 'desc' };
-  if (t.startsWith('-')) return { expr: expression('orderBy', t.slice(1)), desc: true };
-  return { expr: expression('orderBy', t), desc: false };
+  if (t.startsWith('-')) return { expr: await expression('orderBy', t.slice(1)), desc: true };
+  try {
+    return await parseOrder(t);
+  } catch (err) {
+    if (err instanceof QueryError) throw ApiError.validation('orderBy', `${err.message}: ${text}`, err.code);
+    throw err;
+  }
 }
 
 /**
  * The HogQL SELECT an EventsQuery stands for: its columns, its conditions ANDed, grouped by the
  * plain columns when any column aggregates, newest first unless it says otherwise.
  */
-export function eventsSelect(q: EventsQuery): Select {
+export async function eventsSelect(q: EventsQuery): Promise<Select> {
   if (!q.select.length) throw ApiError.validation('select', 'Select at least one column.');
-  const columns = q.select.map((text) => ({ expr: expression('select', text), alias: null }));
-  const where: Node[] = (q.where ?? []).map((text) => expression('where', text));
+  const columns = await Promise.all(
+    q.select.map(async (text) => ({ expr: await expression('select', text), alias: null })),
+  );
+  const where: Node[] = await Promise.all((q.where ?? []).map((text) => expression('where', text)));
   if (q.event) where.push(binop('=', field('event'), value(q.event)));
   if (q.personId) where.push(binop('=', field('person_id'), value(q.personId)));
   if (q.after && q.after !== 'all') where.push(bound('after', q.after));
@@ -149,7 +155,7 @@ export function eventsSelect(q: EventsQuery): Select {
   if (groupBy.some((g) => g.k === 'object'))
     throw ApiError.validation('select', '* and person cannot be selected together with an aggregation.');
   const orderBy = q.orderBy?.length
-    ? q.orderBy.map(orderItem)
+    ? await Promise.all(q.orderBy.map(orderItem))
     : aggregated
       ? []
       : [{ expr: field('timestamp'), desc: true }];

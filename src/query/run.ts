@@ -1,9 +1,10 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
 import { streamReadOnly, type QueryLimits, type RunTag } from '../db/queries/query.js';
-import { compileQuery, parseQuery, QueryError, type CompiledQuery, type Select } from '../hogql/query/index.js';
+import { ApiError } from '../core/errors.js';
+import { compileQuery, parseQuery, QueryError, type CompiledQuery, type Query } from '../hogql/query/index.js';
 import { AnswerRows, JsonAnswer } from './answer.js';
-import { databaseError, queryError } from './errors.js';
+import { databaseError } from './errors.js';
 import { eventsSelect, type EventsQuery } from './events-query.js';
 import { FairLimiter } from './limiter.js';
 import { Timings } from './timings.js';
@@ -44,9 +45,9 @@ export function queryEngine(db: Db, config: Config, limits?: QueryLimits): Query
   };
 }
 
-function compile(node: QueryNode, teamId: number, timings: Timings): CompiledQuery {
+async function compile(node: QueryNode, teamId: number, timings: Timings): Promise<CompiledQuery> {
   try {
-    const select: Select = timings.measure('parse', () =>
+    const select: Query = await timings.measure('parse', () =>
       node.kind === 'HogQLQuery' ? parseQuery(node.query) : eventsSelect(node),
     );
     const values = node.kind === 'HogQLQuery' ? (node.values ?? {}) : {};
@@ -54,7 +55,8 @@ function compile(node: QueryNode, teamId: number, timings: Timings): CompiledQue
       compileQuery(select, { teamId, values, defaultLimit: DEFAULT_ROWS, maxLimit: MAX_ROWS }),
     );
   } catch (err) {
-    if (err instanceof QueryError) throw queryError(err);
+    // PostHog's code: hogql_syntax_error or hogql_query_error.
+    if (err instanceof QueryError) throw ApiError.validation(null, err.message, err.code);
     throw err;
   }
 }
@@ -67,9 +69,9 @@ export interface PreparedQuery {
 }
 
 /** Parses and compiles a query for a project: a bad query throws its 400 here, before anything runs. */
-export function prepareQuery(teamId: number, node: QueryNode): PreparedQuery {
+export async function prepareQuery(teamId: number, node: QueryNode): Promise<PreparedQuery> {
   const timings = new Timings();
-  return { node, compiled: compile(node, teamId, timings), timings };
+  return { node, compiled: await compile(node, teamId, timings), timings };
 }
 
 /**
@@ -116,5 +118,5 @@ export async function executeQuery(
 
 /** Runs a query for one project of an organization at once (prepareQuery, then executeQuery). */
 export async function runQuery(engine: QueryEngine, organizationId: string, teamId: number, node: QueryNode) {
-  return executeQuery(engine, organizationId, prepareQuery(teamId, node));
+  return executeQuery(engine, organizationId, await prepareQuery(teamId, node));
 }

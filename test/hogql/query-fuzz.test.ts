@@ -351,15 +351,58 @@ const saneSelect = fc.oneof(
     }),
 );
 
+/** The grammar of PostHog's parser beyond a single SELECT: CTEs, set operations, windows, arrays and lambdas. */
+const window = fc.constantFrom(
+  'row_number() OVER (PARTITION BY distinct_id ORDER BY timestamp)',
+  'rank() OVER (ORDER BY event)',
+  'lag(event) OVER (ORDER BY timestamp)',
+  "lead(event, 1, 'none') OVER (PARTITION BY event ORDER BY timestamp)",
+  'count() OVER (PARTITION BY distinct_id)',
+  'sum(properties.price) OVER (ORDER BY timestamp ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)',
+  'max(timestamp) OVER w',
+  'first_value(event) OVER w',
+);
+const arrayExpr = fc.constantFrom(
+  'arrayMap(x -> concat(x, event), [distinct_id, event])',
+  "arrayFilter(x -> x != '', [properties.$browser, event])",
+  "arrayExists(x -> x = 'ann', [distinct_id])",
+  'has([event, distinct_id], {v})',
+  "length(splitByChar('a', event))",
+  'arrayMap((x, y) -> x || y, [event], [distinct_id])',
+  '[event, properties.$browser][-1]',
+);
+const richSelect = fc
+  .tuple(
+    fc.array(fc.oneof(saneValue, window, arrayExpr), { minLength: 1, maxLength: 3 }),
+    fc.option(saneCond),
+    fc.constantFrom('events', 'src', 'both'),
+    fc.option(fc.constantFrom('UNION ALL', 'UNION DISTINCT', 'INTERSECT', 'EXCEPT')),
+    fc.option(fc.constantFrom(' ORDER BY 1', ' LIMIT 3')),
+  )
+  .map(([cols, where, from, setOp, tail]) => {
+    // `src` is a CTE over events; `both` a UNION of events with itself in a subquery: each must stay in the project.
+    const ctes =
+      from === 'src'
+        ? "WITH src AS (SELECT * FROM events WHERE event != 'none'), " +
+          'ids AS (SELECT distinct_id FROM person_distinct_ids) '
+        : '';
+    const source = from === 'both' ? '(SELECT * FROM events UNION ALL SELECT * FROM events)' : from;
+    const filter = where ? ` WHERE ${where}` : '';
+    const body = `SELECT ${cols.join(', ')} FROM ${source}${filter} WINDOW w AS (ORDER BY timestamp)`;
+    const second = setOp ? ` ${setOp} SELECT ${cols.map(() => 'event').join(', ')} FROM events` : '';
+    return `${ctes}${body}${second}${tail ?? ''}`;
+  });
+
 /** A query, or one broken by cutting or splicing characters, or noise. */
 const queryText = fc.oneof(
   { weight: 8, arbitrary: saneSelect },
+  { weight: 6, arbitrary: richSelect },
   { weight: 4, arbitrary: select },
   {
     weight: 2,
     arbitrary: fc
       .tuple(
-        fc.oneof(select, saneSelect),
+        fc.oneof(select, saneSelect, richSelect),
         fc.nat(),
         fc.nat({ max: 5 }),
         fc.constantFrom('', "'", '(', ')', ';', '--', '/*', '`', '"', '{', ' union select * from users'),
@@ -381,10 +424,10 @@ const dialect = new PgDialect();
 const SOURCE =
   /\(select (ev\.uuid|p\.uuid, p\.properties|d\.distinct_id)[\s\S]*?where (ev|p|d)\.project_id = \$(\d+)::int\)/g;
 
-function checkCompiled(text: string, vars: Record<string, unknown>) {
-  let select: ReturnType<typeof parseQuery>;
+async function checkCompiled(text: string, vars: Record<string, unknown>) {
+  let select: Awaited<ReturnType<typeof parseQuery>>;
   try {
-    select = parseQuery(text);
+    select = await parseQuery(text);
   } catch (err) {
     if (err instanceof QueryError) return;
     throw err;
@@ -415,7 +458,7 @@ t.test('random queries: 200 or 400, only the project rows, scoped SQL', async (t
   let refused = 0;
   await fc.assert(
     fc.asyncProperty(queryText, values, async (text, vars) => {
-      checkCompiled(text, vars);
+      await checkCompiled(text, vars);
       const res = await ctx.call('query_create', {
         key: a.key,
         params: { project_id: a.project.id },

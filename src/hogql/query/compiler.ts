@@ -1,7 +1,18 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { print, printSelect, type FromItem, type Node, type Select } from './ast.js';
+import {
+  isSet,
+  print,
+  printQuery,
+  printSelect,
+  type Cte,
+  type FromItem,
+  type Node,
+  type Query,
+  type Select,
+  type WindowSpec,
+} from './ast.js';
 import { QueryError } from './errors.js';
-import { callFunction, interval } from './functions.js';
+import { arrayOf, callFunction, interval, pgType, WINDOW_ONLY, WINDOW_AGGREGATES } from './functions.js';
 import { FIELDS, objectOf, STAR, TABLES, tableField, tableSource, type Binding, type TableName } from './tables.js';
 import {
   clickhouseType,
@@ -22,6 +33,8 @@ export interface CompileOptions {
   values?: Record<string, unknown>;
   defaultLimit?: number;
   maxLimit?: number;
+  /** The project's time zone: where days, weeks and months begin (PostHog's team timezone). Default UTC. */
+  timezone?: string;
 }
 
 export interface CompiledQuery {
@@ -40,14 +53,27 @@ interface Out {
   typed: Typed;
 }
 
+/** A CTE as the queries after it see it: its query and the CTEs before it. */
+interface CteDef {
+  query: Query;
+  ctes: Map<string, CteDef>;
+}
+
 interface Scope {
   bindings: Binding[];
   aliases: Map<string, Node>;
   expanding: Set<string>;
+  ctes: Map<string, CteDef>;
+  windows: Record<string, WindowSpec>;
+  /** A lambda's parameters, while its body compiles. */
+  locals: Map<string, Typed>;
 }
+
+const HIGHER_ORDER = new Set(['arraymap', 'arrayfilter', 'arrayexists', 'arrayall']);
 
 const COMPARE: Record<string, string> = { '=': '=', '!=': '<>', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
 const LIKE: Record<string, string> = { LIKE: 'like', ILIKE: 'ilike', 'NOT LIKE': 'not like', 'NOT ILIKE': 'not ilike' };
+const REGEX: Record<string, string> = { '=~': '~', '!~': '!~', '=~*': '~*', '!~*': '!~*' };
 const JOIN: Record<string, string> = {
   INNER: 'inner join',
   LEFT: 'left join',
@@ -77,7 +103,8 @@ class Compiler {
   }
   constructor(private opts: CompileOptions) {}
 
-  top(q: Select): CompiledQuery {
+  top(q: Query): CompiledQuery {
+    if (isSet(q)) return this.topSet(q);
     const max = this.opts.maxLimit ?? 10_000;
     const requested = q.limit ? this.count(q.limit, 'LIMIT') : undefined;
     const limit = Math.min(requested ?? this.opts.defaultLimit ?? 100, max);
@@ -93,6 +120,62 @@ class Compiler {
       limit,
       offset,
     };
+  }
+
+  /** A UNION (or INTERSECT, EXCEPT): the answer's row limit applies to the whole. */
+  private topSet(q: Query): CompiledQuery {
+    const limit = Math.min(this.opts.defaultLimit ?? 100, this.opts.maxLimit ?? 10_000);
+    const inner = this.query(q, new Map());
+    const values = inner.out.map((o, i) => outputSql({ ...o.typed, sql: sql`q.${sql.identifier(`c${i}`)}` }));
+    return {
+      sql: sql`select json_build_array(${sql.join(values, sql`, `)}) as r from (${inner.sql}) as q
+        limit ${limit + 1}::bigint`,
+      columns: inner.out.map((o) => o.name),
+      types: inner.out.map((o) => clickhouseType(o.typed)),
+      hogql: `${printQuery(q)} LIMIT ${limit}`,
+      limit,
+      offset: 0,
+    };
+  }
+
+  /** A SELECT or a set of them; the columns of a set take the first query's names and a type all share. */
+  query(q: Query, ctes: Map<string, CteDef>): { sql: SQL; out: Out[] } {
+    if (!isSet(q)) return this.select(q, ctes);
+    const parts = q.queries.map((x) => this.query(x, ctes));
+    const width = parts[0]!.out.length;
+    for (const p of parts)
+      if (p.out.length !== width)
+        throw new QueryError(`The queries of a ${q.ops[0]} must select the same number of columns`);
+    const types = parts[0]!.out.map((_, i) =>
+      common(
+        parts.map((p) => p.out[i]!.typed.type),
+        0,
+      ),
+    );
+    const branches = parts.map((p) => {
+      if (p.out.every((o, i) => o.typed.type === types[i] || types[i] === 'Null')) return sql`(${p.sql})`;
+      const alias = sql.identifier(`t${this.aliasCount++}`);
+      const cols = p.out.map((o, i) => {
+        const c = { ...o.typed, sql: sql`${alias}.${sql.identifier(`c${i}`)}` };
+        return sql`${coerce(c, types[i]!).sql} as ${sql.identifier(`c${i}`)}`;
+      });
+      return sql`(select ${sql.join(cols, sql`, `)} from (${p.sql}) as ${alias})`;
+    });
+    let body = branches[0]!;
+    q.ops.forEach((op, i) => {
+      const word = op === 'UNION DISTINCT' ? 'union' : op.toLowerCase();
+      body = sql`${body} ${sql.raw(word)} ${branches[i + 1]!}`;
+    });
+    const out = parts[0]!.out.map((o, i) => ({
+      name: o.name,
+      typed: {
+        sql: o.typed.sql,
+        type: types[i] === 'Null' ? o.typed.type : types[i]!,
+        ch: o.typed.ch,
+        elem: o.typed.elem,
+      },
+    }));
+    return { sql: body, out };
   }
 
   /** A LIMIT or OFFSET: a constant whole number (or a placeholder holding one). */
@@ -124,8 +207,16 @@ class Compiler {
     );
   }
 
-  select(q: Select): { sql: SQL; out: Out[] } {
-    const scope: Scope = { bindings: [], aliases: new Map(), expanding: new Set() };
+  select(q: Select, outerCtes: Map<string, CteDef> = new Map()): { sql: SQL; out: Out[] } {
+    const scope: Scope = {
+      bindings: [],
+      aliases: new Map(),
+      expanding: new Set(),
+      ctes: this.ctes(q.ctes ?? [], outerCtes),
+      windows: q.windows ?? {},
+      locals: new Map(),
+    };
+    for (const c of q.ctes ?? []) if ('expr' in c) scope.aliases.set(c.name, c.expr);
     let from = sql``;
     if (q.from) {
       from = sql` from ${this.source(q.from, scope)}`;
@@ -137,7 +228,7 @@ class Compiler {
     }
     for (const c of q.columns) {
       if (!c.alias) continue;
-      if (scope.aliases.has(c.alias))
+      if (scope.aliases.has(c.alias) && !(q.ctes ?? []).some((x) => x.name === c.alias))
         throw new QueryError(`Cannot redefine an alias with the name: ${c.alias}`, c.expr.pos);
       scope.aliases.set(c.alias, c.expr);
     }
@@ -147,7 +238,7 @@ class Compiler {
     for (const c of q.columns) {
       if (c.expr.k === 'star') out.push(...this.star(c.expr, scope));
       else {
-        const typed = this.expr(c.expr, scope);
+        const typed = this.column(c.expr, scope);
         out.push({ name: c.alias ?? columnName(c.expr, typed), typed });
       }
       positions.push(out.length);
@@ -178,6 +269,32 @@ class Compiler {
     if (q.limit) parts.push(sql`limit ${this.count(q.limit, 'LIMIT')}::bigint`);
     if (q.offset) parts.push(sql`offset ${this.count(q.offset, 'OFFSET')}::bigint`);
     return { sql: sql.join(parts, sql` `), out };
+  }
+
+  /** The CTEs a SELECT sees: its own (each seeing those before it, so none is recursive) over its parents'. */
+  private ctes(own: Cte[], outer: Map<string, CteDef>): Map<string, CteDef> {
+    const visible = new Map(outer);
+    for (const c of own) {
+      if (!('query' in c)) continue;
+      visible.set(c.name, { query: c.query, ctes: new Map(visible) });
+    }
+    return visible;
+  }
+
+  /**
+   * A column of SELECT. `arrayJoin(arr)` makes a row per element, as in ClickHouse: PostgreSQL's unnest() in the
+   * select list does that, and is allowed nowhere else.
+   */
+  private column(node: Node, scope: Scope): Typed {
+    const aliased = node.k === 'field' && node.chain.length === 1 ? scope.aliases.get(node.chain[0]!) : undefined;
+    const target = aliased ?? node;
+    if (target.k === 'call' && target.name.toLowerCase() === 'arrayjoin' && !target.over) {
+      if (target.args.length !== 1) throw new QueryError('arrayJoin() takes one array', target.pos);
+      const arr = this.expr(target.args[0]!, scope);
+      if (arr.type !== 'Array') throw new QueryError('arrayJoin() takes an array', target.pos);
+      return { sql: sql`unnest(${arr.sql})`, type: arr.elem ?? 'String' };
+    }
+    return this.expr(node, scope);
   }
 
   private orderable(t: Typed): SQL {
@@ -211,20 +328,24 @@ class Compiler {
     const sqlAlias = `t${this.aliasCount++}`;
     let src: SQL;
     let binding: Binding;
-    if (item.k === 'table') {
+    const cte = item.k === 'table' ? scope.ctes.get(item.name) : undefined;
+    if (cte) {
+      src = sql``;
+      binding = { name: item.alias ?? (item as { name: string }).name, sqlAlias, table: null };
+      const sub = this.query(cte.query, cte.ctes);
+      binding.columns = this.columnsOf(sub.out);
+      src = sql`(${sub.sql})`;
+    } else if (item.k === 'table') {
       if (!(TABLES as readonly string[]).includes(item.name)) {
         throw new QueryError(`Unknown table "${item.name}". Tables: ${TABLES.join(', ')}`, item.pos);
       }
       const table = item.name as TableName;
-      binding = { name: item.alias ?? item.name, sqlAlias, table };
-      src = tableSource(table, this.opts.teamId);
+      const source = tableSource(table, this.opts.teamId);
+      binding = { name: item.alias ?? item.name, sqlAlias, table, usePerson: source.usePerson };
+      src = source.sql;
     } else {
-      const sub = this.select(item.query);
-      const columns = new Map<string, { sqlName: string; type: Typed['type']; ch?: string }>();
-      sub.out.forEach((o, i) => {
-        if (!columns.has(o.name)) columns.set(o.name, { sqlName: `c${i}`, type: o.typed.type, ch: o.typed.ch });
-      });
-      binding = { name: item.alias, sqlAlias, table: null, columns };
+      const sub = this.query(item.query, scope.ctes);
+      binding = { name: item.alias, sqlAlias, table: null, columns: this.columnsOf(sub.out) };
       src = sql`(${sub.sql})`;
     }
     if (binding.name !== null && scope.bindings.some((b) => b.name === binding.name)) {
@@ -232,6 +353,15 @@ class Compiler {
     }
     scope.bindings.push(binding);
     return sql`${src} as ${sql.identifier(sqlAlias)}`;
+  }
+
+  private columnsOf(out: Out[]): NonNullable<Binding['columns']> {
+    const columns: NonNullable<Binding['columns']> = new Map();
+    out.forEach((o, i) => {
+      if (!columns.has(o.name))
+        columns.set(o.name, { sqlName: `c${i}`, type: o.typed.type, ch: o.typed.ch, elem: o.typed.elem });
+    });
+    return columns;
   }
 
   private star(node: Extract<Node, { k: 'star' }>, scope: Scope): Out[] {
@@ -249,6 +379,8 @@ class Compiler {
   private field(node: Extract<Node, { k: 'field' }>, scope: Scope): Typed {
     const { chain } = node;
     const head = chain[0]!;
+    const local = chain.length === 1 ? scope.locals.get(head) : undefined;
+    if (local) return local;
     if (chain.length === 1 && scope.aliases.has(head) && !scope.expanding.has(head)) {
       scope.expanding.add(head);
       try {
@@ -287,10 +419,33 @@ class Compiler {
       case 'field':
         return this.field(node, scope);
       case 'call':
-        return callFunction(
-          node,
-          node.args.map((a) => this.expr(a, scope)),
+        return this.call(node, scope);
+      case 'array': {
+        const items = node.items.map((i) => this.expr(i, scope));
+        return arrayOf(items, node.pos);
+      }
+      case 'lambda':
+        throw new QueryError(
+          'A lambda (x -> ...) is only allowed as the first argument of arrayMap, arrayFilter, arrayExists or arrayAll',
+          node.pos,
         );
+      case 'index': {
+        const arr = this.expr(node.arr, scope);
+        if (arr.type !== 'Array') throw new QueryError('Only arrays can be indexed with [...]', node.pos);
+        const i = toNumber(this.expr(node.index, scope), node.pos).sql;
+        // ClickHouse counts from 1, and from the end for negative indexes.
+        return {
+          sql: sql`(${arr.sql})[(case when (${i}) < 0 then cardinality(${arr.sql}) + 1 + (${i}) else (${i}) end)::int]`,
+          type: arr.elem ?? 'String',
+        };
+      }
+      case 'subquery': {
+        const sub = this.query(node.query, scope.ctes);
+        if (sub.out.length !== 1) throw new QueryError('A subquery used as a value must select one column', node.pos);
+        const alias = sql.identifier(`t${this.aliasCount++}`);
+        const col = sub.out[0]!.typed;
+        return { ...col, sql: sql`(select ${alias}.c0 from (${sub.sql}) as ${alias} limit 1)`, constant: undefined };
+      }
       case 'binop':
         return this.binop(node, scope);
       case 'and':
@@ -352,6 +507,126 @@ class Compiler {
     }
   }
 
+  private call(node: Extract<Node, { k: 'call' }>, scope: Scope): Typed {
+    const name = node.name.toLowerCase();
+    if (HIGHER_ORDER.has(name)) return this.higherOrder(node, scope);
+    if (name === 'arrayjoin')
+      throw new QueryError('arrayJoin() is supported as a whole column of SELECT only', node.pos);
+    if (!node.over) {
+      if (WINDOW_ONLY.has(name)) throw new QueryError(`${node.name}() needs an OVER (...) clause`, node.pos);
+      return callFunction(
+        node,
+        node.args.map((a) => this.expr(a, scope)),
+        this.opts.timezone,
+      );
+    }
+    if (!WINDOW_ONLY.has(name) && !WINDOW_AGGREGATES.has(name))
+      throw new QueryError(`${node.name}() cannot be used as a window function`, node.pos);
+    if (node.distinct) throw new QueryError(`${node.name}(DISTINCT ...) cannot be used over a window`, node.pos);
+    const fn = callFunction(
+      node,
+      node.args.map((a) => this.expr(a, scope)),
+      this.opts.timezone,
+    );
+    let spec: WindowSpec;
+    if ('name' in node.over) {
+      const named = scope.windows[node.over.name];
+      if (!named) throw new QueryError(`Window "${node.over.name}" is not defined in WINDOW`, node.pos);
+      spec = named;
+    } else spec = node.over;
+    return { ...fn, sql: sql`${fn.sql} over (${this.window(spec, scope)})` };
+  }
+
+  private window(w: WindowSpec, scope: Scope): SQL {
+    const parts: SQL[] = [];
+    if (w.partitionBy.length)
+      parts.push(
+        sql`partition by ${sql.join(
+          w.partitionBy.map((p) => this.orderable(this.expr(p, scope))),
+          sql`, `,
+        )}`,
+      );
+    if (w.orderBy.length) {
+      const keys = w.orderBy.map(
+        (o) => sql`${this.orderable(this.expr(o.expr, scope))} ${sql.raw(o.desc ? 'desc nulls last' : 'asc')}`,
+      );
+      parts.push(sql`order by ${sql.join(keys, sql`, `)}`);
+    }
+    if (w.frame) {
+      // Frame bounds are whole numbers checked by the parser's converter, so they are written as text.
+      const bound = (b: { type: string; value: number | null }) =>
+        b.type === 'CURRENT ROW'
+          ? 'current row'
+          : `${b.value === null ? 'unbounded' : b.value} ${b.type.toLowerCase()}`;
+      const { method, start, end } = w.frame;
+      parts.push(
+        sql.raw(
+          end
+            ? `${method.toLowerCase()} between ${bound(start)} and ${bound(end)}`
+            : `${method.toLowerCase()} ${bound(start)}`,
+        ),
+      );
+    }
+    return sql.join(parts, sql` `);
+  }
+
+  /**
+   * arrayMap, arrayFilter, arrayExists, arrayAll: the lambda's body runs once per element, over the arrays'
+   * elements side by side (unnest of several arrays), in their order.
+   */
+  private higherOrder(node: Extract<Node, { k: 'call' }>, scope: Scope): Typed {
+    const [lambda, ...rest] = node.args;
+    if (lambda?.k !== 'lambda' || !rest.length)
+      throw new QueryError(`${node.name}() takes a lambda (x -> ...) and then one or more arrays`, node.pos);
+    if (lambda.params.length !== rest.length)
+      throw new QueryError(
+        `The lambda of ${node.name}() takes ${lambda.params.length} arguments for ${rest.length} arrays`,
+        node.pos,
+      );
+    const arrays = rest.map((a) => {
+      const t = this.expr(a, scope);
+      if (t.type !== 'Array') throw new QueryError(`${node.name}() takes arrays after its lambda`, a.pos);
+      return t;
+    });
+    const alias = `l${this.aliasCount++}`;
+    const u = sql.identifier(alias);
+    const locals = new Map(scope.locals);
+    for (const [i, p] of lambda.params.entries())
+      locals.set(p, { sql: sql`${u}.${sql.identifier(`v${i}`)}`, type: arrays[i]!.elem ?? 'String' });
+    const inner: Scope = { ...scope, locals };
+    const body = this.expr(lambda.body, inner);
+    const names = sql.raw([...lambda.params.map((_, i) => `v${i}`), 'i'].join(', '));
+    const from = sql`unnest(${sql.join(
+      arrays.map((a) => a.sql),
+      sql`, `,
+    )}) with ordinality as ${u}(${names})`;
+    const name = node.name.toLowerCase();
+    if (name === 'arrayexists' || name === 'arrayall') {
+      const cond = toBool(body, lambda.pos).sql;
+      return name === 'arrayexists'
+        ? { sql: sql`exists (select 1 from ${from} where ${cond})`, type: 'Bool' }
+        : { sql: sql`not exists (select 1 from ${from} where not coalesce(${cond}, false))`, type: 'Bool' };
+    }
+    if (name === 'arrayfilter') {
+      const first = arrays[0]!;
+      const elem = first.elem ?? 'String';
+      return {
+        sql: sql`coalesce((select array_agg(${u}.v0 order by ${u}.i) from ${from}
+          where ${toBool(body, lambda.pos).sql}), array[]::${sql.raw(pgType(elem, node.pos))}[])`,
+        type: 'Array',
+        elem,
+      };
+    }
+    const elem = body.type === 'Prop' ? 'String' : body.type;
+    const value = body.type === 'Prop' ? toText(body) : body;
+    return {
+      sql: sql`coalesce((select array_agg(${value.sql} order by ${u}.i) from ${from}),
+        array[]::${sql.raw(pgType(elem, node.pos))}[])`,
+      type: 'Array',
+      elem,
+    };
+  }
+
   private binop(node: Extract<Node, { k: 'binop' }>, scope: Scope): Typed {
     const l = this.expr(node.left, scope);
     const r = this.expr(node.right, scope);
@@ -362,6 +637,8 @@ class Compiler {
       const [a, b] = t === 'Null' ? [l, r] : [coerce(l, t, at), coerce(r, t, at)];
       return { sql: sql`(${a.sql} ${sql.raw(cmp)} ${b.sql})`, type: 'Bool' };
     }
+    const regex = REGEX[node.op];
+    if (regex) return { sql: sql`(${toText(l).sql} ${sql.raw(regex)} ${toText(r).sql})`, type: 'Bool' };
     const like = LIKE[node.op];
     if (like) return { sql: sql`(${toText(l).sql} ${sql.raw(like)} ${toText(r).sql})`, type: 'Bool' };
     if (node.op === '||') return { sql: sql`(${toText(l).sql} || ${toText(r).sql})`, type: 'String' };
@@ -398,7 +675,7 @@ class Compiler {
     const left = this.expr(node.left, scope);
     const not = sql.raw(node.negated ? 'not in' : 'in');
     if (node.sub) {
-      const sub = this.select(node.sub);
+      const sub = this.query(node.sub, scope.ctes);
       if (sub.out.length !== 1) throw new QueryError('A subquery after IN must select one column', node.pos);
       const col = sub.out[0]!.typed;
       const t = common([left.type, col.type], node.pos);
@@ -438,6 +715,6 @@ function columnName(expr: Node, typed: Typed): string {
 }
 
 /** A parsed query as parameterised SQL over the project's rows only. */
-export function compileQuery(q: Select, opts: CompileOptions): CompiledQuery {
+export function compileQuery(q: Query, opts: CompileOptions): CompiledQuery {
   return new Compiler(opts).top(q);
 }

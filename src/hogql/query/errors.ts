@@ -1,13 +1,20 @@
-import { HogQLError } from '../ast.js';
-
-/** A refused query, with where it went wrong (an offset into the query text) when that is known. */
-export class QueryError extends HogQLError {
+/**
+ * A refused query, with where it went wrong (an offset into the query text) when that is known. `code` is
+ * PostHog's (`posthog/hogql/errors.py`): `hogql_syntax_error` for text that does not parse, `hogql_query_error`
+ * for a query that parses but cannot run here.
+ */
+export class QueryError extends Error {
+  syntax = false;
   constructor(
     message: string,
     readonly start?: number,
     readonly end?: number,
   ) {
     super(message);
+  }
+
+  get code(): string {
+    return this.syntax ? 'hogql_syntax_error' : 'hogql_query_error';
   }
 }
 

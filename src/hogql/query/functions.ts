@@ -1,16 +1,16 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Node } from './ast.js';
 import { QueryError } from './errors.js';
-import { INTERVAL_UNITS } from './parser.js';
+import { INTERVAL_UNITS } from './units.js';
 import { property } from './tables.js';
-import { coerce, common, toBool, toDate, toDateTime, toNumber, toText, type Typed } from './types.js';
+import { coerce, common, toBool, toDate, toDateTime, toNumber, toText, zone, type Type, type Typed } from './types.js';
 
 type Call = Extract<Node, { k: 'call' }>;
 
 interface Fn {
   /** Argument counts allowed, [min, max]. */
   arity: [number, number];
-  run(args: Typed[], call: Call): Typed;
+  run(args: Typed[], call: Call, tz: string): Typed;
 }
 
 const join = (parts: SQL[]) => sql.join(parts, sql`, `);
@@ -22,9 +22,13 @@ function numeric(f: (x: Typed) => Typed): Fn {
 function truncate(unit: 'minute' | 'hour' | 'day' | 'month' | 'quarter' | 'year', asDate: boolean): Fn {
   return {
     arity: [1, 1],
-    run([x], c) {
-      const t = sql`date_trunc(${sql.raw(`'${unit}'`)}, ${toDateTime(x!, c.pos).sql}, 'UTC')`;
-      return asDate ? { sql: sql`((${t}) at time zone 'UTC')::date`, type: 'Date' } : { sql: t, type: 'DateTime' };
+    run([x], c, tz) {
+      const dt = toDateTime(x!, c.pos);
+      const z = zone(dt, tz);
+      const t = sql`date_trunc(${sql.raw(`'${unit}'`)}, ${dt.sql}, ${z})`;
+      return asDate
+        ? { sql: sql`((${t}) at time zone ${z})::date`, type: 'Date' }
+        : { sql: t, type: 'DateTime', tz: dt.tz };
     },
   };
 }
@@ -32,10 +36,10 @@ function truncate(unit: 'minute' | 'hour' | 'day' | 'month' | 'quarter' | 'year'
 function part(field: 'year' | 'month' | 'day' | 'hour' | 'minute' | 'isodow'): Fn {
   return {
     arity: [1, 1],
-    run: ([x], c) => ({
-      sql: sql`extract(${sql.raw(field)} from (${toDateTime(x!, c.pos).sql}) at time zone 'UTC')::int`,
-      type: 'Int',
-    }),
+    run: ([x], c, tz) => {
+      const dt = toDateTime(x!, c.pos);
+      return { sql: sql`extract(${sql.raw(field)} from (${dt.sql}) at time zone ${zone(dt, tz)})::int`, type: 'Int' };
+    },
   };
 }
 
@@ -102,6 +106,283 @@ const INTERVAL_FUNCTIONS = Object.fromEntries(
   ]),
 );
 
+/** PostgreSQL's name of an array's element type, for an empty array of it. */
+export function pgType(t: Type, at?: number): string {
+  const names: Partial<Record<Type, string>> = {
+    Int: 'bigint',
+    Float: 'numeric',
+    String: 'text',
+    Prop: 'text',
+    Null: 'text',
+    Bool: 'boolean',
+    DateTime: 'timestamptz',
+    Date: 'date',
+    UUID: 'uuid',
+  };
+  const name = names[t];
+  if (!name) throw new QueryError(`Arrays of ${t === 'Array' ? 'arrays' : t} are not supported`, at);
+  return name;
+}
+
+/** `[a, b, ...]`: its elements in the type they share. */
+export function arrayOf(items: Typed[], at: number): Typed {
+  const t = common(
+    items.map((i) => i.type),
+    at,
+  );
+  const elem: Type = t === 'Null' || t === 'Prop' ? 'String' : t;
+  const pg = pgType(elem, at);
+  if (!items.length) return { sql: sql.raw(`array[]::${pg}[]`), type: 'Array', elem };
+  return {
+    sql: sql`array[${join(items.map((i) => coerce(i, elem, at).sql))}]::${sql.raw(pg)}[]`,
+    type: 'Array',
+    elem,
+  };
+}
+
+/** Functions that only run over a window. */
+export const WINDOW_ONLY = new Set([
+  'row_number',
+  'rank',
+  'dense_rank',
+  'percent_rank',
+  'cume_dist',
+  'ntile',
+  'lag',
+  'lead',
+  'laginframe',
+  'leadinframe',
+  'first_value',
+  'last_value',
+  'nth_value',
+]);
+/** Aggregates that may also run over a window. */
+export const WINDOW_AGGREGATES = new Set(['count', 'countif', 'sum', 'avg', 'min', 'max']);
+
+function constantText(x: Typed | undefined, what: string, c: Call): string {
+  if (typeof x?.constant !== 'string') throw new QueryError(`${c.name}() takes ${what} as a constant string`, c.pos);
+  return x.constant;
+}
+
+const DIFF_UNITS = ['second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year'] as const;
+
+function unitOf(x: Typed | undefined, c: Call): (typeof DIFF_UNITS)[number] {
+  const u = constantText(x, 'its unit', c).toLowerCase().replace(/s$/, '');
+  if (!(DIFF_UNITS as readonly string[]).includes(u))
+    throw new QueryError(`${c.name}() takes a unit of: ${DIFF_UNITS.join(', ')}`, c.pos);
+  return u as (typeof DIFF_UNITS)[number];
+}
+
+/** The functions beyond the first set: windows, arrays, dates, strings. */
+function MORE_FUNCTIONS(): Record<string, Fn> {
+  const same = (t: Typed): Type => (t.type === 'Prop' ? 'String' : t.type);
+  const offset = (n: Typed | undefined, c: Call) => (n ? sql`(${toNumber(n, c.pos).sql})::int` : sql.raw('1'));
+  const shift = (fn: 'lag' | 'lead'): Fn => ({
+    arity: [1, 3],
+    run([x, n, dflt], c) {
+      const t = same(x!);
+      const v = coerce(x!, t, c.pos);
+      const d = dflt ? sql`, ${coerce(dflt, t, c.pos).sql}` : sql``;
+      return { sql: sql`${sql.raw(fn)}(${v.sql}, ${offset(n, c)}${d})`, type: t, tz: x!.tz, elem: x!.elem };
+    },
+  });
+  const rank = (fn: string, ch = 'UInt64'): Fn => ({
+    arity: [0, 0],
+    run: () => ({ sql: sql.raw(`${fn}()`), type: 'Int', ch }),
+  });
+  const value = (fn: string): Fn => ({
+    arity: [1, 1],
+    run: ([x]) => ({ sql: sql`${sql.raw(fn)}(${x!.sql})`, type: same(x!), tz: x!.tz, elem: x!.elem }),
+  });
+  const diff = (u: (typeof DIFF_UNITS)[number], a: Typed, b: Typed, tz: string): SQL => {
+    const epoch = (x: Typed) => sql`extract(epoch from ${x.sql})`;
+    const local = (x: Typed) => sql`((${x.sql}) at time zone ${zone(x, tz)})`;
+    const months = (x: Typed) => sql`(extract(year from ${local(x)}) * 12 + extract(month from ${local(x)}))`;
+    const quarters = (x: Typed) => sql`(extract(year from ${local(x)}) * 4 + extract(quarter from ${local(x)}))`;
+    switch (u) {
+      case 'second':
+        return sql`(floor(${epoch(b)}) - floor(${epoch(a)}))`;
+      case 'minute':
+        return sql`(floor(${epoch(b)} / 60) - floor(${epoch(a)} / 60))`;
+      case 'hour':
+        return sql`(floor(${epoch(b)} / 3600) - floor(${epoch(a)} / 3600))`;
+      case 'day':
+        return sql`(${local(b)}::date - ${local(a)}::date)`;
+      case 'week':
+        return sql`((date_trunc('week', ${local(b)})::date - date_trunc('week', ${local(a)})::date) / 7)`;
+      case 'month':
+        return sql`(${months(b)} - ${months(a)})`;
+      case 'quarter':
+        return sql`(${quarters(b)} - ${quarters(a)})`;
+      case 'year':
+        return sql`(extract(year from ${local(b)}) - extract(year from ${local(a)}))`;
+    }
+  };
+  const add = (sign: '+' | '-'): Fn => ({
+    arity: [2, 3],
+    run(args, c) {
+      // dateAdd('day', 1, d) as PostHog documents it, or dateAdd(d, INTERVAL 1 DAY).
+      if (args.length === 2) {
+        const [d, i] = args;
+        if (i!.type !== 'Interval') throw new QueryError(`${c.name}(date, interval) takes an INTERVAL`, c.pos);
+        const dt = toDateTime(d!, c.pos);
+        return { sql: sql`(${dt.sql} ${sql.raw(sign)} ${i!.sql})`, type: 'DateTime', tz: dt.tz };
+      }
+      const [u, n, d] = args;
+      const dt = toDateTime(d!, c.pos);
+      const step = interval(n!, unitOf(u, c), c.pos);
+      return { sql: sql`(${dt.sql} ${sql.raw(sign)} ${step.sql})`, type: 'DateTime', tz: dt.tz };
+    },
+  });
+  const likeFn = (op: string): Fn => ({
+    arity: [2, 2],
+    run: ([a, b]) => ({ sql: sql`(${toText(a!).sql} ${sql.raw(op)} ${toText(b!).sql})`, type: 'Bool' }),
+  });
+  return {
+    row_number: rank('row_number'),
+    rank: rank('rank'),
+    dense_rank: rank('dense_rank'),
+    percent_rank: { arity: [0, 0], run: () => ({ sql: sql.raw('percent_rank()'), type: 'Float' }) },
+    cume_dist: { arity: [0, 0], run: () => ({ sql: sql.raw('cume_dist()'), type: 'Float' }) },
+    ntile: {
+      arity: [1, 1],
+      run: ([n], c) => ({ sql: sql`ntile((${toNumber(n!, c.pos).sql})::int)`, type: 'Int', ch: 'UInt64' }),
+    },
+    lag: shift('lag'),
+    lead: shift('lead'),
+    laginframe: shift('lag'),
+    leadinframe: shift('lead'),
+    first_value: value('first_value'),
+    last_value: value('last_value'),
+    nth_value: {
+      arity: [2, 2],
+      run: ([x, n], c) => ({
+        sql: sql`nth_value(${x!.sql}, (${toNumber(n!, c.pos).sql})::int)`,
+        type: same(x!),
+        tz: x!.tz,
+        elem: x!.elem,
+      }),
+    },
+    has: {
+      arity: [2, 2],
+      run([arr, x], c) {
+        if (arr!.type !== 'Array') throw new QueryError('has() takes an array first', c.pos);
+        const v = coerce(x!, arr!.elem ?? 'String', c.pos);
+        return { sql: sql`coalesce((${v.sql}) = any(${arr!.sql}), false)`, type: 'Bool' };
+      },
+    },
+    splitbychar: {
+      arity: [2, 2],
+      run: ([sep, s]) => ({
+        sql: sql`string_to_array(${toText(s!).sql}, ${toText(sep!).sql})`,
+        type: 'Array',
+        elem: 'String',
+      }),
+    },
+    splitbystring: {
+      arity: [2, 2],
+      run: ([sep, s]) => ({
+        sql: sql`string_to_array(${toText(s!).sql}, ${toText(sep!).sql})`,
+        type: 'Array',
+        elem: 'String',
+      }),
+    },
+    arraystringconcat: {
+      arity: [1, 2],
+      run([arr, sep], c) {
+        if (arr!.type !== 'Array') throw new QueryError('arrayStringConcat() takes an array', c.pos);
+        return {
+          sql: sql`array_to_string((${arr!.sql})::text[], ${sep ? toText(sep).sql : sql.raw("''")})`,
+          type: 'String',
+        };
+      },
+    },
+    nullif: {
+      arity: [2, 2],
+      run: (args, c) => {
+        const [a, b] = combine(args, c.pos);
+        return { sql: sql`nullif(${a!.sql}, ${b!.sql})`, type: a!.type, tz: args[0]!.tz };
+      },
+    },
+    datediff: {
+      arity: [3, 4],
+      run([u, a, b], c, tz) {
+        const unit = unitOf(u, c);
+        return {
+          sql: sql`(${diff(unit, toDateTime(a!, c.pos), toDateTime(b!, c.pos), tz)})::bigint`,
+          type: 'Int',
+        };
+      },
+    },
+    dateadd: add('+'),
+    date_add: add('+'),
+    datesub: add('-'),
+    date_sub: add('-'),
+    totimezone: {
+      arity: [2, 2],
+      run([x, z], c) {
+        const name = constantText(z, 'a time zone name', c);
+        try {
+          new Intl.DateTimeFormat('en', { timeZone: name });
+        } catch {
+          throw new QueryError(`Unknown time zone: ${name}`, c.pos);
+        }
+        return { ...toDateTime(x!, c.pos), tz: name };
+      },
+    },
+    extract: {
+      arity: [2, 2],
+      run: ([s, re]) => ({
+        sql: sql`coalesce(substring(${toText(s!).sql} from ${toText(re!).sql}), '')`,
+        type: 'String',
+      }),
+    },
+    replaceregexpall: {
+      arity: [3, 3],
+      run: ([s, re, to]) => ({
+        sql: sql`regexp_replace(${toText(s!).sql}, ${toText(re!).sql}, ${toText(to!).sql}, 'g')`,
+        type: 'String',
+      }),
+    },
+    replaceregexpone: {
+      arity: [3, 3],
+      run: ([s, re, to]) => ({
+        sql: sql`regexp_replace(${toText(s!).sql}, ${toText(re!).sql}, ${toText(to!).sql})`,
+        type: 'String',
+      }),
+    },
+    replaceall: {
+      arity: [3, 3],
+      run: ([s, a, b]) => ({
+        sql: sql`replace(${toText(s!).sql}, ${toText(a!).sql}, ${toText(b!).sql})`,
+        type: 'String',
+      }),
+    },
+    like: likeFn('like'),
+    ilike: likeFn('ilike'),
+    notlike: likeFn('not like'),
+    notilike: likeFn('not ilike'),
+    startswith: {
+      arity: [2, 2],
+      run: ([s, p]) => ({ sql: sql`starts_with(${toText(s!).sql}, ${toText(p!).sql})`, type: 'Bool' }),
+    },
+    empty: {
+      arity: [1, 1],
+      run: ([x]) =>
+        x!.type === 'Array'
+          ? { sql: sql`(coalesce(cardinality(${x!.sql}), 0) = 0)`, type: 'Bool' }
+          : { sql: sql`(coalesce(${toText(x!).sql}, '') = '')`, type: 'Bool' },
+    },
+    notempty: {
+      arity: [1, 1],
+      run: ([x]) =>
+        x!.type === 'Array'
+          ? { sql: sql`(coalesce(cardinality(${x!.sql}), 0) > 0)`, type: 'Bool' }
+          : { sql: sql`(coalesce(${toText(x!).sql}, '') <> '')`, type: 'Bool' },
+    },
+  };
+}
+
 /** The functions a query may call, by lower-case name; nothing else reaches the SQL. */
 const FUNCTIONS: Record<string, Fn> = {
   count: {
@@ -136,13 +417,14 @@ const FUNCTIONS: Record<string, Fn> = {
   // ClickHouse's default week starts on Sunday; PostgreSQL's on Monday.
   tostartofweek: {
     arity: [1, 2],
-    run([x, mode], c) {
+    run([x, mode], c, tz) {
       const monday = mode !== undefined && typeof mode.constant === 'number' && mode.constant % 2 === 1;
-      const t = toDateTime(x!, c.pos).sql;
+      const dt = toDateTime(x!, c.pos);
+      const z = zone(dt, tz);
       const start = monday
-        ? sql`date_trunc('week', ${t}, 'UTC')`
-        : sql`(date_trunc('week', (${t}) + interval '1 day', 'UTC') - interval '1 day')`;
-      return { sql: sql`((${start}) at time zone 'UTC')::date`, type: 'Date' };
+        ? sql`date_trunc('week', ${dt.sql}, ${z})`
+        : sql`(date_trunc('week', (${dt.sql}) + interval '1 day', ${z}) - interval '1 day')`;
+      return { sql: sql`((${start}) at time zone ${z})::date`, type: 'Date' };
     },
   },
   toyear: part('year'),
@@ -194,7 +476,13 @@ const FUNCTIONS: Record<string, Fn> = {
   },
   lower: { arity: [1, 1], run: ([x]) => ({ sql: sql`lower(${toText(x!).sql})`, type: 'String' }) },
   upper: { arity: [1, 1], run: ([x]) => ({ sql: sql`upper(${toText(x!).sql})`, type: 'String' }) },
-  length: { arity: [1, 1], run: ([x]) => ({ sql: sql`length(${toText(x!).sql})`, type: 'Int', ch: 'UInt64' }) },
+  length: {
+    arity: [1, 1],
+    run: ([x]) =>
+      x!.type === 'Array'
+        ? { sql: sql`coalesce(cardinality(${x!.sql}), 0)`, type: 'Int', ch: 'UInt64' }
+        : { sql: sql`length(${toText(x!).sql})`, type: 'Int', ch: 'UInt64' },
+  },
   trim: { arity: [1, 1], run: ([x]) => ({ sql: sql`btrim(${toText(x!).sql})`, type: 'String' }) },
   concat: {
     arity: [1, 32],
@@ -228,9 +516,10 @@ const FUNCTIONS: Record<string, Fn> = {
   jsonextractbool: jsonExtract('Bool'),
   jsonhas: jsonExtract('Has'),
   ...INTERVAL_FUNCTIONS,
+  ...MORE_FUNCTIONS(),
 };
 
-export function callFunction(call: Call, args: Typed[]): Typed {
+export function callFunction(call: Call, args: Typed[], tz = 'UTC'): Typed {
   const fn = FUNCTIONS[call.name.toLowerCase()];
   if (!fn) throw new QueryError(`Unsupported function call '${call.name}(...)'`, call.pos);
   if (call.star && call.name.toLowerCase() !== 'count')
@@ -245,7 +534,7 @@ export function callFunction(call: Call, args: Typed[]): Typed {
       call.pos,
     );
   }
-  return fn.run(args, call);
+  return fn.run(args, call, tz);
 }
 
 export const FUNCTION_NAMES = Object.keys(FUNCTIONS);

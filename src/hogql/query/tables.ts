@@ -12,7 +12,9 @@ export interface Binding {
   sqlAlias: string;
   table: TableName | null;
   /** A subquery's columns, by the names the subquery gave them. */
-  columns?: Map<string, { sqlName: string; type: Type; ch?: string }>;
+  columns?: Map<string, { sqlName: string; type: Type; ch?: string; elem?: Type }>;
+  /** Brings the person's columns into an events source (see tableSource). */
+  usePerson?: () => void;
 }
 
 /**
@@ -21,21 +23,38 @@ export interface Binding {
  * parameter, never text of the query. PostgreSQL pulls these subqueries up into the query, and drops
  * the persons join of `events` when nothing reads it, so they cost nothing over a hand-written query.
  */
-export function tableSource(table: TableName, teamId: number): SQL {
+export function tableSource(table: TableName, teamId: number): { sql: SQL; usePerson?: () => void } {
   switch (table) {
-    case 'events':
-      return sql`(select ev.uuid, ev.event, ev.distinct_id, ev.properties, ev."timestamp", ev.created_at,
-        ev.elements_chain, p.uuid as person_uuid, p.properties as person_properties,
-        p.created_at as person_created_at, p.is_identified as person_is_identified
-        from events ev left join persons p on p.id = ev.person_id and p.project_id = ${teamId}::int
-        where ev.project_id = ${teamId}::int)`;
+    case 'events': {
+      // The person's columns and the join that brings them are added only when the query reads a person
+      // field: a LEFT JOIN on every events query costs a count over many events several times its time.
+      const personColumns = sql.empty();
+      const personJoin = sql.empty();
+      let joined = false;
+      const usePerson = () => {
+        if (joined) return;
+        joined = true;
+        personColumns.append(sql`, p.uuid as person_uuid, p.properties as person_properties,
+        p.created_at as person_created_at, p.is_identified as person_is_identified`);
+        personJoin.append(sql` left join persons p on p.id = ev.person_id and p.project_id = ${teamId}::int`);
+      };
+      return {
+        sql: sql`(select ev.uuid, ev.event, ev.distinct_id, ev.properties, ev."timestamp", ev.created_at,
+        ev.elements_chain${personColumns} from events ev${personJoin} where ev.project_id = ${teamId}::int)`,
+        usePerson,
+      };
+    }
     case 'persons':
-      return sql`(select p.uuid, p.properties, p.created_at, p.is_identified
-        from persons p where p.project_id = ${teamId}::int)`;
+      return {
+        sql: sql`(select p.uuid, p.properties, p.created_at, p.is_identified
+        from persons p where p.project_id = ${teamId}::int)`,
+      };
     case 'person_distinct_ids':
-      return sql`(select d.distinct_id, p.uuid as person_uuid
+      return {
+        sql: sql`(select d.distinct_id, p.uuid as person_uuid
         from person_distinct_ids d join persons p on p.id = d.person_id and p.project_id = ${teamId}::int
-        where d.project_id = ${teamId}::int)`;
+        where d.project_id = ${teamId}::int)`,
+      };
   }
 }
 
@@ -82,7 +101,7 @@ export function tableField(b: Binding, chain: string[], teamId: number): Typed |
   if (b.columns) {
     const c = b.columns.get(head);
     if (!c) return undefined;
-    if (!rest.length) return { sql: col(a, c.sqlName), type: c.type, ch: c.ch };
+    if (!rest.length) return { sql: col(a, c.sqlName), type: c.type, ch: c.ch, elem: c.elem };
     if (c.type === 'Object') return property(col(a, c.sqlName), rest);
     return undefined;
   }
@@ -104,6 +123,7 @@ export function tableField(b: Binding, chain: string[], teamId: number): Typed |
         case 'created_at':
           return simple('DateTime', head);
         case 'person_id':
+          b.usePerson?.();
           return simple('UUID', 'person_uuid');
         case '$session_id':
         case '$window_id':
@@ -111,6 +131,7 @@ export function tableField(b: Binding, chain: string[], teamId: number): Typed |
         case 'properties':
           return json('properties');
         case 'person': {
+          b.usePerson?.();
           const [field, ...more] = rest;
           if (field === 'id' && !more.length) return { sql: col(a, 'person_uuid'), type: 'UUID' };
           if (field === 'created_at' && !more.length) return { sql: col(a, 'person_created_at'), type: 'DateTime' };
@@ -148,6 +169,7 @@ export function objectOf(b: Binding, of: 'event' | 'person', teamId: number): Ty
   const a = sql`${sql.identifier(b.sqlAlias)}`;
   const iso = (name: string) => sql`to_char(${col(a, name)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
   if (of === 'person') {
+    b.usePerson?.();
     return {
       sql: sql`case when ${col(a, 'person_uuid')} is null then null else json_build_object(
         'id', ${col(a, 'person_uuid')}, 'created_at', ${iso('person_created_at')},

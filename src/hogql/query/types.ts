@@ -19,7 +19,8 @@ export type Type =
   | 'Object'
   | 'Null'
   | 'Interval'
-  | 'Json';
+  | 'Json'
+  | 'Array';
 
 export interface Typed {
   sql: SQL;
@@ -28,6 +29,10 @@ export interface Typed {
   constant?: Scalar;
   /** The ClickHouse type PostHog would report, where it differs from the type's usual one. */
   ch?: string;
+  /** An array's element type. */
+  elem?: Type;
+  /** A date-time's time zone, set by toTimeZone(): where its days begin and how it is written. */
+  tz?: string;
 }
 
 const CH: Record<Type, string> = {
@@ -43,9 +48,16 @@ const CH: Record<Type, string> = {
   Null: 'Nullable(Nothing)',
   Interval: 'String',
   Json: 'JSON',
+  Array: 'Array',
 };
 
-export const clickhouseType = (t: Typed) => t.ch ?? CH[t.type];
+export const clickhouseType = (t: Typed): string =>
+  t.ch ??
+  (t.type === 'Array'
+    ? `Array(${CH[t.elem ?? 'String']})`
+    : t.type === 'DateTime' && t.tz
+      ? `DateTime64(6, '${t.tz}')`
+      : CH[t.type]);
 
 /** A number as text: the only property values read as numbers (anything else is NULL, never an error). */
 export const NUMERIC_TEXT = '^\\s*[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]{1,3})?\\s*$';
@@ -96,6 +108,12 @@ export function toDateTime(e: Typed, at?: number): Typed {
   throw new QueryError(`Expected a date-time, got ${describe(e)}`, at);
 }
 
+/** A date-time's zone as SQL: its own (toTimeZone) or UTC. */
+export const zone = (e: Typed, fallback?: string): SQL => {
+  const tz = e.tz ?? fallback;
+  return tz && tz !== 'UTC' ? sql`${tz}::text` : sql.raw(`'UTC'`);
+};
+
 export function toDate(e: Typed, at?: number): Typed {
   if (e.type === 'Date' || e.type === 'Null') return e;
   if (typeof e.constant === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(e.constant)) {
@@ -103,7 +121,7 @@ export function toDate(e: Typed, at?: number): Typed {
     return { sql: sql`${e.constant}::date`, type: 'Date' };
   }
   const dt = toDateTime(e, at);
-  return { sql: sql`((${dt.sql}) at time zone 'UTC')::date`, type: 'Date' };
+  return { sql: sql`((${dt.sql}) at time zone ${zone(dt)})::date`, type: 'Date' };
 }
 
 export function toText(e: Typed): Typed {
@@ -114,6 +132,17 @@ export function toText(e: Typed): Typed {
     case 'Null':
       return { sql: sql`null::text`, type: 'String' };
     case 'DateTime':
+      if (e.tz) {
+        // In its zone, with the zone's offset (PostHog writes such date-times as `2024-05-01T12:00:00+02:00`).
+        const local = sql`((${e.sql}) at time zone ${e.tz}::text)`;
+        const off = sql`extract(epoch from ${local} - ((${e.sql}) at time zone 'UTC'))::int`;
+        return {
+          sql: sql`(to_char(${local}, 'YYYY-MM-DD"T"HH24:MI:SS.US')
+            || case when ${off} < 0 then '-' else '+' end || lpad((abs(${off}) / 3600)::text, 2, '0')
+            || ':' || lpad((abs(${off}) % 3600 / 60)::text, 2, '0'))`,
+          type: 'String',
+        };
+      }
       return { sql: sql`to_char((${e.sql}) at time zone 'UTC', ${sql.raw(`'${ISO_FORMAT}'`)})`, type: 'String' };
     case 'Date':
       return { sql: sql`to_char(${e.sql}, 'YYYY-MM-DD')`, type: 'String' };
@@ -121,6 +150,8 @@ export function toText(e: Typed): Typed {
       return { sql: sql`(case when ${e.sql} then 'true' when not ${e.sql} then 'false' end)`, type: 'String' };
     case 'Json':
       throw new QueryError('A whole event or person cannot be used in an expression');
+    case 'Array':
+      return { sql: sql`(to_json(${e.sql}))::text`, type: 'String' };
     default:
       return { sql: sql`(${e.sql})::text`, type: 'String' };
   }
@@ -138,6 +169,8 @@ export function common(types: Type[], at?: number): Type {
   const known = types.filter((t) => t !== 'Null');
   if (!known.length) return 'Null';
   if (known.some((t) => t === 'Json')) throw new QueryError('A whole event or person cannot be compared', at);
+  if (known.some((t) => t === 'Array') && !known.every((t) => t === 'Array'))
+    throw new QueryError('An array can only be compared with an array', at);
   if (known.every((t) => t === known[0])) return known[0] === 'Prop' ? 'String' : known[0]!;
   if (known.some((t) => t === 'Interval'))
     throw new QueryError('An interval can only be compared with an interval', at);
@@ -173,6 +206,12 @@ export function outputSql(e: Typed): SQL {
     case 'Date':
     case 'Bool':
       return e.type === 'Bool' ? e.sql : toText(e).sql;
+    case 'Array':
+      // Elements as they would be written alone: date-times as ISO text, properties as text.
+      if (e.elem === 'DateTime' || e.elem === 'Date')
+        return sql`(select coalesce(json_agg(${toText({ sql: sql`x`, type: e.elem, tz: e.tz }).sql} order by i),
+          '[]'::json) from unnest(${e.sql}) with ordinality as u(x, i))`;
+      return sql`to_json(${e.sql})`;
     case 'Object':
     case 'Interval':
       return sql`(${e.sql})::text`;

@@ -1,0 +1,118 @@
+// Parses HogQL on a thread of its own (parse-worker.ts), so that a long query's parse never holds the
+// server's event loop; see parse-worker.ts for why.
+import { Worker } from 'node:worker_threads';
+import { QueryError } from './errors.js';
+import type { ParseAnswer, ParseKind, ParseRequest } from './parse-worker.js';
+
+/** A parse that takes longer than this is refused and its thread replaced (PostHog's parser has no way to stop). */
+const PARSE_TIMEOUT_MS = 3_000;
+/** The thread is stopped after this long without work, giving its memory (about 30 MB) back. */
+const IDLE_MS = 60_000;
+
+/**
+ * In the bundle (scripts/build.mjs) this code is part of server.mjs, with hogql-parse-worker.mjs beside it. From
+ * the sources the thread runs parse-worker.ts through tsx: a loader registered with `--import` does not reach
+ * worker threads on Node 20, so the thread registers it itself.
+ */
+function startThread(): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./hogql-parse-worker.mjs', import.meta.url));
+  const source = JSON.stringify(new URL('./parse-worker.ts', import.meta.url).href);
+  return new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${source}); });`, {
+    eval: true,
+  });
+}
+
+interface Pending {
+  request: ParseRequest;
+  settle: (answer: ParseAnswer | Error) => void;
+}
+
+/**
+ * One parse at a time goes to the thread, so that the time limit measures that parse alone (not the wait
+ * behind others, nor the thread's start).
+ */
+class ParserThread {
+  private worker: Worker | undefined;
+  private ready = false;
+  private nextId = 0;
+  private readonly queue: Pending[] = [];
+  private current: Pending | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private idle: NodeJS.Timeout | undefined;
+
+  async parse(kind: ParseKind, text: string): Promise<unknown> {
+    clearTimeout(this.idle);
+    const answer = await new Promise<ParseAnswer | Error>((settle) => {
+      this.queue.push({ request: { id: ++this.nextId, kind, text }, settle });
+      this.pump();
+    });
+    if (answer instanceof Error) throw answer;
+    if ('error' in answer) {
+      const err = new QueryError(answer.error.message, answer.error.start, answer.error.end);
+      err.syntax = answer.error.syntax;
+      throw err;
+    }
+    return answer.ast;
+  }
+
+  private pump(): void {
+    if (this.current) return;
+    if (!this.worker) this.worker = this.start();
+    if (!this.ready) return;
+    const next = this.queue.shift();
+    if (!next) {
+      this.idle = setTimeout(() => this.stop(), IDLE_MS);
+      this.idle.unref();
+      return;
+    }
+    this.current = next;
+    // The thread is stuck in this parse: it is refused, and the thread replaced for the parses after it.
+    this.timer = setTimeout(() => {
+      this.finish(new QueryError(`Query took longer than ${PARSE_TIMEOUT_MS / 1000} seconds to parse: simplify it`));
+      this.stop();
+      this.pump();
+    }, PARSE_TIMEOUT_MS);
+    this.worker.postMessage(next.request);
+  }
+
+  private finish(answer: ParseAnswer | Error): void {
+    clearTimeout(this.timer);
+    const current = this.current;
+    this.current = undefined;
+    current?.settle(answer);
+  }
+
+  private start(): Worker {
+    const worker = startThread();
+    worker.unref();
+    worker.on('message', (msg: ParseAnswer | { ready: true }) => {
+      if (worker !== this.worker) return;
+      if ('ready' in msg) this.ready = true;
+      else if (msg.id === this.current?.request.id) this.finish(msg);
+      this.pump();
+    });
+    const failed = (err: Error) => {
+      if (worker !== this.worker) return;
+      this.stop();
+      this.finish(err);
+      // Parses still queued go to a new thread; if threads cannot start at all, they are refused.
+      for (const p of this.queue.splice(0)) p.settle(err);
+    };
+    worker.on('error', failed);
+    worker.on('exit', () => failed(new Error('The HogQL parser thread stopped')));
+    return worker;
+  }
+
+  private stop(): void {
+    const worker = this.worker;
+    this.worker = undefined;
+    this.ready = false;
+    void worker?.terminate();
+  }
+}
+
+const thread = new ParserThread();
+
+export function parseOffThread(kind: ParseKind, text: string): Promise<unknown> {
+  return thread.parse(kind, text);
+}
