@@ -52,7 +52,9 @@ async function projectId(req: FastifyRequest, principal: Principal, tokenRequire
     }
     return current;
   }
-  const project = token.length <= 200 ? await projectByToken(req.server.db, token) : undefined;
+  // Longer than any project token, or a NUL byte PostgreSQL text cannot hold: no project has it.
+  const plausible = token.length <= 200 && !token.includes('\u0000');
+  const project = plausible ? await projectByToken(req.server.db, token) : undefined;
   if (!project) throw new ApiError(401, 'authentication_error', 'invalid_api_key', BAD_TOKEN);
   return project.id;
 }

@@ -67,6 +67,10 @@ t.test('it reads the tables the compiler names, and nothing else', async (t) => 
     const err = await asQuery(sql`select json_build_array(count(*)) from ${sql.identifier(table)}`).catch((e) => e);
     t.equal(sqlState(err), '42501', `${table}: permission denied`);
   }
+  // The insight kinds read a project's timezone: that column and its id, never its token.
+  t.same(await asQuery(sql`select json_build_array(count(timezone) > 0) from projects`), [true]);
+  const token = await asQuery(sql`select json_build_array(api_token) from projects`).catch((e) => e);
+  t.equal(sqlState(token), '42501', "a project's token: permission denied");
   const write = await asQuery(sql`insert into events (project_id) values (1) returning json_build_array(1)`).catch(
     (e) => e,
   );

@@ -10,6 +10,12 @@ import type { QueryLimits } from './query.js';
 export const QUERY_TABLES = ['events', 'persons', 'person_distinct_ids'] as const;
 
 /**
+ * Columns of other tables the insight kinds read (a project's timezone, for its buckets): granted
+ * column by column, so no other column of those tables (a project's token) is readable.
+ */
+export const QUERY_COLUMNS = { projects: ['id', 'timezone'] } as const;
+
+/**
  * The restricted role of a database's Query API statements. Roles belong to the whole cluster, so the
  * name carries the database's (one role per database: two databases of a server, or the test suite's
  * database per file, never share or fight over one), made safe as an identifier and short enough.
@@ -58,6 +64,9 @@ export async function prepareQuerySandbox(
       await tx`revoke all on all sequences in schema public from ${id}`;
       await tx`grant usage on schema public to ${id}`;
       await tx`grant select on ${tx(QUERY_TABLES as unknown as string[])} to ${id}`;
+      for (const [table, columns] of Object.entries(QUERY_COLUMNS)) {
+        await tx`grant select (${tx(columns as unknown as string[])}) on ${tx(table)} to ${id}`;
+      }
       return name;
     });
   } catch (err) {
