@@ -1,11 +1,5 @@
 import { ApiError } from '../core/errors.js';
-import type { QueryError } from '../hogql/query/index.js';
 import { sqlState } from '../core/sql-state.js';
-
-/** A refused query as PostHog answers it: a 400 validation error naming what is wrong. */
-export function queryError(err: QueryError, attr: string | null = null): ApiError {
-  return ApiError.validation(attr, err.message);
-}
 
 function messageOf(err: unknown): string {
   for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {

@@ -7,10 +7,7 @@ import { hasScope } from '../core/scopes.js';
 import { projectByToken } from '../capture/ingest.js';
 import { presentedKey } from '../http/auth.js';
 import { hashKeyValue } from '../tokens.js';
-
-// The flags service's wording for a request without a token and for a token no project has.
-const NO_TOKEN = 'No API token provided. Please include a valid API token in your request.';
-const BAD_TOKEN = 'The provided API key is invalid or has expired. Please check your API key and try again.';
+import { invalidToken, missingToken } from './handlers.js';
 
 /** No flags, cohorts or groups exist here: every project's definitions are this one answer. */
 const DEFINITIONS = { flags: [], group_type_mapping: {}, cohorts: {} };
@@ -48,14 +45,14 @@ async function projectId(req: FastifyRequest, principal: Principal, tokenRequire
   if (!token) {
     const current = principal.user.current_team_id;
     if (tokenRequired || current === null) {
-      throw new ApiError(401, 'authentication_error', 'missing_api_key', NO_TOKEN);
+      throw missingToken();
     }
     return current;
   }
   // Longer than any project token, or a NUL byte PostgreSQL text cannot hold: no project has it.
   const plausible = token.length <= 200 && !token.includes('\u0000');
   const project = plausible ? await projectByToken(req.server.db, token) : undefined;
-  if (!project) throw new ApiError(401, 'authentication_error', 'invalid_api_key', BAD_TOKEN);
+  if (!project) throw invalidToken();
   return project.id;
 }
 

@@ -9,6 +9,8 @@ import { remoteConfigProject, type RemoteConfigProject } from './queries.js';
 // The flags service's wording for a request without a token and for a token no project has.
 const NO_TOKEN = 'No API token provided. Please include a valid API token in your request.';
 const BAD_TOKEN = 'The provided API key is invalid or has expired. Please check your API key and try again.';
+export const missingToken = () => new ApiError(401, 'authentication_error', 'missing_api_key', NO_TOKEN);
+export const invalidToken = () => new ApiError(401, 'authentication_error', 'invalid_api_key', BAD_TOKEN);
 // PostHog's surveys endpoint words its token errors as capture does.
 const SURVEYS_NO_TOKEN = 'API key not provided. You can find your project API key in your PostHog project settings.';
 const SURVEYS_BAD_TOKEN =
@@ -27,9 +29,9 @@ async function flagsProject(req: FastifyRequest): Promise<RemoteConfigProject> {
     req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
   const query = req.query as Record<string, unknown>;
   const token = nonEmpty(body.token) ?? nonEmpty(body.api_key) ?? nonEmpty(query.token) ?? nonEmpty(query.api_key);
-  if (!token) throw new ApiError(401, 'authentication_error', 'missing_api_key', NO_TOKEN);
+  if (!token) throw missingToken();
   const project = await remoteConfigProject(req.server.db, token);
-  if (!project) throw new ApiError(401, 'authentication_error', 'invalid_api_key', BAD_TOKEN);
+  if (!project) throw invalidToken();
   return project;
 }
 
