@@ -22,3 +22,17 @@ export {
   type RunResult,
   runHog,
 } from './run.js';
+export {
+  type CompiledFilters,
+  compileFilters,
+  type EventFilter,
+  type FilterContext,
+  type FilterEvent,
+  type FilterGroup,
+  type FilterPerson,
+  filterGlobals,
+  filtersToAst,
+  type HogFunctionFilters,
+  matchesFilters,
+} from './filters.js';
+export { type PropertyContext, type PropertyFilter, propertyToAst } from './properties.js';

@@ -1,5 +1,7 @@
 // Hog programs and HogQL expressions parsed by PostHog's own parser (WebAssembly), giving its JSON AST.
-import createHogQLParser, { type HogQLParser } from '@posthog/hogql-parser';
+import { QueryError } from '../hogql/query/errors.js';
+import { parseOffThread } from '../hogql/query/parse-thread.js';
+import type { HogParseKind } from '../hogql/query/parse-worker.js';
 import { HogCompileError } from './errors.js';
 
 /** A node of the parser's JSON AST; `node` names its kind. */
@@ -21,13 +23,6 @@ export function isFloat(value: unknown): value is FloatValue {
 
 /** Longest source accepted: the parser's time and stack grow faster than the text. */
 export const MAX_SOURCE_LENGTH = 100_000;
-
-let parser: Promise<HogQLParser> | undefined;
-
-function loadParser(): Promise<HogQLParser> {
-  parser ??= createHogQLParser();
-  return parser;
-}
 
 /**
  * Numbers written with a fraction or an exponent become `{"$float": n}` before JSON.parse, since the text is
@@ -66,27 +61,22 @@ export function markFloats(json: string): string {
 
 export type ParseKind = 'program' | 'expr' | 'template';
 
-/** The AST of a text, or a HogCompileError with the parser's message and position. */
+const THREAD_KIND: Record<ParseKind, HogParseKind> = { program: 'program', expr: 'hogExpr', template: 'template' };
+
+/**
+ * The AST of a text, or a HogCompileError with the parser's message and position. The parse runs on the HogQL
+ * parser's thread: a Hog program of a few hundred lines takes PostHog's parser far longer than a query does.
+ */
 export async function parseHog(kind: ParseKind, text: string): Promise<AstNode> {
   if (text.length > MAX_SOURCE_LENGTH) {
     throw new HogCompileError(`Hog code is longer than ${MAX_SOURCE_LENGTH} characters`);
   }
-  const p = await loadParser();
-  let json: string;
+  let json: unknown;
   try {
-    if (kind === 'program') json = p.parseProgram(text);
-    else if (kind === 'expr') json = p.parseExpr(text);
-    else json = p.parseFullTemplateString(text);
-  } catch {
-    // A trapped WebAssembly instance is not reused.
-    parser = undefined;
-    throw new HogCompileError('Hog code is too complex to parse: simplify it');
+    json = await parseOffThread(THREAD_KIND[kind], text);
+  } catch (err) {
+    if (!(err instanceof QueryError)) throw err;
+    throw new HogCompileError(err.message.replace(/^Query/, 'Hog code'), err.start, err.end);
   }
-  const ast = JSON.parse(markFloats(json)) as AstNode & { error?: boolean; message?: string };
-  if (ast.error) {
-    const start = (ast.start as { offset?: number } | undefined)?.offset;
-    const end = (ast.end as { offset?: number } | undefined)?.offset;
-    throw new HogCompileError(String(ast.message), start, end);
-  }
-  return ast;
+  return JSON.parse(markFloats(json as string)) as AstNode;
 }

@@ -3,6 +3,7 @@
 // program that loops forever holds the event loop for that long at most, and the memory its stack holds is
 // capped by `memoryLimit`. Async functions (fetch) suspend the VM; their time does not count as sync time.
 import hogvm, { type ExecResult, type VMState } from '@posthog/hogvm';
+import { HOG_EXTERNAL } from './external.js';
 
 /** PostHog's CDP limits (plugin-server hog executor): 100 ms of sync time, 5 async calls, 25 log lines. */
 export const HOG_LIMITS = {
@@ -12,6 +13,11 @@ export const HOG_LIMITS = {
   memoryLimit: 64 * 1024 * 1024,
   maxLogs: 25,
   maxLogLength: 10_000,
+  /**
+   * Filters: PostHog gives them the VM's default (5 s); they are expressions without loops, so a second is
+   * ample even on a busy machine, where the first run of a regex or date function can take tens of ms.
+   */
+  filterTimeoutMs: 1_000,
 } as const;
 
 export type HogLogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
@@ -104,6 +110,7 @@ export async function runHog(bytecode: unknown[], options: RunOptions = {}): Pro
     timeout: options.timeoutMs ?? HOG_LIMITS.timeoutMs,
     maxAsyncSteps: options.maxAsyncSteps ?? HOG_LIMITS.maxAsyncSteps,
     memoryLimit: options.memoryLimit ?? HOG_LIMITS.memoryLimit,
+    external: HOG_EXTERNAL,
   };
 
   let state: VMState | undefined;
