@@ -619,7 +619,10 @@ export async function compileExpr(source: string, options: CompileOptions = {}):
   return compileAst(await parseHog('expr', source), options);
 }
 
-/** A template string's bytecode (`f'...'` text without the quotes, as PostHog compiles string inputs). */
+/**
+ * A string input's bytecode: its text with `{expr}` parts, no quotes (PostHog's parse_string_template, which
+ * hands the parser the text after an opening `F'`).
+ */
 export async function compileTemplate(source: string, options: CompileOptions = {}): Promise<CompiledHog> {
-  return compileAst(await parseHog('template', source), options);
+  return compileAst(await parseHog('template', `F'${source}`), options);
 }

@@ -1,7 +1,7 @@
 // Our own Hog programs, one or more per statement and expression kind of the grammar, compiled by us and run on
 // PostHog's VM (@posthog/hogvm); each expected result is worked out by hand.
 import t from 'tap';
-import { compileExpr, compileHog, HogCompileError, runHog } from '../../src/hog/index.js';
+import { compileExpr, compileHog, compileTemplate, HogCompileError, runHog } from '../../src/hog/index.js';
 
 async function run(source: string, globals: Record<string, unknown> = {}) {
   const { bytecode } = await compileHog(source);
@@ -224,4 +224,42 @@ t.test('unknown functions compile with an error notice, as PostHog', async (t) =
   const allowed = await compileHog("fetch('https://x')", { supportedFunctions: ['fetch'] });
   t.same(allowed.errors, [], 'a function the caller supports is no error');
   t.match((await compileHog('return someGlobal')).warnings, [{ message: 'Unknown global variable: someGlobal' }]);
+});
+
+t.test('string inputs compile as templates, as PostHog compiles an input value', async (t) => {
+  // concat of the text parts and the expressions: CALL_GLOBAL=2 'concat' with the part count.
+  const { bytecode } = await compileTemplate('Hi {person.properties.name}, {event.event}!');
+  t.same(bytecode, [
+    '_H',
+    1,
+    32,
+    'Hi ',
+    32,
+    'name',
+    32,
+    'properties',
+    32,
+    'person',
+    1,
+    3,
+    32,
+    ', ',
+    32,
+    'event',
+    32,
+    'event',
+    1,
+    2,
+    32,
+    '!',
+    2,
+    'concat',
+    5,
+  ]);
+  const res = await runHog(bytecode, {
+    globals: { person: { properties: { name: 'Ada' } }, event: { event: 'signup' } },
+  });
+  t.equal(res.result, 'Hi Ada, signup!');
+  t.same((await compileTemplate('https://example.com/hook')).bytecode, ['_H', 1, 32, 'https://example.com/hook']);
+  t.same((await compileTemplate('{inputs.n}')).bytecode, ['_H', 1, 32, 'n', 32, 'inputs', 1, 2], 'a lone expression');
 });
