@@ -87,7 +87,8 @@ export async function filtersToAst(filters: HogFunctionFilters, ctx: FilterConte
     for (const p of ctx.testAccountFilters ?? []) {
       if (typeof p.type === 'string' && p.type.endsWith('cohort')) {
         throw new HogCompileError(
-          `Your internal/test user filters include cohorts that can't be used in real-time filters: cohort id=${String(p.value)}. ` +
+          "Your internal/test user filters include cohorts that can't be used in real-time filters: " +
+            `cohort id=${String(p.value)}. ` +
             'Replace the cohort with inline person property filters.',
         );
       }

@@ -68,7 +68,8 @@ const programs: [string, string, unknown][] = [
   // control flow
   [
     'if / else if / else',
-    "fn f(x) { if (x < 0) { return 'neg' } else if (x = 0) { return 'zero' } else { return 'pos' } } return [f(-1), f(0), f(1)]",
+    "fn f(x) { if (x < 0) { return 'neg' } else if (x = 0) { return 'zero' } else { return 'pos' } } " +
+      'return [f(-1), f(0), f(1)]',
     ['neg', 'zero', 'pos'],
   ],
   ['while loop', 'let i := 0; let s := 0; while (i < 5) { i := i + 1; s := s + i } return s', 15],
@@ -100,12 +101,14 @@ const programs: [string, string, unknown][] = [
   // closures
   [
     'closure counter keeps its state',
-    'fn counter() { let c := 0; return () -> { c := c + 1; return c } } let a := counter(); let b := counter(); a(); a(); b(); return [a(), b()]',
+    'fn counter() { let c := 0; return () -> { c := c + 1; return c } } ' +
+      'let a := counter(); let b := counter(); a(); a(); b(); return [a(), b()]',
     [3, 2],
   ],
   [
     'nested closures (upvalue of upvalue)',
-    'fn outer() { let x := 1; fn mid() { fn inner() { x := x + 1; return x } return inner } return mid() } let f := outer(); f(); return f()',
+    'fn outer() { let x := 1; fn mid() { fn inner() { x := x + 1; return x } return inner } return mid() } ' +
+      'let f := outer(); f(); return f()',
     3,
   ],
   [
@@ -121,12 +124,14 @@ const programs: [string, string, unknown][] = [
   ],
   [
     'typed catch chooses the matching block',
-    "try { throw HogError('RetryError', 'again') } catch (e: ValueError) { return 'value' } catch (e: RetryError) { return e.message }",
+    "try { throw HogError('RetryError', 'again') } catch (e: ValueError) { return 'value' } " +
+      'catch (e: RetryError) { return e.message }',
     'again',
   ],
   [
     'untyped catch after a typed one',
-    "try { throw HogError('Other', 'x') } catch (e: RetryError) { return 'retry' } catch (err) { return concat('any:', err.type) }",
+    "try { throw HogError('Other', 'x') } catch (e: RetryError) { return 'retry' } " +
+      "catch (err) { return concat('any:', err.type) }",
     'any:Other',
   ],
   [

@@ -50,7 +50,8 @@ t.test('a memory bomb is stopped by the memory limit', async (t) => {
   t.comment(`string doubling: stopped at ${res.memUsed} bytes after ${res.durationMs.toFixed(0)} ms`);
 
   const grow =
-    "let c := 'y'; for (let i := 0; i < 10; i := i + 1) { c := c || c } let a := []; while (true) { a := arrayPushBack(a, c) }";
+    "let c := 'y'; for (let i := 0; i < 10; i := i + 1) { c := c || c } " +
+    'let a := []; while (true) { a := arrayPushBack(a, c) }';
   const small = await runHog(await compiled(grow), {
     memoryLimit: 1_000_000,
     timeoutMs: 10_000,
