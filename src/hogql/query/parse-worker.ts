@@ -7,7 +7,9 @@ import createHogQLParser, { type HogQLParser } from '@posthog/hogql-parser';
 import { convertExpr, convertOrder, convertQuery } from './convert.js';
 import { QueryError } from './errors.js';
 
-export type ParseKind = 'select' | 'expr' | 'order';
+/** Hog's kinds (src/hog) answer the parser's JSON text as it is: the Hog compiler reads PostHog's own AST. */
+export type HogParseKind = 'program' | 'hogExpr' | 'template';
+export type ParseKind = 'select' | 'expr' | 'order' | HogParseKind;
 
 export interface ParseRequest {
   id: number;
@@ -26,7 +28,11 @@ export async function parseText(kind: ParseKind, text: string): Promise<unknown>
   const p = await parser;
   let json: string;
   try {
-    json = kind === 'select' ? p.parseSelect(text) : kind === 'expr' ? p.parseExpr(text) : p.parseOrderExpr(text);
+    if (kind === 'select') json = p.parseSelect(text);
+    else if (kind === 'expr' || kind === 'hogExpr') json = p.parseExpr(text);
+    else if (kind === 'order') json = p.parseOrderExpr(text);
+    else if (kind === 'program') json = p.parseProgram(text);
+    else json = p.parseFullTemplateString(text);
   } catch {
     parser = createHogQLParser();
     throw new QueryError('Query is too complex to parse: simplify it');
@@ -40,7 +46,9 @@ export async function parseText(kind: ParseKind, text: string): Promise<unknown>
     else err.message = `${ast.message.replace(/^Unsupported: /, '')} is not supported`;
     throw err;
   }
-  return kind === 'select' ? convertQuery(ast) : kind === 'expr' ? convertExpr(ast) : convertOrder(ast);
+  if (kind === 'select') return convertQuery(ast);
+  if (kind === 'expr') return convertExpr(ast);
+  return kind === 'order' ? convertOrder(ast) : json;
 }
 
 void parser.then(() => parentPort?.postMessage({ ready: true }));
