@@ -46,7 +46,9 @@ export async function storeInputs(
       else if (stored.inputs[key]) out.encrypted_inputs[key] = box.seal(JSON.stringify(stored.inputs[key]));
       continue;
     }
-    const value = sent && typeof sent === 'object' ? (sent as Json).value : undefined;
+    // An input never sent takes the schema's default, as PostHog's editor fills it in.
+    const value =
+      sent && typeof sent === 'object' ? (sent as Json).value : sent === undefined ? item.default : undefined;
     if (empty(value)) {
       if (item.required) throw invalid(key, 'This field is required.');
       continue;
