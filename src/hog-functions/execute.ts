@@ -31,7 +31,7 @@ export interface RunResult {
 /** An error `fetch` raises to abort the run so the job is attempted again. */
 export class RetryableFetchError extends Error {}
 
-/** A compiled input (PostHog's formatHogInput): template bytecode runs on the globals, objects and arrays are walked. */
+/** A compiled input (PostHog's formatHogInput): template bytecode runs on the globals; objects, arrays walked. */
 export function resolveInput(bytecode: unknown, globals: Json): unknown {
   if (Array.isArray(bytecode)) {
     if (bytecode[0] === '_H' || bytecode[0] === '_h') {
