@@ -2200,6 +2200,242 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project_id}/hog_functions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the project's Hog functions
+         * @description Functions not deleted, by `execution_order` then creation, in the slim shape.
+         */
+        get: operations["hog_functions_list"];
+        put?: never;
+        /**
+         * Create a Hog function
+         * @description `hog` (or a `template_id` to take it from) is compiled to `bytecode`; a program that does not compile is a 400 on `hog`. A new transformation gets the next `execution_order`.
+         */
+        post: operations["hog_functions_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/hog_functions/rearrange/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Set the execution order of transformations */
+        patch: operations["hog_functions_rearrange_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/hog_functions/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** Retrieve a Hog function */
+        get: operations["hog_functions_retrieve"];
+        /** Replace a Hog function */
+        put: operations["hog_functions_update"];
+        post?: never;
+        /**
+         * Hard delete (refused)
+         * @description Always 405 with an empty body, as PostHog; delete with `PATCH {"deleted": true}`.
+         */
+        delete: operations["hog_functions_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a Hog function
+         * @description `type` cannot change. `deleted: true` deletes (the function stops running and leaves the list), `deleted: false` restores. A secret input left out or sent as the secret marker keeps its value.
+         */
+        patch: operations["hog_functions_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/hog_functions/{id}/invocations/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test-run a function on given globals
+         * @description Runs the stored function, or with id `new` an unsaved one, with `configuration` applied on top. With `mock_async_functions` (default true) `fetch` is not sent but logged and answered 200.
+         */
+        post: operations["hog_functions_invocations_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/hog_functions/{id}/logs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** A function's log entries, newest first */
+        get: operations["hog_functions_logs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/hog_functions/{id}/metrics/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** A function's metrics per time bucket */
+        get: operations["hog_functions_metrics_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/hog_functions/{id}/metrics/totals/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** A function's metric totals */
+        get: operations["hog_functions_metrics_totals_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/hog_functions/{id}/replay/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** The function's replays and their progress, newest first */
+        get: operations["hog_functions_replay_list"];
+        put?: never;
+        /**
+         * Replay stored events of a time range into a destination
+         * @description Not in PostHog. Every stored event of the range matching the function's filters becomes one delivery job, through the same queue as live events; progress is in the answer of a GET.
+         */
+        post: operations["hog_functions_replay_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/hog_function_templates/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /** List the built-in templates */
+        get: operations["hog_function_templates_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/hog_function_templates/{template_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                template_id: string;
+            };
+            cookie?: never;
+        };
+        /** Retrieve a template */
+        get: operations["hog_function_templates_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project_id}/plugin_configs/": {
         parameters: {
             query?: never;
@@ -4328,6 +4564,269 @@ export interface paths {
          * @description The same operation as `dashboards_sharing_passwords_destroy` (DELETE `/api/projects/{project_id}/dashboards/{dashboard_id}/sharing/passwords/{password_id}/`), under PostHog's environment route: the same parameters, scope and answers.
          */
         delete: operations["environments_dashboards_sharing_passwords_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/hog_functions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the project's Hog functions (environment route)
+         * @description The same operation as `hog_functions_list` (GET `/api/projects/{project_id}/hog_functions/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_hog_functions_list"];
+        put?: never;
+        /**
+         * Create a Hog function (environment route)
+         * @description The same operation as `hog_functions_create` (POST `/api/projects/{project_id}/hog_functions/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_hog_functions_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/hog_functions/rearrange/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set the execution order of transformations (environment route)
+         * @description The same operation as `hog_functions_rearrange_partial_update` (PATCH `/api/projects/{project_id}/hog_functions/rearrange/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        patch: operations["environments_hog_functions_rearrange_partial_update"];
+        trace?: never;
+    };
+    "/api/environments/{project_id}/hog_functions/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a Hog function (environment route)
+         * @description The same operation as `hog_functions_retrieve` (GET `/api/projects/{project_id}/hog_functions/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_hog_functions_retrieve"];
+        /**
+         * Replace a Hog function (environment route)
+         * @description The same operation as `hog_functions_update` (PUT `/api/projects/{project_id}/hog_functions/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        put: operations["environments_hog_functions_update"];
+        post?: never;
+        /**
+         * Hard delete (refused) (environment route)
+         * @description The same operation as `hog_functions_destroy` (DELETE `/api/projects/{project_id}/hog_functions/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        delete: operations["environments_hog_functions_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a Hog function (environment route)
+         * @description The same operation as `hog_functions_partial_update` (PATCH `/api/projects/{project_id}/hog_functions/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        patch: operations["environments_hog_functions_partial_update"];
+        trace?: never;
+    };
+    "/api/environments/{project_id}/hog_functions/{id}/invocations/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test-run a function on given globals (environment route)
+         * @description The same operation as `hog_functions_invocations_create` (POST `/api/projects/{project_id}/hog_functions/{id}/invocations/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_hog_functions_invocations_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/hog_functions/{id}/logs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A function's log entries, newest first (environment route)
+         * @description The same operation as `hog_functions_logs_retrieve` (GET `/api/projects/{project_id}/hog_functions/{id}/logs/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_hog_functions_logs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/hog_functions/{id}/metrics/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A function's metrics per time bucket (environment route)
+         * @description The same operation as `hog_functions_metrics_retrieve` (GET `/api/projects/{project_id}/hog_functions/{id}/metrics/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_hog_functions_metrics_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/hog_functions/{id}/metrics/totals/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A function's metric totals (environment route)
+         * @description The same operation as `hog_functions_metrics_totals_retrieve` (GET `/api/projects/{project_id}/hog_functions/{id}/metrics/totals/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_hog_functions_metrics_totals_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/hog_functions/{id}/replay/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The function's replays and their progress, newest first (environment route)
+         * @description The same operation as `hog_functions_replay_list` (GET `/api/projects/{project_id}/hog_functions/{id}/replay/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_hog_functions_replay_list"];
+        put?: never;
+        /**
+         * Replay stored events of a time range into a destination (environment route)
+         * @description The same operation as `hog_functions_replay_create` (POST `/api/projects/{project_id}/hog_functions/{id}/replay/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_hog_functions_replay_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/hog_function_templates/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the built-in templates (environment route)
+         * @description The same operation as `hog_function_templates_list` (GET `/api/projects/{project_id}/hog_function_templates/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_hog_function_templates_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/hog_function_templates/{template_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                template_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a template (environment route)
+         * @description The same operation as `hog_function_templates_retrieve` (GET `/api/projects/{project_id}/hog_function_templates/{template_id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_hog_function_templates_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -6889,6 +7388,213 @@ export interface components {
             /** @description The config's description, else the plugin's. */
             description: string | null;
             deleted: boolean;
+        };
+        HogFunctionStatus: {
+            state: number;
+            tokens: number;
+        } | null;
+        HogFunctionMinimal: {
+            /** Format: uuid */
+            id: string;
+            type: string;
+            name: string | null;
+            description: string;
+            /** Format: date-time */
+            created_at: string;
+            created_by: components["schemas"]["NullableUserBasic"];
+            /** Format: date-time */
+            updated_at: string;
+            enabled: boolean;
+            hog: string;
+            filters: {
+                [key: string]: unknown;
+            } | null;
+            icon_url: string | null;
+            template: {
+                [key: string]: unknown;
+            } | null;
+            status: components["schemas"]["HogFunctionStatus"];
+            execution_order: number | null;
+        };
+        PaginatedHogFunctionMinimalList: {
+            count: number;
+            next: string | null;
+            previous: string | null;
+            results: components["schemas"]["HogFunctionMinimal"][];
+        };
+        /**
+         * @description Where the function runs. `destination` and `transformation` run on events here.
+         * @enum {string}
+         */
+        HogFunctionType: "destination" | "transformation";
+        InputsSchemaItem: {
+            /** @enum {string} */
+            type: "string" | "number" | "boolean" | "dictionary" | "choice" | "json" | "integration" | "integration_field" | "email";
+            key: string;
+            label?: string;
+            choices?: {
+                [key: string]: unknown;
+            }[];
+            /** @default false */
+            required: boolean;
+            default?: unknown;
+            /** @default false */
+            secret: boolean;
+            /** @default false */
+            hidden: boolean;
+            description?: string;
+            templating?: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        HogFunctionFilters: {
+            /**
+             * @default events
+             * @enum {string}
+             */
+            source: "events" | "person-updates";
+            events?: {
+                [key: string]: unknown;
+            }[];
+            actions?: {
+                [key: string]: unknown;
+            }[];
+            properties?: {
+                [key: string]: unknown;
+            }[];
+            filter_test_accounts?: boolean;
+            readonly bytecode?: unknown[] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        HogFunctionMasking: {
+            ttl: number;
+            threshold?: number | null;
+            hash: string;
+            readonly bytecode?: unknown[] | null;
+        } | null;
+        HogFunctionRequest: {
+            type?: components["schemas"]["HogFunctionType"];
+            name?: string | null;
+            description?: string;
+            enabled?: boolean;
+            deleted?: boolean;
+            hog?: string;
+            inputs_schema?: components["schemas"]["InputsSchemaItem"][];
+            inputs?: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            filters?: components["schemas"]["HogFunctionFilters"];
+            masking?: components["schemas"]["HogFunctionMasking"];
+            mappings?: {
+                [key: string]: unknown;
+            }[] | null;
+            icon_url?: string | null;
+            template_id?: string | null;
+            execution_order?: number | null;
+        };
+        HogFunction: {
+            /** Format: uuid */
+            id: string;
+            type: string;
+            name: string | null;
+            description: string;
+            /** Format: date-time */
+            created_at: string;
+            created_by: components["schemas"]["NullableUserBasic"];
+            /** Format: date-time */
+            updated_at: string;
+            enabled: boolean;
+            hog: string;
+            filters: {
+                [key: string]: unknown;
+            } | null;
+            icon_url: string | null;
+            template: {
+                [key: string]: unknown;
+            } | null;
+            status: components["schemas"]["HogFunctionStatus"];
+            execution_order: number | null;
+            bytecode: unknown[] | null;
+            transpiled: string | null;
+            inputs_schema: components["schemas"]["InputsSchemaItem"][];
+            /** @description Each input's `value` (and compiled `bytecode`); a secret one is `{"secret": true}`. */
+            inputs: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            masking: {
+                [key: string]: unknown;
+            } | null;
+            mappings: {
+                [key: string]: unknown;
+            }[] | null;
+        };
+        HogFunctionInvocation: {
+            /** @description What the program returned (for a transformation, the changed event; null drops it). */
+            result: unknown;
+            /** @enum {string} */
+            status: "success" | "error";
+            errors: string[];
+            logs: {
+                level: string;
+                message: string;
+                /** Format: date-time */
+                timestamp: string;
+            }[];
+        };
+        HogFunctionLogEntry: {
+            log_source_id: string;
+            instance_id: string;
+            /** Format: date-time */
+            timestamp: string;
+            /** @enum {string} */
+            level: "DEBUG" | "LOG" | "INFO" | "WARN" | "ERROR";
+            message: string;
+        };
+        HogFunctionReplay: {
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            date_from: string;
+            /** Format: date-time */
+            date_to: string;
+            /** @enum {string} */
+            status: "running" | "completed";
+            /** @description Events of the range matching the filters. */
+            total: number;
+            enqueued: number;
+            /** @description Jobs finished successfully. */
+            delivered: number;
+            /** @description Jobs that failed after their last attempt. */
+            failed: number;
+            /** Format: date-time */
+            created_at: string;
+        };
+        HogFunctionTemplate: {
+            id: string;
+            name: string;
+            description: string | null;
+            code: string;
+            code_language: string;
+            inputs_schema: components["schemas"]["InputsSchemaItem"][];
+            type: string;
+            status: string;
+            category: string[];
+            free: boolean;
+            icon_url: string | null;
+            filters: {
+                [key: string]: unknown;
+            } | null;
+            masking: {
+                [key: string]: unknown;
+            } | null;
+            mapping_templates: {
+                [key: string]: unknown;
+            }[] | null;
         };
         PaginatedPluginConfigList: {
             count: number;
@@ -12096,6 +12802,567 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    hog_functions_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Types to list; several may be separated by commas. */
+                type?: string;
+                /** @description The older spelling of `type`, a comma list. */
+                types?: string;
+                enabled?: boolean;
+                /** @description Matches name or description, case-insensitively. */
+                search?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of functions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedHogFunctionMinimalList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    hog_functions_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HogFunctionRequest"];
+            };
+        };
+        responses: {
+            /** @description The new function. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HogFunction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    hog_functions_rearrange_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Function id to its new `execution_order`. */
+                    orders?: {
+                        [key: string]: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Every transformation of the project, in execution order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HogFunction"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    hog_functions_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The function; secret inputs as {"secret": true}. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HogFunction"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    hog_functions_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["HogFunctionRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated function. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HogFunction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    hog_functions_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description Hard delete is not allowed; the body is empty. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    hog_functions_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["HogFunctionRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated function. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HogFunction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    hog_functions_invocations_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    configuration?: components["schemas"]["HogFunctionRequest"];
+                    globals: {
+                        [key: string]: unknown;
+                    };
+                    /** @default true */
+                    mock_async_functions?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The run's result, status, errors and logs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HogFunctionInvocation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    hog_functions_logs_retrieve: {
+        parameters: {
+            query?: {
+                limit?: number;
+                after?: string;
+                before?: string;
+                /** @description One invocation's entries. */
+                instance_id?: string;
+                /** @description Comma list of levels (DEBUG, LOG, INFO, WARN, ERROR). */
+                level?: string;
+                search?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: components["schemas"]["HogFunctionLogEntry"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    hog_functions_metrics_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Start, e.g. `-7d` or an ISO date. */
+                after?: string;
+                before?: string;
+                interval?: "hour" | "day" | "week";
+                breakdown_by?: "name" | "kind";
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One series per metric name, one value per bucket in `labels`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        labels: string[];
+                        series: {
+                            name: string;
+                            values: number[];
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    hog_functions_metrics_totals_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Start, e.g. `-7d` or an ISO date. */
+                after?: string;
+                before?: string;
+                interval?: "hour" | "day" | "week";
+                breakdown_by?: "name" | "kind";
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Each metric name's total over the range. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        totals: {
+                            [key: string]: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    hog_functions_replay_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The replays. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HogFunctionReplay"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    hog_functions_replay_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: date-time */
+                    date_from: string;
+                    /** Format: date-time */
+                    date_to: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The replay, with its progress so far. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HogFunctionReplay"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    hog_function_templates_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                type?: string;
+                /** @description A comma list of types. */
+                types?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of templates. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        count: number;
+                        next: string | null;
+                        previous: string | null;
+                        results: components["schemas"]["HogFunctionTemplate"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    hog_function_templates_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The template. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HogFunctionTemplate"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     plugin_configs_list: {
         parameters: {
             query?: {
@@ -16479,6 +17746,567 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_hog_functions_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Types to list; several may be separated by commas. */
+                type?: string;
+                /** @description The older spelling of `type`, a comma list. */
+                types?: string;
+                enabled?: boolean;
+                /** @description Matches name or description, case-insensitively. */
+                search?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of functions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedHogFunctionMinimalList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_hog_functions_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HogFunctionRequest"];
+            };
+        };
+        responses: {
+            /** @description The new function. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HogFunction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_hog_functions_rearrange_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Function id to its new `execution_order`. */
+                    orders?: {
+                        [key: string]: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Every transformation of the project, in execution order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HogFunction"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_hog_functions_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The function; secret inputs as {"secret": true}. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HogFunction"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_hog_functions_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["HogFunctionRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated function. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HogFunction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_hog_functions_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description Hard delete is not allowed; the body is empty. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_hog_functions_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["HogFunctionRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated function. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HogFunction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_hog_functions_invocations_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    configuration?: components["schemas"]["HogFunctionRequest"];
+                    globals: {
+                        [key: string]: unknown;
+                    };
+                    /** @default true */
+                    mock_async_functions?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The run's result, status, errors and logs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HogFunctionInvocation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_hog_functions_logs_retrieve: {
+        parameters: {
+            query?: {
+                limit?: number;
+                after?: string;
+                before?: string;
+                /** @description One invocation's entries. */
+                instance_id?: string;
+                /** @description Comma list of levels (DEBUG, LOG, INFO, WARN, ERROR). */
+                level?: string;
+                search?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: components["schemas"]["HogFunctionLogEntry"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_hog_functions_metrics_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Start, e.g. `-7d` or an ISO date. */
+                after?: string;
+                before?: string;
+                interval?: "hour" | "day" | "week";
+                breakdown_by?: "name" | "kind";
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One series per metric name, one value per bucket in `labels`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        labels: string[];
+                        series: {
+                            name: string;
+                            values: number[];
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_hog_functions_metrics_totals_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Start, e.g. `-7d` or an ISO date. */
+                after?: string;
+                before?: string;
+                interval?: "hour" | "day" | "week";
+                breakdown_by?: "name" | "kind";
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Each metric name's total over the range. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        totals: {
+                            [key: string]: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_hog_functions_replay_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The replays. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HogFunctionReplay"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_hog_functions_replay_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The function's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: date-time */
+                    date_from: string;
+                    /** Format: date-time */
+                    date_to: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The replay, with its progress so far. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HogFunctionReplay"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_hog_function_templates_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                type?: string;
+                /** @description A comma list of types. */
+                types?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of templates. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        count: number;
+                        next: string | null;
+                        previous: string | null;
+                        results: components["schemas"]["HogFunctionTemplate"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_hog_function_templates_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The template. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HogFunctionTemplate"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];

@@ -42,6 +42,9 @@ export interface Config {
   allowPrivateNetworks: string[];
   /** Batch export runs one worker process exports at once. */
   exportConcurrency: number;
+  /** Hog function deliveries: seconds before a failed delivery's retry (growing), and per-function concurrency. */
+  hogRetryDelaySeconds: number;
+  hogFunctionConcurrency: number;
   /** Records read per batch by an export. */
   exportBatchSize: number;
   /** Times a failed export run is retried before it is Failed. */
@@ -152,6 +155,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pluginLocalDir: env.PLUGIN_LOCAL_DIR || undefined,
     allowPrivateNetworks: parseAllowList(env.ALLOW_PRIVATE_NETWORKS),
     exportConcurrency: positiveInt(env.BATCH_EXPORT_CONCURRENCY, 2),
+    hogRetryDelaySeconds: positiveInt(env.HOG_RETRY_DELAY_SECONDS, 5),
+    hogFunctionConcurrency: positiveInt(env.HOG_FUNCTION_CONCURRENCY, 4),
     exportBatchSize: positiveInt(env.BATCH_EXPORT_BATCH_SIZE, 20000),
     exportRetries: env.BATCH_EXPORT_RETRIES === '0' ? 0 : positiveInt(env.BATCH_EXPORT_RETRIES, 5),
     queryTimeoutSeconds: positiveNumber(env.QUERY_TIMEOUT_SECONDS, 30),

@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { createJobEngine, createWorker } from './batch-exports/index.js';
+import { createDeliveryWorker } from './hog-functions/index.js';
 import { bootstrap } from './bootstrap.js';
 import { loadConfig } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
@@ -59,6 +60,7 @@ async function serve(database: Database): Promise<void> {
   });
   log = (msg, err) => void app.log.error({ err }, msg);
   const worker = config.worker ? createWorker(database, jobs, config, (msg, err) => log(msg, err)) : undefined;
+  const deliveries = config.worker ? createDeliveryWorker(database.db, jobs, config, (m, e) => log(m, e)) : undefined;
   closeWithGrace({ delay: 30_000, skip: [...GUARDED_EVENTS] }, async ({ err, signal }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down: draining requests');
@@ -72,6 +74,7 @@ async function serve(database: Database): Promise<void> {
     await app.inFlight.settled(5_000);
     // Then running exports go back to the queue (they stay retryable) before the database goes.
     await worker?.stop();
+    await deliveries?.stop();
     await jobs.stop();
     await database.close();
     app.log.info('stopped');
@@ -89,6 +92,7 @@ async function serve(database: Database): Promise<void> {
     await worker.start();
     app.log.info({ worker: worker.id }, 'batch export worker started');
   }
+  await deliveries?.start();
 }
 
 main().catch((err) => {

@@ -2,6 +2,7 @@
 // of their own. Any number of them (and of API processes with WORKER on) can share one PostgreSQL.
 import closeWithGrace from 'close-with-grace';
 import { createJobEngine, createWorker } from './batch-exports/index.js';
+import { createDeliveryWorker } from './hog-functions/index.js';
 import { loadConfig } from './config.js';
 import { openDatabase } from './db/client.js';
 import { connectionBudgetWarning } from './db/pool-budget.js';
@@ -37,15 +38,18 @@ async function main(): Promise<void> {
   if (budget) log('warn', budget);
   const jobs = createJobEngine(database, config, true, logError);
   const worker = createWorker(database, jobs, config, logError);
+  const deliveries = createDeliveryWorker(database.db, jobs, config, logError);
   closeWithGrace({ delay: 30_000, skip: [...GUARDED_EVENTS] }, async ({ err }) => {
     if (err) logError('shutting down after an error', err);
     // Running exports are handed back as FailedRetryable; another worker (or this one, restarted) retries them.
     await worker.stop();
+    await deliveries.stop();
     await jobs.stop();
     await database.close();
     log('info', 'batch export worker stopped', { worker: worker.id });
   });
   await worker.start();
+  await deliveries.start();
   if (config.metricsPort !== undefined) {
     enableMetrics();
     registerGauges({ database, poolSize: config.exportConcurrency + 4, jobs });

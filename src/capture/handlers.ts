@@ -3,6 +3,7 @@ import { ApiError } from '../core/errors.js';
 import { normalizeEvents, readPayload } from './normalize.js';
 import { eachInTurns } from './turns.js';
 import { ingest, projectByToken } from './ingest.js';
+import { ingestThroughHogFunctions } from '../hog-functions/pipeline.js';
 import { ingestedEvents, metricsEnabled } from '../metrics/registry.js';
 
 // PostHog's capture wording; its clients show these to developers setting up an SDK.
@@ -24,7 +25,7 @@ async function capture(req: RequestOf<'capture_batch_create'>) {
     if (project.anonymize_ips) delete e.properties.$ip;
     else e.properties.$ip ??= ip;
   });
-  await ingest(req.server.db, project, batch, now);
+  await ingestThroughHogFunctions(req.server, project, batch, (kept) => ingest(req.server.db, project, kept, now));
   if (metricsEnabled()) ingestedEvents.inc(batch.length);
   return { status: 1 as const };
 }

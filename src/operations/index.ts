@@ -17,6 +17,7 @@ import { organizationHandlers } from '../organizations/handlers.js';
 import { personalApiKeyHandlers } from '../personal-api-keys/handlers.js';
 import { pipelinePluginHandlers } from '../plugins/pipeline-handlers.js';
 import { pluginConfigHandlers } from '../plugins/config-handlers.js';
+import { hogFunctionHandlers } from '../hog-functions/handlers.js';
 import { projectHandlers } from '../projects/handlers.js';
 import { queryHandlers } from './query.js';
 import { remoteConfigHandlers } from '../remote-config/handlers.js';
@@ -41,6 +42,7 @@ const own = {
   ...signupHandlers,
   ...pipelinePluginHandlers,
   ...pluginConfigHandlers,
+  ...hogFunctionHandlers,
   ...eventDefinitionHandlers,
   ...propertyDefinitionHandlers,
   ...eventHandlers,

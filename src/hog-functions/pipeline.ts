@@ -1,0 +1,229 @@
+import { randomUUID } from 'node:crypto';
+import type { PgBoss } from 'pg-boss';
+import type { Db } from '../db/client.js';
+import type { Config } from '../config.js';
+import { secretBox, type SecretBox } from '../secrets/index.js';
+import { deliveryRetryDelay } from './settings.js';
+import { matchesFilters, resolveInput, resolveInputs, runHog, type LogLine, type RunResult } from './execute.js';
+import { filterGlobals, invocationGlobals, type EventInput } from './globals.js';
+import { openInputs, secretValues } from './inputs.js';
+import { runnableFunctions, type HogFunctionRow } from './queries.js';
+import { enqueueDeliveries, type DeliveryJob } from './queue.js';
+import { addMetric, passesMask, writeLogs, type MetricName } from './telemetry.js';
+
+type Json = Record<string, unknown>;
+
+/** What ingestion's events look like to the pipeline (the capture module's CapturedEvent). */
+export interface PipelineEvent {
+  uuid: string;
+  event: string;
+  distinct_id: string;
+  properties: Json;
+  timestamp: Date;
+  elements_chain: string;
+}
+
+export interface PipelineContext {
+  db: Db;
+  box: SecretBox;
+  boss: () => Promise<PgBoss>;
+  siteUrl: string;
+  retryDelaySeconds: number;
+  project: { id: number; name?: string };
+}
+
+const asInput = (e: PipelineEvent): EventInput => ({
+  uuid: e.uuid,
+  event: e.event,
+  distinct_id: e.distinct_id,
+  properties: e.properties,
+  timestamp: e.timestamp.toISOString(),
+  elements_chain: e.elements_chain,
+});
+
+/** Counters and logs of one batch, written once at its end. */
+class Tally {
+  private counts = new Map<string, number>();
+  readonly logs = new Map<string, { fn: HogFunctionRow; lines: LogLine[] }>();
+  add(fn: HogFunctionRow, name: MetricName) {
+    const key = `${fn.id} ${name}`;
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+  }
+  log(fn: HogFunctionRow, lines: LogLine[]) {
+    const entry = this.logs.get(fn.id) ?? { fn, lines: [] };
+    entry.lines.push(...lines);
+    this.logs.set(fn.id, entry);
+  }
+  async flush(db: Db) {
+    for (const [key, count] of this.counts) {
+      const [id, name] = key.split(' ') as [string, MetricName];
+      await addMetric(db, id, name, count);
+    }
+    for (const { fn, lines } of this.logs.values()) await writeLogs(db, fn, randomUUID(), lines);
+  }
+}
+
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Applies a transformation's answer to the event: properties, and the name or distinct id if it set them. */
+function applyResult(e: PipelineEvent, result: unknown): boolean {
+  if (!result || typeof result !== 'object' || Array.isArray(result)) return false;
+  const r = result as Json;
+  if (r.properties && typeof r.properties === 'object' && !Array.isArray(r.properties))
+    e.properties = r.properties as Json;
+  if (typeof r.event === 'string' && r.event) e.event = r.event;
+  if (typeof r.distinct_id === 'string' && r.distinct_id) e.distinct_id = r.distinct_id;
+  return true;
+}
+
+async function transform(ctx: PipelineContext, fns: HogFunctionRow[], batch: PipelineEvent[], tally: Tally) {
+  const out: PipelineEvent[] = [];
+  // A transformation that ran out of time is skipped for the rest of the batch: one slow program may not
+  // hold ingestion for every event of a large batch.
+  const timedOut = new Set<string>();
+  const inputs = new Map(fns.map((fn) => [fn.id, openInputs(ctx.box, fn)]));
+  const secrets = new Map(fns.map((fn) => [fn.id, secretValues(ctx.box, fn)]));
+  for (const original of batch) {
+    let e: PipelineEvent | null = original;
+    for (const fn of fns) {
+      if (!e || !fn.bytecode) break;
+      if (timedOut.has(fn.id)) continue;
+      const input = asInput(e);
+      try {
+        if (!matchesFilters(fn.filters, filterGlobals(input, null))) {
+          tally.add(fn, 'filtered');
+          continue;
+        }
+      } catch (err) {
+        tally.log(fn, [
+          { level: 'ERROR', message: `Error filtering event: ${(err as Error).message}`, timestamp: new Date() },
+        ]);
+        continue;
+      }
+      const globals = invocationGlobals(
+        ctx.siteUrl,
+        { id: ctx.project.id, name: ctx.project.name ?? '' },
+        input,
+        null,
+        fn,
+      );
+      const started = Date.now();
+      let run: RunResult;
+      try {
+        globals.inputs = resolveInputs(inputs.get(fn.id) ?? {}, globals);
+        run = await runHog(fn.bytecode, globals, { secrets: secrets.get(fn.id) ?? [] });
+      } catch (err) {
+        run = { result: null, error: (err as Error).message, logs: [] };
+      }
+      if (Date.now() - started > 20) await yieldToLoop();
+      const errors = run.logs.filter((l) => l.level !== 'DEBUG');
+      if (run.error) {
+        // As PostHog: a failing transformation leaves the event as it was.
+        tally.add(fn, 'failed');
+        tally.log(fn, [
+          ...errors,
+          { level: 'WARN', message: `Event ${e.uuid} passed on unchanged.`, timestamp: new Date() },
+        ]);
+        if (/timed out/i.test(run.error)) timedOut.add(fn.id);
+        continue;
+      }
+      if (errors.length) tally.log(fn, errors);
+      if (run.result === null || run.result === undefined) {
+        tally.add(fn, 'dropped');
+        e = null;
+      } else if (applyResult(e, run.result)) tally.add(fn, 'succeeded');
+      else {
+        tally.add(fn, 'failed');
+        tally.log(fn, [
+          { level: 'WARN', message: 'The function returned no event object; event unchanged.', timestamp: new Date() },
+        ]);
+      }
+    }
+    if (e) out.push(e);
+  }
+  return out;
+}
+
+async function destinationJobs(ctx: PipelineContext, fns: HogFunctionRow[], batch: PipelineEvent[], tally: Tally) {
+  const jobs: DeliveryJob[] = [];
+  for (const fn of fns) {
+    for (const e of batch) {
+      const input = asInput(e);
+      if (!matchesFilters(fn.filters, filterGlobals(input, null))) {
+        tally.add(fn, 'filtered');
+        continue;
+      }
+      const masking = fn.masking as Json | null;
+      if (masking?.bytecode) {
+        const globals = invocationGlobals(
+          ctx.siteUrl,
+          { id: ctx.project.id, name: ctx.project.name ?? '' },
+          input,
+          null,
+          fn,
+        );
+        const hash = String(resolveInput(masking.bytecode, globals));
+        const passes = await passesMask(
+          ctx.db,
+          fn.id,
+          hash,
+          Number(masking.ttl),
+          (masking.threshold as number) ?? null,
+        );
+        if (!passes) {
+          tally.add(fn, 'masked');
+          continue;
+        }
+      }
+      jobs.push({ function_id: fn.id, project_id: ctx.project.id, event: input });
+    }
+  }
+  return jobs;
+}
+
+/**
+ * Ingestion's one call into Hog functions: the enabled transformations run in order on each matching
+ * event (they may change or drop it), `store` stores what is left, then each matching event becomes a
+ * delivery job per enabled destination (masking applied first). Deliveries happen later, in the worker.
+ */
+export async function ingestWithHogFunctions(
+  ctx: PipelineContext,
+  batch: PipelineEvent[],
+  store: (batch: PipelineEvent[]) => Promise<void>,
+): Promise<void> {
+  const fns = await runnableFunctions(ctx.db, ctx.project.id);
+  if (!fns.length) return store(batch);
+  const tally = new Tally();
+  const transformations = fns.filter((f) => f.type === 'transformation');
+  const destinations = fns.filter((f) => f.type === 'destination');
+  const kept = transformations.length ? await transform(ctx, transformations, batch, tally) : batch;
+  if (kept.length) await store(kept);
+  const jobs = destinations.length ? await destinationJobs(ctx, destinations, kept, tally) : [];
+  await enqueueDeliveries(await ctx.boss(), ctx.retryDelaySeconds, jobs);
+  await tally.flush(ctx.db).catch(() => undefined);
+}
+
+/** What ingestion hands over: the server's database, configuration and job engine (no request). */
+export interface IngestServer {
+  db: Db;
+  config: Config;
+  jobs: { boss(): Promise<PgBoss> };
+}
+
+/** Ingestion's entry: `store` stores the events the project's transformations leave (all, when it has none). */
+export function ingestThroughHogFunctions(
+  server: IngestServer,
+  project: { id: number },
+  batch: PipelineEvent[],
+  store: (batch: PipelineEvent[]) => Promise<void>,
+): Promise<void> {
+  const ctx: PipelineContext = {
+    db: server.db,
+    box: secretBox(server.config),
+    boss: () => server.jobs.boss(),
+    siteUrl: server.config.siteUrl ?? `http://${server.config.host}:${server.config.port}`,
+    retryDelaySeconds: deliveryRetryDelay(server.config),
+    project,
+  };
+  return ingestWithHogFunctions(ctx, batch, store);
+}
