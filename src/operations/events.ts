@@ -17,7 +17,7 @@ import { eventsCsv } from '../serializers/events.js';
 import { presentEvents, presentEventsJson } from '../events/present.js';
 import { sendJsonText } from '../http/json-text.js';
 import { toCsv } from '../serializers/csv.js';
-import { selectedValues, whereConditions } from '../events/expressions.js';
+import { expressionList, selectedValues, whereConditions } from '../events/expressions.js';
 import { sqlState } from '../core/sql-state.js';
 import { isUuid, MAX_INT4 } from '../core/ids.js';
 
@@ -86,8 +86,11 @@ export const eventHandlers = {
     const q = req.query;
     const projectId = req.tenant.project_id;
     const db = req.server.db;
-    const where = whereConditions(q.where);
-    const select = selectedValues(q.select);
+    let joinPersons = false;
+    const exprs = { teamId: projectId, usePerson: () => void (joinPersons = true) };
+    const where = await whereConditions(expressionList('where', q.where), exprs);
+    const expressions = expressionList('select', q.select);
+    const select = { expressions, values: await selectedValues(expressions, exprs) };
     const filters = parsePropertyFilters(q.properties);
     const ascending = ascendingOf(q.orderBy);
     const cursorId = q.cursor ? cursorEventId(q.cursor) : undefined;
@@ -106,6 +109,7 @@ export const eventHandlers = {
       filters,
       where,
       select: select.values,
+      joinPersons,
       limit,
       offset,
     };
