@@ -7,21 +7,27 @@ import { rejectNulInJson } from '../core/null-characters.js';
 
 const MAX_EXPRESSIONS = 50;
 
-/** A query parameter holding a JSON array of expression strings (`select`, `where`). */
-export function expressionList(attr: string, raw: string | undefined): string[] {
-  if (raw === undefined || raw === '') return [];
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw ApiError.validation(attr, `${attr} must be a JSON array of expression strings.`);
+/**
+ * A query parameter holding expressions: repeated (`?select=event&select=timestamp`, as a client generated from
+ * PostHog's schema sends it), or one JSON array of them (`?select=["event","timestamp"]`, as PostHog documents it).
+ */
+export function expressionList(attr: string, raw: string[] | undefined): string[] {
+  let list: unknown[] = raw ?? [];
+  if (list.length === 1 && String(list[0]).trimStart().startsWith('[')) {
+    try {
+      const parsed: unknown = JSON.parse(String(list[0]));
+      if (Array.isArray(parsed)) list = parsed;
+    } catch {
+      // Not JSON: one expression that begins with an array literal.
+    }
   }
-  if (!Array.isArray(parsed) || !parsed.every((e) => typeof e === 'string' && e.trim()))
-    throw ApiError.validation(attr, `${attr} must be a JSON array of expression strings.`);
-  if (parsed.length > MAX_EXPRESSIONS)
+  list = list.filter((e) => e !== '');
+  if (!list.every((e) => typeof e === 'string' && e.trim()))
+    throw ApiError.validation(attr, `${attr} must be HogQL expressions: repeated, or one JSON array of strings.`);
+  if (list.length > MAX_EXPRESSIONS)
     throw ApiError.validation(attr, `At most ${MAX_EXPRESSIONS} expressions are supported in ${attr}.`);
-  rejectNulInJson(attr, parsed);
-  return parsed as string[];
+  rejectNulInJson(attr, list);
+  return list as string[];
 }
 
 /** Which project the expressions read, and whether they read the event's person (then persons must be joined). */
