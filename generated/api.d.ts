@@ -7992,13 +7992,10 @@ export interface components {
             readonly elements: components["schemas"]["Element"][];
             readonly elements_chain: string;
         };
-        /** @description The values of the `select` expressions for one event, in their order. */
-        SelectedValues: unknown[];
         EventList: {
             /** Format: uri */
             next: string | null;
-            /** @description Events, or with `select` one array of the selected values per event. */
-            results: (components["schemas"]["Event"] | components["schemas"]["SelectedValues"])[];
+            results: components["schemas"]["Event"][];
         };
         PropertyValue: {
             name: string;
@@ -14183,10 +14180,10 @@ export interface operations {
                 properties?: string;
                 /** @description JSON array with one of `"-timestamp"` (default, newest first) or `"timestamp"`. */
                 orderBy?: string;
-                /** @description Experimental: JSON array of expressions to return instead of the event fields, e.g. `["event", "properties.$browser", "timestamp"]`; each result is then an array of their values in that order. Supported: the fields `uuid`, `event`, `distinct_id`, `timestamp`, `person_id`, `elements_chain`, `properties`, a property as `properties.<key>` (also `properties.$key` and `properties['key']`), and constants. */
-                select?: string;
-                /** @description Experimental: JSON array of conditions that must all hold, e.g. `["properties.$browser = 'Chrome'", "event != 'signup'"]`. Supported: comparisons (`=`, `!=`, `<`, `<=`, `>`, `>=`, `LIKE`, `ILIKE`, `NOT LIKE`, `NOT ILIKE`), `IN (...)`, `IS [NOT] NULL`, `AND`, `OR`, `NOT` and parentheses over the same fields and properties as `select`. */
-                where?: string;
+                /** @description Experimental, as PostHog's: HogQL expressions, repeated (`select=event&select=timestamp`, as a client generated from PostHog's schema sends them) or one JSON array (`select=["event","timestamp"]`). With `format=csv` (or `Accept: text/csv`) they are the columns of the CSV, one row per event, each column named by its expression. The JSON answer is events whatever `select` says, as PostHog's (use the Query API's `EventsQuery` for chosen columns in JSON). Any expression over the event's fields, `properties.<key>` and `person.properties.<key>` that HogQL computes per event; aggregates and window functions are refused. */
+                select?: string[];
+                /** @description Experimental: HogQL conditions that must all hold, repeated or one JSON array as for `select`, e.g. `["properties.$browser = 'Chrome'", "event != 'signup'"]`. Any HogQL expression per event: comparisons, `IN`, `LIKE`, `AND`/`OR`/`NOT`, functions (`lower`, `toStartOfDay`, `has`, `match`, ...) over the event's fields, `properties.<key>` and `person.properties.<key>`. */
+                where?: string[];
                 /** @description Fill each event's `person` (otherwise null). */
                 include_person?: boolean;
                 /** @description `csv` answers `text/csv` (a header row, then one row per event, quoted as RFC 4180 says); `json` is the default. An `Accept: text/csv` header also selects CSV. */
@@ -19134,10 +19131,10 @@ export interface operations {
                 properties?: string;
                 /** @description JSON array with one of `"-timestamp"` (default, newest first) or `"timestamp"`. */
                 orderBy?: string;
-                /** @description Experimental: JSON array of expressions to return instead of the event fields, e.g. `["event", "properties.$browser", "timestamp"]`; each result is then an array of their values in that order. Supported: the fields `uuid`, `event`, `distinct_id`, `timestamp`, `person_id`, `elements_chain`, `properties`, a property as `properties.<key>` (also `properties.$key` and `properties['key']`), and constants. */
-                select?: string;
-                /** @description Experimental: JSON array of conditions that must all hold, e.g. `["properties.$browser = 'Chrome'", "event != 'signup'"]`. Supported: comparisons (`=`, `!=`, `<`, `<=`, `>`, `>=`, `LIKE`, `ILIKE`, `NOT LIKE`, `NOT ILIKE`), `IN (...)`, `IS [NOT] NULL`, `AND`, `OR`, `NOT` and parentheses over the same fields and properties as `select`. */
-                where?: string;
+                /** @description Experimental, as PostHog's: HogQL expressions, repeated (`select=event&select=timestamp`, as a client generated from PostHog's schema sends them) or one JSON array (`select=["event","timestamp"]`). With `format=csv` (or `Accept: text/csv`) they are the columns of the CSV, one row per event, each column named by its expression. The JSON answer is events whatever `select` says, as PostHog's (use the Query API's `EventsQuery` for chosen columns in JSON). Any expression over the event's fields, `properties.<key>` and `person.properties.<key>` that HogQL computes per event; aggregates and window functions are refused. */
+                select?: string[];
+                /** @description Experimental: HogQL conditions that must all hold, repeated or one JSON array as for `select`, e.g. `["properties.$browser = 'Chrome'", "event != 'signup'"]`. Any HogQL expression per event: comparisons, `IN`, `LIKE`, `AND`/`OR`/`NOT`, functions (`lower`, `toStartOfDay`, `has`, `match`, ...) over the event's fields, `properties.<key>` and `person.properties.<key>`. */
+                where?: string[];
                 /** @description Fill each event's `person` (otherwise null). */
                 include_person?: boolean;
                 /** @description `csv` answers `text/csv` (a header row, then one row per event, quoted as RFC 4180 says); `json` is the default. An `Accept: text/csv` header also selects CSV. */

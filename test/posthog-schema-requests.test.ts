@@ -29,6 +29,14 @@ const REFERENCES: Record<string, string> = {
   default_role_id: 'names a role; with no roles (none exist here) PostHog also takes only null',
 };
 
+/**
+ * Query parameters PostHog's schema declares as arrays (a generated client repeats them) but PostHog reads as
+ * one JSON text (`json.loads(request.GET[...])`): ours declare that JSON, as PostHog's server reads it.
+ */
+const JSON_TEXT: Record<string, string> = {
+  properties: 'posthog/api/event.py parses it with json.loads',
+};
+
 /** The string values a schema admits: a list, or 'any' for any string, or undefined for no strings. */
 function strings(schema: Schema): string[] | 'any' | undefined {
   if (Array.isArray(schema.enum)) return schema.enum.filter((v: unknown): v is string => typeof v === 'string');
@@ -59,6 +67,9 @@ function compare(doc: Doc): string[] {
       const tp = (their.parameters ?? []).map((x: any) => theirDeref(doc, x)).find((x: any) => x.name === p.name);
       const gap = tp && narrower(deref(p.schema), theirDeref(doc, tp.schema ?? {}));
       if (gap) found.push(`${op.operationId} ?${p.name}: PostHog also takes ${gap}`);
+      const repeated = tp && theirDeref(doc, tp.schema ?? {}).type === 'array' && tp.explode !== false;
+      if (repeated && !JSON_TEXT[p.name] && (p.json || deref(p.schema).type !== 'array'))
+        found.push(`${op.operationId} ?${p.name}: PostHog's clients repeat it (an array); ours takes one value`);
     }
     const theirBody = theirDeref(doc, their.requestBody?.content?.['application/json']?.schema);
     for (const [name, ours] of Object.entries<Schema>(op.body?.properties ?? {})) {

@@ -4,14 +4,7 @@ import type { BatchExportRow } from './queries.js';
 import { events, person_distinct_ids, persons } from '../db/schema/index.js';
 import { filterSql } from '../db/queries/events.js';
 import { parseFilterList } from '../events/filters.js';
-import {
-  compileCondition,
-  compileJsonValue,
-  eventsScope,
-  parseSelect,
-  valueType,
-  type ColumnType,
-} from '../hogql/index.js';
+import { compileExport } from './hogql.js';
 import { copyBatches, inlineParams, postgresClient } from './copy-source.js';
 import { decodeCopyRows } from './copy-text.js';
 import { earliestSession, sessionsSource } from './sessions.js';
@@ -79,14 +72,6 @@ function jsonObject(pairs: [string, SQL][]): SQL {
   )})::text`;
 }
 
-const TABLE_TYPE: Record<ColumnType, ExportColumn['type']> = {
-  text: 'text',
-  uuid: 'text',
-  timestamp: 'timestamptz',
-  integer: 'bigint',
-  json: 'jsonb',
-};
-
 function eventFilters(exp: BatchExportRow): SQL[] {
   const out: SQL[] = [];
   const include = exp.destination_config.include_events as string[] | null | undefined;
@@ -112,7 +97,13 @@ const EVENT_FIELDS: Field[] = [
   { name: 'person_properties', type: 'jsonb', value: sql`${persons.properties}` },
 ];
 
-function eventsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date, deadlineMs: number): RecordSource {
+async function eventsSource(
+  db: Db,
+  exp: BatchExportRow,
+  start: Date | null,
+  end: Date,
+  deadlineMs: number,
+): Promise<RecordSource> {
   let pairs: [string, SQL][];
   let columns: ExportColumn[];
   let key: string[] | null = ['uuid'];
@@ -123,12 +114,11 @@ function eventsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Date
   if (start) where.push(sql`${events.timestamp} >= ${start.toISOString()}::timestamptz`);
   where.push(...eventFilters(exp));
   if (exp.hogql_query) {
-    const query = parseSelect(exp.hogql_query);
-    pairs = query.fields.map((f) => [f.alias, compileJsonValue(f.expr, eventsScope)]);
-    columns = query.fields.map((f) => ({ name: f.alias, type: TABLE_TYPE[valueType(f.expr, eventsScope)] }));
-    if (query.where) where.push(compileCondition(query.where, eventsScope));
-    const uuid = query.fields.find((f) => f.alias === 'uuid');
-    key = uuid?.expr.kind === 'field' && uuid.expr.name === 'uuid' ? ['uuid'] : null;
+    const query = await compileExport(exp.hogql_query, exp.project_id);
+    pairs = query.pairs;
+    columns = query.columns;
+    if (query.where) where.push(query.where);
+    key = query.key;
   } else {
     pairs = pairsOf(EVENT_FIELDS);
     columns = columnsOf(EVENT_FIELDS);
@@ -223,13 +213,13 @@ function personsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Dat
 }
 
 /** `deadlineMs` bounds each step of reading (see copyBatches). */
-export function recordSource(
+export async function recordSource(
   db: Db,
   exp: BatchExportRow,
   start: Date | null,
   end: Date,
   deadlineMs = 300_000,
-): RecordSource {
+): Promise<RecordSource> {
   if (exp.model === 'sessions') return sessionsSource(db, exp, start, end, deadlineMs);
   return exp.model === 'persons'
     ? personsSource(db, exp, start, end, deadlineMs)

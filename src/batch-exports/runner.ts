@@ -2,7 +2,7 @@ import type { Db } from '../db/client.js';
 import { getBatchExportById } from './queries.js';
 import { settleBackfill, unscopedClaimRun, unscopedFinishRun, unscopedHeartbeatRun } from './run-queries.js';
 import { insertLog } from './list-queries.js';
-import { HogQLError } from '../hogql/index.js';
+import { QueryError } from '../hogql/query/index.js';
 import type { TenantNetwork } from '../net/index.js';
 import type { SecretBox } from '../secrets/index.js';
 import { describeError, withDeadline } from './deadline.js';
@@ -118,7 +118,7 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
       `Batch export run started: ${exp.model} from ${describe(run.data_interval_start)} to ` +
         `${describe(run.data_interval_end)}${attempt}`,
     );
-    const source = recordSource(db, exp, run.data_interval_start, run.data_interval_end, stepMs);
+    const source = await recordSource(db, exp, run.data_interval_start, run.data_interval_end, stepMs);
     const total = await step(source.count(), 'Counting the records');
     await beat({ records_total_count: total });
     writer = await openDestination({ exp, run, source, network: a.network, deadlineMs: stepMs }, a.secrets);
@@ -169,7 +169,7 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
       throw new RetryRun(message);
     }
     const message = describeError(err);
-    const permanent = err instanceof NonRetryableError || err instanceof HogQLError;
+    const permanent = err instanceof NonRetryableError || err instanceof QueryError;
     if (!permanent && a.retryCount < a.retryLimit) {
       await settle({ status: 'FailedRetryable', latest_error: message, records_completed: completed });
       await log('WARNING', `Batch export run failed, will retry: ${message}`);

@@ -18,31 +18,12 @@ import {
   unscopedInsertScheduledRuns,
   type BackfillRow,
 } from './run-queries.js';
-import { HogQLError, parseSelect, printSelect } from '../hogql/index.js';
 import type { JobEngine } from './engine.js';
 import { ceilToGrid, dueIntervals, floorToGrid, intervalMs, intervalsBetween } from './intervals.js';
 import { earliestData } from './records.js';
 import { ApiError } from '../core/errors.js';
 
-const MAX_FIELDS = 50;
 const MAX_BACKFILL_RUNS = 100_000;
-
-/** The read-only `schema` an export's `hogql_query` compiles to, or a 400 on `hogql_query`. */
-export function compileHogQL(query: string): Record<string, unknown> {
-  try {
-    const parsed = parseSelect(query);
-    if (parsed.fields.length > MAX_FIELDS)
-      throw new HogQLError(`Unsupported HogQL query: at most ${MAX_FIELDS} fields`);
-    return {
-      fields: parsed.fields.map((f) => ({ expression: f.expression, alias: f.alias })),
-      values: {},
-      hogql_query: printSelect(parsed),
-    };
-  } catch (err) {
-    if (err instanceof HogQLError) throw ApiError.validation('hogql_query', err.message);
-    throw err;
-  }
-}
 
 // Python's datetime.fromisoformat, which PostHog uses: a date, or a date and time with an optional offset.
 const ISO =

@@ -20,7 +20,7 @@ import { validateDestinationConfig, type DestinationType } from './destination-c
 import { checkDestinationNetwork } from './destination-network.js';
 import { checkSecretNotRedirected, openDestinationSecrets, sealDestinationSecrets } from './destination-secrets.js';
 import { runTestStep, stepCount } from './destination-tests.js';
-import { compileHogQL } from './service.js';
+import { compileHogQL } from './hogql.js';
 
 type Schemas = components['schemas'];
 
@@ -103,7 +103,7 @@ export async function createExport(
   const model = body.model ?? 'events';
   const filters = filtersOf(body.filters);
   checkExport({ model, destination_type: type, hogql_query: hogql, filters });
-  const schema = hogql ? compileHogQL(hogql) : null;
+  const schema = hogql ? await compileHogQL(hogql) : null;
   const values: BatchExportInsert = {
     project_id: await targetProject(db, tenant, body.team_id),
     name: body.name,
@@ -152,7 +152,7 @@ export async function updateExport(
   }
   if (body.hogql_query !== undefined) {
     values.hogql_query = body.hogql_query || null;
-    values.schema = values.hogql_query ? compileHogQL(values.hogql_query) : null;
+    values.schema = values.hogql_query ? await compileHogQL(values.hogql_query) : null;
   }
   checkExport({
     model: values.model ?? exp.model,

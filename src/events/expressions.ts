@@ -1,53 +1,65 @@
 import type { SQL } from 'drizzle-orm';
-import {
-  compileCondition,
-  compileJsonValue,
-  eventsScope,
-  HogQLError,
-  parseCondition,
-  parseExpr,
-} from '../hogql/index.js';
+import { compileExpression, parseExpression, QueryError, type Node } from '../hogql/query/index.js';
+import { eventsTable, jsonValue, refuseAggregates } from '../hogql/query/embedded.js';
+import { toBool } from '../hogql/query/types.js';
 import { ApiError } from '../core/errors.js';
 import { rejectNulInJson } from '../core/null-characters.js';
 
-/** A query parameter holding a JSON array of expression strings (`select`, `where`). */
-function expressionList(attr: string, raw: string | undefined): string[] {
-  if (raw === undefined || raw === '') return [];
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw ApiError.validation(attr, `${attr} must be a JSON array of expression strings.`);
+const MAX_EXPRESSIONS = 50;
+
+/**
+ * A query parameter holding expressions: repeated (`?select=event&select=timestamp`, as a client generated from
+ * PostHog's schema sends it), or one JSON array of them (`?select=["event","timestamp"]`, as PostHog documents it).
+ */
+export function expressionList(attr: string, raw: string[] | undefined): string[] {
+  let list: unknown[] = raw ?? [];
+  if (list.length === 1 && String(list[0]).trimStart().startsWith('[')) {
+    try {
+      const parsed: unknown = JSON.parse(String(list[0]));
+      if (Array.isArray(parsed)) list = parsed;
+    } catch {
+      // Not JSON: one expression that begins with an array literal.
+    }
   }
-  if (!Array.isArray(parsed) || !parsed.every((e) => typeof e === 'string' && e.trim())) {
-    throw ApiError.validation(attr, `${attr} must be a JSON array of expression strings.`);
-  }
-  if (parsed.length > 50) throw ApiError.validation(attr, `At most 50 expressions are supported in ${attr}.`);
-  rejectNulInJson(attr, parsed);
-  return parsed as string[];
+  list = list.filter((e) => e !== '');
+  if (!list.every((e) => typeof e === 'string' && e.trim()))
+    throw ApiError.validation(attr, `${attr} must be HogQL expressions: repeated, or one JSON array of strings.`);
+  if (list.length > MAX_EXPRESSIONS)
+    throw ApiError.validation(attr, `At most ${MAX_EXPRESSIONS} expressions are supported in ${attr}.`);
+  rejectNulInJson(attr, list);
+  return list as string[];
 }
 
-function compile<T>(attr: string, text: string, build: () => T): T {
+/** Which project the expressions read, and whether they read the event's person (then persons must be joined). */
+export interface ExpressionContext {
+  teamId: number;
+  timezone?: string;
+  usePerson: () => void;
+}
+
+async function compile<T>(attr: string, text: string, build: (node: Node) => T): Promise<T> {
   try {
-    return build();
+    const node = await parseExpression(text);
+    refuseAggregates(node);
+    return build(node);
   } catch (err) {
-    if (err instanceof HogQLError) throw ApiError.validation(attr, `${err.message}: ${text}`);
+    if (err instanceof QueryError) throw ApiError.validation(attr, `${err.message}: ${text}`, err.code);
     throw err;
   }
 }
 
-/** The listing's `where` conditions as SQL over the events table (shared with batch exports' HogQL). */
-export function whereConditions(raw: string | undefined): SQL[] {
-  return expressionList('where', raw).map((text) =>
-    compile('where', text, () => compileCondition(parseCondition(text), eventsScope)),
+/** The listing's `where` conditions as SQL over the events table. */
+export function whereConditions(list: string[], ctx: ExpressionContext): Promise<SQL[]> {
+  const table = eventsTable(ctx.usePerson);
+  return Promise.all(
+    list.map((text) => compile('where', text, (node) => toBool(compileExpression(node, table, ctx), node.pos).sql)),
   );
 }
 
-/** The listing's `select` expressions as JSON-valued SQL, in order; empty when absent. */
-export function selectedValues(raw: string | undefined): { expressions: string[]; values: SQL[] } {
-  const expressions = expressionList('select', raw);
-  const values = expressions.map((text) =>
-    compile('select', text, () => compileJsonValue(parseExpr(text), eventsScope)),
+/** The listing's `select` expressions as JSON-valued SQL, in order. */
+export function selectedValues(list: string[], ctx: ExpressionContext): Promise<SQL[]> {
+  const table = eventsTable(ctx.usePerson);
+  return Promise.all(
+    list.map((text) => compile('select', text, (node) => jsonValue(node, compileExpression(node, table, ctx)))),
   );
-  return { expressions, values };
 }

@@ -2,6 +2,7 @@
 // the forms PostHog writes, refusals that name what is not supported, and the positions of errors.
 import t from 'tap';
 import {
+  CACHE_ENTRIES,
   MAX_QUERY_LENGTH,
   parseExpression,
   parseOrder,
@@ -89,6 +90,25 @@ t.test('a text is parsed once', async (t) => {
   const count = parsedCount();
   t.equal(await parseQuery(text), first, 'the same AST comes back');
   t.equal(parsedCount(), count, 'nothing new was parsed');
+});
+
+t.test('parsed texts are kept in a bounded LRU cache', async (t) => {
+  const tag = Date.now();
+  const kept = `properties.$browser = 'lru-${tag}'`;
+  const first = await parseExpression(kept);
+  t.equal(await parseExpression(kept), first, 'an expression asked again is not parsed again');
+  // Fill the cache with other texts, touching `kept` on the way: it was used recently, so it stays.
+  let oldest: unknown;
+  for (let i = 0; i < CACHE_ENTRIES + 10; i++) {
+    const ast = await parseExpression(`event = 'lru-${tag}-${i}'`);
+    if (i === 0) oldest = ast;
+    if (i === CACHE_ENTRIES / 2) t.equal(await parseExpression(kept), first);
+  }
+  t.ok(parsedCount() <= CACHE_ENTRIES, `at most ${CACHE_ENTRIES} texts kept (${parsedCount()})`);
+  t.equal(await parseExpression(kept), first, 'the recently used text was kept');
+  const again = await parseExpression(`event = 'lru-${tag}-0'`);
+  t.not(again, oldest, 'the least recently used text was dropped, and is parsed again');
+  t.same(again, oldest, 'to the same AST');
 });
 
 t.test('errors say where, and name what is not supported', async (t) => {

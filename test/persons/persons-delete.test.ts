@@ -76,7 +76,7 @@ async function readPaths(tenant: Tenant) {
   });
   const end = new Date(Date.now() + 3_600_000);
   const exportCount = async (model: 'events' | 'persons' | 'sessions') =>
-    recordSource(db, { ...exp, model }, null, end).count();
+    (await recordSource(db, { ...exp, model }, null, end)).count();
   return {
     listed: (listed.results as { distinct_id: string }[]).map((e) => e.distinct_id).sort(),
     byDistinctId: byDistinctId.results.length,

@@ -49,6 +49,8 @@ export interface EventQuery {
   where?: SQL[];
   /** With `select`: these JSON values are returned per event, as `selected`. */
   select?: SQL[];
+  /** `where` or `select` read the event's person: `persons` is joined. */
+  joinPersons?: boolean;
   limit: number;
   offset: number;
 }
@@ -212,7 +214,7 @@ function filteredPage(db: Db, q: EventQuery, fields: SelectedFields) {
     .select(fields as typeof columns)
     .from(events)
     .$dynamic();
-  if (needsPersons(q.filters)) query = query.leftJoin(persons, eq(persons.id, events.person_id));
+  if (needsPersons(q.filters) || q.joinPersons) query = query.leftJoin(persons, eq(persons.id, events.person_id));
   // The listing indexes are `timestamp DESC NULLS LAST, id DESC NULLS LAST`; PostgreSQL only walks them
   // (forwards or backwards) for an ORDER BY that names the same null placement.
   const order = q.ascending ? OLDEST_FIRST : NEWEST_FIRST;

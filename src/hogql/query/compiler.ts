@@ -103,6 +103,19 @@ class Compiler {
   }
   constructor(private opts: CompileOptions) {}
 
+  /** One expression over one table, outside any SELECT of ours. */
+  expression(node: Node, binding: Binding): Typed {
+    const scope: Scope = {
+      bindings: [binding],
+      aliases: new Map(),
+      expanding: new Set(),
+      ctes: new Map(),
+      windows: {},
+      locals: new Map(),
+    };
+    return this.expr(node, scope);
+  }
+
   top(q: Query): CompiledQuery {
     if (isSet(q)) return this.topSet(q);
     const max = this.opts.maxLimit ?? 10_000;
@@ -712,6 +725,14 @@ class Compiler {
  */
 function columnName(expr: Node, typed: Typed): string {
   return expr.k === 'field' && typed.type !== 'Prop' ? expr.chain[expr.chain.length - 1]! : print(expr);
+}
+
+/**
+ * One expression (the events listing's `select` and `where`, an export's fields) over a table the caller's SQL
+ * reads under `binding`; the caller scopes that table to the project.
+ */
+export function compileExpression(node: Node, binding: Binding, opts: CompileOptions): Typed {
+  return new Compiler(opts).expression(node, binding);
 }
 
 /** A parsed query as parameterised SQL over the project's rows only. */

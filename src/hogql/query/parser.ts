@@ -13,7 +13,7 @@ export const MAX_QUERY_LENGTH = 16_384;
  */
 export const MAX_NESTING = 20;
 /** Parsed queries kept, least recently used dropped first. */
-const CACHE_ENTRIES = 1_000;
+export const CACHE_ENTRIES = 1_000;
 
 const cache = new Map<string, unknown>();
 

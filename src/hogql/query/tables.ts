@@ -15,6 +15,11 @@ export interface Binding {
   columns?: Map<string, { sqlName: string; type: Type; ch?: string; elem?: Type }>;
   /** Brings the person's columns into an events source (see tableSource). */
   usePerson?: () => void;
+  /**
+   * A column's SQL where the table is not one of tableSource's subqueries (the events listing and exports
+   * read the events table itself): by the name tableSource gives it (`uuid`, `person_properties`, ...).
+   */
+  columnSql?: (name: string) => SQL;
 }
 
 /**
@@ -85,30 +90,30 @@ export const FIELDS: Record<TableName, string[]> = {
 export function property(base: SQL, keys: string[]): Typed {
   for (const k of keys) if (k.includes('\0')) throw new QueryError('Property names may not contain NUL characters');
   let out = base;
+  let json = base;
   keys.forEach((k, i) => {
     out = i === keys.length - 1 ? sql`(${out} ->> ${k}::text)` : sql`(${out} -> ${k}::text)`;
+    json = sql`(${json} -> ${k}::text)`;
   });
-  return { sql: out, type: 'Prop' };
+  return { sql: out, type: 'Prop', json };
 }
-
-const col = (a: SQL, name: string) => sql`${a}.${sql.identifier(name)}`;
 
 /** A field of a table by its chain (`event`, `properties.$browser`, `person.properties.email`), or undefined. */
 export function tableField(b: Binding, chain: string[], teamId: number): Typed | undefined {
   const a = sql`${sql.identifier(b.sqlAlias)}`;
+  const col = (name: string) => b.columnSql?.(name) ?? sql`${a}.${sql.identifier(name)}`;
   const [head, ...rest] = chain;
   if (head === undefined) return undefined;
   if (b.columns) {
     const c = b.columns.get(head);
     if (!c) return undefined;
-    if (!rest.length) return { sql: col(a, c.sqlName), type: c.type, ch: c.ch, elem: c.elem };
-    if (c.type === 'Object') return property(col(a, c.sqlName), rest);
+    if (!rest.length) return { sql: col(c.sqlName), type: c.type, ch: c.ch, elem: c.elem };
+    if (c.type === 'Object') return property(col(c.sqlName), rest);
     return undefined;
   }
   const simple = (type: Type, name: string, ch?: string): Typed | undefined =>
-    rest.length ? undefined : { sql: col(a, name), type, ch };
-  const json = (name: string): Typed =>
-    rest.length ? property(col(a, name), rest) : { sql: col(a, name), type: 'Object' };
+    rest.length ? undefined : { sql: col(name), type, ch };
+  const json = (name: string): Typed => (rest.length ? property(col(name), rest) : { sql: col(name), type: 'Object' });
   if (head === 'team_id') return rest.length ? undefined : { sql: sql`${teamId}::bigint`, type: 'Int' };
   switch (b.table) {
     case 'events':
@@ -127,19 +132,19 @@ export function tableField(b: Binding, chain: string[], teamId: number): Typed |
           return simple('UUID', 'person_uuid');
         case '$session_id':
         case '$window_id':
-          return rest.length ? undefined : property(col(a, 'properties'), [head]);
+          return rest.length ? undefined : property(col('properties'), [head]);
         case 'properties':
           return json('properties');
         case 'person': {
           b.usePerson?.();
           const [field, ...more] = rest;
-          if (field === 'id' && !more.length) return { sql: col(a, 'person_uuid'), type: 'UUID' };
-          if (field === 'created_at' && !more.length) return { sql: col(a, 'person_created_at'), type: 'DateTime' };
-          if (field === 'is_identified' && !more.length) return { sql: col(a, 'person_is_identified'), type: 'Bool' };
+          if (field === 'id' && !more.length) return { sql: col('person_uuid'), type: 'UUID' };
+          if (field === 'created_at' && !more.length) return { sql: col('person_created_at'), type: 'DateTime' };
+          if (field === 'is_identified' && !more.length) return { sql: col('person_is_identified'), type: 'Bool' };
           if (field === 'properties')
             return more.length
-              ? property(col(a, 'person_properties'), more)
-              : { sql: col(a, 'person_properties'), type: 'Object' };
+              ? property(col('person_properties'), more)
+              : { sql: col('person_properties'), type: 'Object' };
           return undefined;
         }
       }
@@ -167,21 +172,22 @@ export function tableField(b: Binding, chain: string[], teamId: number): Typed |
 /** The whole event, or its person, as one JSON object (the EventsQuery's `*` and `person`). */
 export function objectOf(b: Binding, of: 'event' | 'person', teamId: number): Typed {
   const a = sql`${sql.identifier(b.sqlAlias)}`;
-  const iso = (name: string) => sql`to_char(${col(a, name)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+  const col = (name: string) => b.columnSql?.(name) ?? sql`${a}.${sql.identifier(name)}`;
+  const iso = (name: string) => sql`to_char(${col(name)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
   if (of === 'person') {
     b.usePerson?.();
     return {
-      sql: sql`case when ${col(a, 'person_uuid')} is null then null else json_build_object(
-        'id', ${col(a, 'person_uuid')}, 'created_at', ${iso('person_created_at')},
-        'properties', ${col(a, 'person_properties')}, 'distinct_id', ${col(a, 'distinct_id')}) end`,
+      sql: sql`case when ${col('person_uuid')} is null then null else json_build_object(
+        'id', ${col('person_uuid')}, 'created_at', ${iso('person_created_at')},
+        'properties', ${col('person_properties')}, 'distinct_id', ${col('distinct_id')}) end`,
       type: 'Json',
       ch: "Tuple(id UUID, created_at DateTime64(6, 'UTC'), properties String, distinct_id String)",
     };
   }
   return {
-    sql: sql`json_build_object('uuid', ${col(a, 'uuid')}, 'event', ${col(a, 'event')},
-      'properties', ${col(a, 'properties')}, 'timestamp', ${iso('timestamp')}, 'team_id', ${teamId}::int,
-      'distinct_id', ${col(a, 'distinct_id')}, 'elements_chain', ${col(a, 'elements_chain')},
+    sql: sql`json_build_object('uuid', ${col('uuid')}, 'event', ${col('event')},
+      'properties', ${col('properties')}, 'timestamp', ${iso('timestamp')}, 'team_id', ${teamId}::int,
+      'distinct_id', ${col('distinct_id')}, 'elements_chain', ${col('elements_chain')},
       'created_at', ${iso('created_at')})`,
     type: 'Json',
     ch:

@@ -33,6 +33,8 @@ export interface Typed {
   elem?: Type;
   /** A date-time's time zone, set by toTimeZone(): where its days begin and how it is written. */
   tz?: string;
+  /** A property read from JSON: the value with its JSON type (a number stays a number), for exported values. */
+  json?: SQL;
 }
 
 const CH: Record<Type, string> = {

@@ -1,0 +1,116 @@
+// The events listing's HogQL `select` and `where`, as PostHog's schema types them (repeated, or one JSON array),
+// on PostHog's parser and the Query API's compiler.
+import t from 'tap';
+import { randomUUID } from 'node:crypto';
+import { buildTestApp } from '../helpers/app.js';
+import { makeTenant } from '../helpers/factories.js';
+import { capture, iso } from '../helpers/events.js';
+
+const ctx = await buildTestApp(t);
+const { call, db } = ctx;
+const T0 = Date.parse('2024-06-01T12:00:00Z');
+const a = await makeTenant(db);
+const b = await makeTenant(db);
+const uuid = randomUUID();
+await capture(ctx, a.project.api_token, [
+  { event: 'first', distinct_id: 'u1', timestamp: iso(T0), uuid, properties: { $browser: 'Chrome' } },
+  { event: 'second', distinct_id: 'u2', timestamp: iso(T0 + 1000) },
+]);
+await capture(ctx, b.project.api_token, [{ event: 'secret', distinct_id: 'b1', timestamp: iso(T0 + 5000) }]);
+const params = { project_id: a.project.id };
+
+t.test('select and where', async (t) => {
+  const csvOf = async (query: Record<string, string | string[]>) => {
+    const res = await call('events_list', { key: a.key, params, query: { format: 'csv', ...query } });
+    t.equal(res.status, 200, JSON.stringify(query));
+    return res.raw;
+  };
+  t.equal(
+    await csvOf({ select: JSON.stringify(['event', 'properties.$browser', 'distinct_id', "'x'"]) }),
+    "event,properties.$browser,distinct_id,'x'\r\nsecond,,u2,x\r\nfirst,Chrome,u1,x\r\n",
+    'select names the CSV columns (one JSON array)',
+  );
+  t.equal(
+    await csvOf({ select: ['upper(event)', "concat(distinct_id, '!')"] }),
+    'upper(event),"concat(distinct_id, \'!\')"\r\nSECOND,u2!\r\nFIRST,u1!\r\n',
+    "repeated, as a client generated from PostHog's schema sends them, and any per-event expression",
+  );
+  const json = await call('events_list', { key: a.key, params, query: { select: ['event'] } });
+  t.same(
+    json.body.results.map((e: any) => [e.event, e.distinct_id]),
+    [
+      ['second', 'u2'],
+      ['first', 'u1'],
+    ],
+    "the JSON answer is events whatever select says, as PostHog's",
+  );
+  const where = await call('events_list', {
+    key: a.key,
+    params,
+    query: { where: JSON.stringify(["properties.$browser = 'Chrome'", "event IN ('first', 'other')"]) },
+  });
+  t.same(
+    where.body.results.map((e: any) => e.event),
+    ['first'],
+  );
+  const repeated = await call('events_list', {
+    key: a.key,
+    params,
+    query: { where: ["lower(properties.$browser) = 'chrome'", 'toStartOfDay(timestamp) <= now()'] },
+  });
+  t.same(
+    repeated.body.results.map((e: any) => e.event),
+    ['first'],
+    'repeated conditions, with functions',
+  );
+  const none = await call('events_list', {
+    key: a.key,
+    params,
+    query: { where: JSON.stringify(["distinct_id = 'b1'"]) },
+  });
+  t.same(none.body.results, [], "another project's events stay out of reach");
+  t.equal(
+    await csvOf({ select: JSON.stringify(['uuid']), where: JSON.stringify(["event = 'first'"]) }),
+    `uuid\r\n${uuid}\r\n`,
+  );
+  t.equal(
+    await csvOf({ select: JSON.stringify(['event', 'distinct_id']) }),
+    'event,distinct_id\r\nsecond,u2\r\nfirst,u1\r\n',
+  );
+  const injected = await call('events_list', {
+    key: a.key,
+    params,
+    query: { where: JSON.stringify(['1=1) UNION SELECT * FROM users --']) },
+  });
+  t.match(injected.body, {
+    type: 'validation_error',
+    code: 'hogql_syntax_error',
+    attr: 'where',
+    detail: /^Syntax error at line 1, column 4: /,
+  });
+  const join = await call('events_list', {
+    key: a.key,
+    params,
+    query: { format: 'csv', select: JSON.stringify(['(SELECT email FROM users)']) },
+  });
+  t.match(join.body, { type: 'validation_error', attr: 'select', detail: /^Unknown table "users"/ });
+  const aggregate = await call('events_list', { key: a.key, params, query: { where: ['count() > 1'] } });
+  t.match(aggregate.body, { type: 'validation_error', attr: 'where', detail: /^count\(\) is not supported here/ });
+  const notStrings = await call('events_list', { key: a.key, params, query: { where: '[1, 2]' } });
+  t.same(notStrings.body, {
+    type: 'validation_error',
+    code: 'invalid_input',
+    detail: 'where must be HogQL expressions: repeated, or one JSON array of strings.',
+    attr: 'where',
+  });
+  const unknownField = await call('events_list', {
+    key: a.key,
+    params,
+    query: { where: JSON.stringify(['password = 1']) },
+  });
+  t.match(unknownField.body, {
+    type: 'validation_error',
+    attr: 'where',
+    detail: /Unable to resolve field: password/,
+  });
+});
