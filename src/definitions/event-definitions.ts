@@ -1,12 +1,17 @@
 import type { components } from '../../generated/api.js';
 import type { Db } from '../db/client.js';
 import type { Page } from '../core/paging.js';
-import { listDefinitions, type DefinitionFilter, type EventDefinitionRow } from './event-queries.js';
+import { getDefinition, listDefinitions, type DefinitionFilter, type EventDefinitionRow } from './event-queries.js';
 import { definitionView, serializeEventDefinition, UNTRACKED, userIdsOf } from './event-serialize.js';
 import { withConstantFields, type JsonText } from '../core/json-text.js';
-import { presentDefinitions } from './common.js';
+import { loadDefinition, presentDefinitions } from './common.js';
 
 type Schemas = components['schemas'];
+
+/** The event definition `id` names in the project; a malformed or foreign id is a 404. */
+export function loadEventDefinition(db: Db, projectId: number, id: string): Promise<EventDefinitionRow> {
+  return loadDefinition(id, (defId) => getDefinition(db, projectId, defId));
+}
 
 const withUntracked = withConstantFields<Schemas['EventDefinition']>({ ...UNTRACKED, volume_30_day: null });
 

@@ -4,7 +4,6 @@ import { jsonPage, sendJsonText } from '../http/json-text.js';
 import {
   deleteDefinition,
   eventVolume30Day,
-  getDefinition,
   isOrganizationMember,
   typedEventNames,
   updateDefinition,
@@ -13,17 +12,16 @@ import {
   type Ordering,
 } from './event-queries.js';
 import { normalizeTags } from '../dashboards/tags.js';
-import { presentEventDefinitionPage, presentEventDefinitions } from './event-definitions.js';
+import { loadEventDefinition, presentEventDefinitionPage, presentEventDefinitions } from './event-definitions.js';
 import { TYPESCRIPT_GENERATOR_VERSION, typescriptModule, typescriptSchemaHash } from './event-typescript.js';
-import { findDefinition, jsonNameList, verificationChanges } from './common-handlers.js';
+import { jsonNameList, verificationChanges } from './common.js';
 import type { components } from '../../generated/api.js';
 import { ApiError } from '../core/errors.js';
 import { pageOf } from '../core/paging.js';
 
 type Body = components['schemas']['PatchedEventDefinitionRequest'];
 
-const find = (req: ProjectRequest, id: string) =>
-  findDefinition(req, id, (projectId, defId) => getDefinition(req.server.db, projectId, defId));
+const find = (req: ProjectRequest, id: string) => loadEventDefinition(req.server.db, req.tenant.project_id, id);
 
 async function update(req: ProjectRequest & FastifyRequest<{ Params: { id: string } }>) {
   const body = (req.body ?? {}) as Body;

@@ -6,6 +6,7 @@ import { Level } from '../core/levels.js';
 import type { OrganizationTenant } from '../core/tenant.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
+import { afterCommit, transaction } from '../db/after-commit.js';
 import {
   INVITE_DAYS_VALIDITY,
   isMemberEmail,
@@ -86,7 +87,7 @@ async function requireInviteRight(db: Db, tenant: OrganizationTenant): Promise<v
 
 /**
  * Creates invites from `user` (one, or a bulk request's, whose errors name the item), replacing
- * pending ones to the same addresses, and mails them after the answer.
+ * pending ones to the same addresses, and mails them once they are stored, without waiting for the mail.
  */
 export async function createInvites(
   db: Db,
@@ -102,9 +103,11 @@ export async function createInvites(
   for (const [i, body] of bodies.entries()) {
     invites.push(await prepare(db, config, tenant, body, projectIds, bulk ? `${i}__` : ''));
   }
-  const rows = await replaceInvites(db, tenant.organization_id, user.id, tenant.level, invites);
-  mailInvites(db, config, user, rows, log);
-  return rows;
+  return transaction(db, async (tx) => {
+    const rows = await replaceInvites(tx, tenant.organization_id, user.id, tenant.level, invites);
+    afterCommit(tx, () => mailInvites(db, config, user, rows, log));
+    return rows;
+  });
 }
 
 /**

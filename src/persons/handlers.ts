@@ -3,11 +3,10 @@ import type { RequestOf, SomeHandlers } from '../http/types.js';
 import { ApiError } from '../core/errors.js';
 import { isRowId, isUuid } from '../core/ids.js';
 import { pageOf } from '../core/paging.js';
-import { sqlState } from '../core/sql-state.js';
 import { paginated } from '../http/pagination.js';
 import { parsePropertyFilters, type FilterNode } from '../events/filters.js';
-import { deletePersonEvents, deletePersons, listPersons, personIdsOf, splitPerson } from './queries.js';
-import { loadPerson, setPersonProperties, unsetPersonProperty } from './persons.js';
+import { deletePersonEvents, deletePersons, personIdsOf, splitPerson } from './queries.js';
+import { findPersons, loadPerson, setPersonProperties, unsetPersonProperty } from './persons.js';
 import { serializePerson } from './serialize.js';
 
 /** PostHog's limit on one bulk deletion. */
@@ -49,14 +48,8 @@ export const personHandlers = {
       search: q.search,
       properties: personFiltersOnly(parsePropertyFilters(q.properties as string | undefined)),
     };
-    try {
-      const { count, rows } = await listPersons(req.server.db, req.tenant.project_id, filters, page);
-      return paginated(req, page, count, rows.map(serializePerson));
-    } catch (err) {
-      if (sqlState(err) === '2201B')
-        throw ApiError.validation('properties', 'Invalid regular expression in a property filter.');
-      throw err;
-    }
+    const { count, rows } = await findPersons(req.server.db, req.tenant.project_id, filters, page);
+    return paginated(req, page, count, rows.map(serializePerson));
   },
 
   async persons_retrieve(req) {

@@ -5,8 +5,21 @@ import { isRowId, isUuid } from '../core/ids.js';
 import { ingest } from '../capture/ingest.js';
 import type { CapturedEvent } from '../capture/normalize.js';
 import { sanitize } from '../capture/normalize.js';
-import { getPerson, ingestProject, type PersonRow } from './queries.js';
+import { sqlState } from '../core/sql-state.js';
+import { getPerson, ingestProject, listPersons, type PersonRow } from './queries.js';
 import { orderDistinctIds } from './serialize.js';
+
+/** A page of the project's persons; a property filter's regular expression PostgreSQL refuses is PostHog's 400. */
+export async function findPersons(...args: Parameters<typeof listPersons>): ReturnType<typeof listPersons> {
+  try {
+    return await listPersons(...args);
+  } catch (err) {
+    if (sqlState(err) === '2201B') {
+      throw ApiError.validation('properties', 'Invalid regular expression in a property filter.');
+    }
+    throw err;
+  }
+}
 
 /**
  * The person a path names: a uuid, else a numeric id (PostHog's `get_pk_or_uuid`). Text that is
