@@ -2,7 +2,7 @@ import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { createJobEngine, createWorker } from './batch-exports/index.js';
 import { bootstrap } from './bootstrap.js';
-import { loadConfig } from './config.js';
+import { configOrExit } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
 import { DataDirError } from './db/embedded.js';
 import { connectionBudgetWarning } from './db/pool-budget.js';
@@ -13,7 +13,7 @@ import { prepareSecretBox } from './secrets/index.js';
 import { sealStoredSecrets } from './secrets/seal-stored.js';
 import { GUARDED_EVENTS, guardProcess } from './process-guard.js';
 
-const config = loadConfig();
+const config = configOrExit();
 
 async function main(): Promise<void> {
   const database = await openDatabase({

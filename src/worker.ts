@@ -2,7 +2,7 @@
 // of their own. Any number of them (and of API processes with WORKER on) can share one PostgreSQL.
 import closeWithGrace from 'close-with-grace';
 import { createJobEngine, createWorker } from './batch-exports/index.js';
-import { loadConfig } from './config.js';
+import { configOrExit } from './config.js';
 import { openDatabase } from './db/client.js';
 import { connectionBudgetWarning } from './db/pool-budget.js';
 import { serializeError } from './http/logging.js';
@@ -12,7 +12,7 @@ import { serveMetrics } from './metrics/serve.js';
 import { GUARDED_EVENTS, guardProcess } from './process-guard.js';
 import { prepareSecretBox } from './secrets/index.js';
 
-const config = loadConfig();
+const config = configOrExit();
 
 function log(level: 'info' | 'warn' | 'error', msg: string, extra: Record<string, unknown> = {}): void {
   const line = JSON.stringify({ level, time: new Date().toISOString(), msg, ...extra });

@@ -87,6 +87,6 @@ t.test('without it, a key is generated into the data folder and a shared databas
 
 t.test('a malformed ENCRYPTION_KEY stops the server with a clear message', async (t) => {
   const server = startServer({ ...backend, ENCRYPTION_KEY: 'too-short' });
-  t.equal(await server.exited, 1);
-  t.match(server.output().stderr, /ENCRYPTION_KEY must be 32 bytes written as base64 or as 64 hex digits/);
+  t.equal(await server.exited, 2);
+  t.match(server.output().stderr, /ENCRYPTION_KEY=\(hidden\): expected 32 bytes as base64 or as 64 hex digits/);
 });
