@@ -109,6 +109,9 @@ export interface Config {
   /** Per query transaction: PostgreSQL's temp_file_limit and work_mem, in MB. */
   queryTempFileLimitMb: number;
   queryWorkMemMb: number;
+  /** OTLP/HTTP collector that receives traces (`<endpoint>/v1/traces`); unset means no tracing. */
+  otlpEndpoint: string | undefined;
+  serviceName: string;
 }
 
 /**
@@ -252,6 +255,8 @@ export const VARIABLES = {
   HEALTH_CONNECTIONS: integer(8, 0),
   TRUST_PROXY: formatted('cidrs'),
   ABORT_LOG_INTERVAL_SECONDS: positive(60),
+  OTEL_EXPORTER_OTLP_ENDPOINT: formatted('url'),
+  OTEL_SERVICE_NAME: text('posthog-api'),
 } satisfies Record<string, Variable>;
 
 type Name = keyof typeof VARIABLES;
@@ -383,5 +388,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queryMaxBytes: num('QUERY_MAX_BYTES'),
     queryTempFileLimitMb: num('QUERY_TEMP_FILE_LIMIT_MB'),
     queryWorkMemMb: num('QUERY_WORK_MEM_MB'),
+    otlpEndpoint: opt('OTEL_EXPORTER_OTLP_ENDPOINT'),
+    serviceName: str('OTEL_SERVICE_NAME'),
   };
 }

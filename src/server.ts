@@ -12,17 +12,19 @@ import { serveMetrics } from './metrics/serve.js';
 import { prepareSecretBox } from './secrets/index.js';
 import { sealStoredSecrets } from './secrets/seal-stored.js';
 import { GUARDED_EVENTS, guardProcess } from './process-guard.js';
+import { startTracing } from './tracing.js';
 
 const config = configOrExit();
 
 async function main(): Promise<void> {
+  const stopTracing = await startTracing(config, 'server');
   const database = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
   });
   try {
-    await serve(database);
+    await serve(database, stopTracing);
   } catch (err) {
     // A start that fails after the database opened (the port taken, say) stops the embedded cluster too.
     await database.close().catch(() => {});
@@ -30,7 +32,7 @@ async function main(): Promise<void> {
   }
 }
 
-async function serve(database: Database): Promise<void> {
+async function serve(database: Database, stopTracing: () => Promise<void>): Promise<void> {
   const boot = await bootstrap(database.db, { email: config.bootstrapEmail, apiKey: config.bootstrapApiKey });
   if (boot.generatedKey) {
     // Shown this once: only its hash is stored.
@@ -74,6 +76,7 @@ async function serve(database: Database): Promise<void> {
     await worker?.stop();
     await jobs.stop();
     await database.close();
+    await stopTracing();
     app.log.info('stopped');
   });
   const budget = await connectionBudgetWarning(database, config.databasePoolSize).catch(() => undefined);

@@ -11,6 +11,7 @@ import { enableMetrics } from './metrics/registry.js';
 import { serveMetrics } from './metrics/serve.js';
 import { GUARDED_EVENTS, guardProcess } from './process-guard.js';
 import { prepareSecretBox } from './secrets/index.js';
+import { startTracing } from './tracing.js';
 
 const config = configOrExit();
 
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   guardProcess(logError);
+  const stopTracing = await startTracing(config, 'worker');
   const database = await openDatabase({ url: config.databaseUrl, poolSize: config.exportConcurrency + 4 });
   // Here, before any run: a bad ENCRYPTION_KEY stops the worker at once.
   prepareSecretBox(config, (msg) => log('warn', msg));
@@ -43,6 +45,7 @@ async function main(): Promise<void> {
     await worker.stop();
     await jobs.stop();
     await database.close();
+    await stopTracing();
     log('info', 'batch export worker stopped', { worker: worker.id });
   });
   await worker.start();
