@@ -12,6 +12,7 @@ import { trackInFlight } from './http/in-flight.js';
 import { RequestLogController } from './http/logging.js';
 import { requestId } from './http/request-id.js';
 import { recordRequestMetrics } from './http/request-metrics.js';
+import { traceRequests } from './http/tracing.js';
 import { AsyncQueries } from './query/async.js';
 import { guardListener } from './http/listener.js';
 import { prepareQuerySandbox } from './db/queries/query-role.js';
@@ -74,6 +75,8 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
     // `req.ip` is the forwarded client's only behind the proxies TRUST_PROXY names.
     trustProxy: config.trustProxy.length ? config.trustProxy : false,
   });
+  // First, so every later hook, the handler and its queries run inside the request's span (when tracing is on).
+  traceRequests(app);
   // Deadlines, connection caps and the open-file budget of the listener (src/http/listener.ts).
   guardListener(app, config, isCaptureUrl);
   const authCache = new AuthCache(database);

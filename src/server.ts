@@ -3,7 +3,7 @@ import { buildApp } from './app.js';
 import { createJobEngine, createWorker } from './batch-exports/index.js';
 import { createDeliveryWorker } from './hog-functions/index.js';
 import { bootstrap } from './bootstrap.js';
-import { loadConfig } from './config.js';
+import { configOrExit } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
 import { DataDirError } from './db/embedded.js';
 import { connectionBudgetWarning } from './db/pool-budget.js';
@@ -12,18 +12,21 @@ import { registerGauges } from './metrics/gauges.js';
 import { serveMetrics } from './metrics/serve.js';
 import { prepareSecretBox } from './secrets/index.js';
 import { sealStoredSecrets } from './secrets/seal-stored.js';
+import { logLine } from './core/log-line.js';
 import { GUARDED_EVENTS, guardProcess } from './process-guard.js';
+import { startTracing } from './tracing.js';
 
-const config = loadConfig();
+const config = configOrExit();
 
 async function main(): Promise<void> {
+  const stopTracing = await startTracing(config, 'server');
   const database = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
   });
   try {
-    await serve(database);
+    await serve(database, stopTracing);
   } catch (err) {
     // A start that fails after the database opened (the port taken, say) stops the embedded cluster too.
     await database.close().catch(() => {});
@@ -31,24 +34,27 @@ async function main(): Promise<void> {
   }
 }
 
-async function serve(database: Database): Promise<void> {
+async function serve(database: Database, stopTracing: () => Promise<void>): Promise<void> {
   const boot = await bootstrap(database.db, { email: config.bootstrapEmail, apiKey: config.bootstrapApiKey });
   if (boot.generatedKey) {
     // Shown this once: only its hash is stored.
-    process.stdout.write(
-      `\nCreated ${config.bootstrapEmail} with "Default organization" and "Default project".\n` +
-        `Personal API key (all scopes), shown only now:\n\n    ${boot.generatedKey}\n\n`,
-    );
+    logLine('info', 'Created the first user, organization and project; its personal API key is shown only now', {
+      email: config.bootstrapEmail,
+      organization: 'Default organization',
+      project: 'Default project',
+      personal_api_key: boot.generatedKey,
+      scopes: ['*'],
+    });
   }
-  const secrets = prepareSecretBox(config, (msg) => void process.stderr.write(`\nWARNING: ${msg}\n\n`));
+  const secrets = prepareSecretBox(config, (msg) => logLine('warn', msg));
   const sealed = await sealStoredSecrets(database.db, secrets);
   if (sealed.exports || sealed.pluginConfigs) {
-    process.stdout.write(
-      `Encrypted the stored secrets of ${sealed.exports} batch exports and ${sealed.pluginConfigs} plugin configs.\n`,
-    );
+    logLine('info', 'Encrypted the stored secrets of older versions', {
+      batch_exports: sealed.exports,
+      plugin_configs: sealed.pluginConfigs,
+    });
   }
-  let log = (msg: string, err?: unknown): void =>
-    void process.stderr.write(`${msg}: ${JSON.stringify(serializeError(err))}\n`);
+  let log = (msg: string, err?: unknown): void => logLine('error', msg, { err: serializeError(err) });
   guardProcess((msg, err) => log(msg, err));
   // With WORKER on (the default) this process also exports: its job engine supervises and a worker runs.
   const jobs = createJobEngine(database, config, config.worker, (msg, err) => log(msg, err));
@@ -77,6 +83,7 @@ async function serve(database: Database): Promise<void> {
     await deliveries?.stop();
     await jobs.stop();
     await database.close();
+    await stopTracing();
     app.log.info('stopped');
   });
   const budget = await connectionBudgetWarning(database, config.databasePoolSize).catch(() => undefined);

@@ -2,9 +2,9 @@
 // of their own. Any number of them (and of API processes with WORKER on) can share one PostgreSQL.
 import closeWithGrace from 'close-with-grace';
 import { createJobEngine, createWorker } from './batch-exports/index.js';
-import { createDeliveryWorker } from './hog-functions/index.js';
-import { loadConfig } from './config.js';
+import { configOrExit } from './config.js';
 import { openDatabase } from './db/client.js';
+import { createDeliveryWorker } from './hog-functions/index.js';
 import { connectionBudgetWarning } from './db/pool-budget.js';
 import { serializeError } from './http/logging.js';
 import { registerGauges } from './metrics/gauges.js';
@@ -12,8 +12,9 @@ import { enableMetrics } from './metrics/registry.js';
 import { serveMetrics } from './metrics/serve.js';
 import { GUARDED_EVENTS, guardProcess } from './process-guard.js';
 import { prepareSecretBox } from './secrets/index.js';
+import { startTracing } from './tracing.js';
 
-const config = loadConfig();
+const config = configOrExit();
 
 function log(level: 'info' | 'warn' | 'error', msg: string, extra: Record<string, unknown> = {}): void {
   const line = JSON.stringify({ level, time: new Date().toISOString(), msg, ...extra });
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   guardProcess(logError);
+  const stopTracing = await startTracing(config, 'worker');
   const database = await openDatabase({ url: config.databaseUrl, poolSize: config.exportConcurrency + 4 });
   // Here, before any run: a bad ENCRYPTION_KEY stops the worker at once.
   prepareSecretBox(config, (msg) => log('warn', msg));
@@ -46,6 +48,7 @@ async function main(): Promise<void> {
     await deliveries.stop();
     await jobs.stop();
     await database.close();
+    await stopTracing();
     log('info', 'batch export worker stopped', { worker: worker.id });
   });
   await worker.start();

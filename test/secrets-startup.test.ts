@@ -64,12 +64,12 @@ t.test('with ENCRYPTION_KEY, the plain secrets of an older version are encrypted
   const key = randomBytes(32);
   const id = await plainExport('phc_plain_before_upgrade');
   const out = await runServer({ ENCRYPTION_KEY: key.toString('base64') });
-  t.match(out.stdout, /Encrypted the stored secrets of 1 batch exports/);
+  t.match(out.stdout, /"batch_exports":1,"plugin_configs":0,"msg":"Encrypted the stored secrets of older versions"/);
   const token = await storedToken(id);
   t.match(token, /^enc:v1:/);
   t.equal(new SecretBox(key).open(token), 'phc_plain_before_upgrade');
   t.notOk(existsSync(join(dataDir, 'encryption.key')), 'no key file when the key is given');
-  t.notMatch(out.stderr, /WARNING/);
+  t.notMatch(out.stdout, /"level":40/, 'no warning');
 
   const again = await runServer({ ENCRYPTION_KEY: key.toString('hex') });
   t.notMatch(again.stdout, /Encrypted the stored secrets/, 'the next start has nothing to do');
@@ -81,12 +81,17 @@ t.test('without it, a key is generated into the data folder and a shared databas
   const out = await runServer({ ENCRYPTION_KEY: '' });
   const key = parseKey(readFileSync(join(dataDir, 'encryption.key'), 'utf8'), 'the key file');
   t.equal(new SecretBox(key).open(await storedToken(id)), 'phc_plain_generated');
-  t.match(out.stderr, /WARNING: Generated an encryption key/);
-  t.match(out.stderr, /ENCRYPTION_KEY is not set.*Every process that shares DATABASE_URL must use the same key/s);
+  const warnings = out.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l))
+    .filter((l) => l.level === 40);
+  t.match(warnings[0]?.msg, /^Generated an encryption key/, 'a JSON warning line in the log stream');
+  t.match(warnings[1]?.msg, /ENCRYPTION_KEY is not set.*Every process that shares DATABASE_URL must use the same key/s);
 });
 
 t.test('a malformed ENCRYPTION_KEY stops the server with a clear message', async (t) => {
   const server = startServer({ ...backend, ENCRYPTION_KEY: 'too-short' });
-  t.equal(await server.exited, 1);
-  t.match(server.output().stderr, /ENCRYPTION_KEY must be 32 bytes written as base64 or as 64 hex digits/);
+  t.equal(await server.exited, 2);
+  t.match(server.output().stderr, /ENCRYPTION_KEY=\(hidden\): expected 32 bytes as base64 or as 64 hex digits/);
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobWithMetadata } from 'pg-boss';
+import { inSpan } from '../core/tracing.js';
 import type { Database } from '../db/client.js';
 import { tenantNetwork } from '../net/index.js';
 import { RUN_QUEUE, TICK_QUEUE, type JobEngine, type RunJob } from './engine.js';
@@ -64,11 +65,18 @@ export class ExportWorker {
         pollingIntervalSeconds: this.options.pollSeconds,
       },
       async ([job]: JobWithMetadata<RunJob>[]) => {
-        if (job) await this.track(this.handle(job));
+        if (job) {
+          const attributes = {
+            'messaging.system': 'pg-boss',
+            'messaging.destination.name': RUN_QUEUE,
+            'job.id': job.id,
+          };
+          await this.track(inSpan(`process ${RUN_QUEUE}`, attributes, () => this.handle(job)));
+        }
       },
     );
     await boss.work(TICK_QUEUE, { pollingIntervalSeconds: 5 }, async () => {
-      await this.track(this.tick());
+      await this.track(inSpan(`process ${TICK_QUEUE}`, { 'messaging.system': 'pg-boss' }, () => this.tick()));
     });
     await boss.schedule(TICK_QUEUE, '* * * * *', {}, { tz: 'UTC' });
     void this.track(this.tick()).catch((err) => this.options.log?.('batch export scheduling failed', err));

@@ -1,7 +1,7 @@
 // Operator commands on the server's database. Each prints exactly one JSON document on stdout;
 // a mistake prints one line on stderr and exits non-zero.
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.js';
+import { configOrExit } from '../config.js';
 import { openDatabase, type Database } from '../db/client.js';
 import { DataDirError } from '../db/embedded.js';
 import { AuthCache } from '../auth/cache.js';
@@ -37,7 +37,7 @@ async function main(): Promise<number> {
     process.stderr.write(`${(err as Error).message}\n`);
     return 2;
   }
-  const config = loadConfig();
+  const config = configOrExit();
   let database: Database | undefined;
   try {
     // Beside a running server this uses its embedded cluster; alone, it starts the cluster for the command.

@@ -1,6 +1,7 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { traceQuery } from '../core/tracing.js';
 import { CommitOutcomeUnknown, commitOutcome } from './commit-outcome.js';
 import { isConnectionLost } from './connection-lost.js';
 import { openEmbedded, type EmbeddedCluster } from './embedded.js';
@@ -120,7 +121,7 @@ function preparingClient<T extends PostgresClient | import('postgres').Transacti
     get(target, prop, receiver) {
       if (prop === 'unsafe') {
         return (query: string, params?: unknown[], options?: object) =>
-          target.unsafe(query, params as never[], { ...options, prepare: true });
+          traceQuery(target.unsafe(query, params as never[], { ...options, prepare: true }), query);
       }
       if (prop === 'begin')
         return (...args: unknown[]) => beginKnowingOutcome(target as PostgresClient, args, afterCommit);

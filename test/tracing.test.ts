@@ -1,0 +1,100 @@
+// With OTEL_EXPORTER_OTLP_ENDPOINT set, the server sends OpenTelemetry spans over OTLP/HTTP: a server
+// span per request (a child of the caller's traceparent) and a client span per query, the request's child.
+// A collector stand-in (an HTTP server in this test) receives them.
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t from 'tap';
+import { createTestDatabase } from './helpers/db.js';
+import { startServer } from './helpers/server-process.js';
+
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes: { key: string; value: { stringValue?: string; intValue?: string | number } }[];
+}
+interface Export {
+  resourceSpans: { resource: { attributes: OtlpSpan['attributes'] }; scopeSpans: { spans: OtlpSpan[] }[] }[];
+}
+
+const exports: { path: string; contentType: string; body: Export }[] = [];
+const collector = http.createServer((req, res) => {
+  let text = '';
+  req.on('data', (d) => (text += d));
+  req.on('end', () => {
+    exports.push({ path: req.url ?? '', contentType: String(req.headers['content-type']), body: JSON.parse(text) });
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  });
+});
+await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+t.teardown(() => collector.close());
+const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
+
+const spans = () => exports.flatMap((e) => e.body.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)));
+const attr = (span: OtlpSpan, key: string) => {
+  const value = span.attributes.find((a) => a.key === key)?.value;
+  return value?.stringValue ?? (value?.intValue === undefined ? undefined : Number(value.intValue));
+};
+
+async function until<T>(what: () => T | undefined, ms = 15_000): Promise<T | undefined> {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+    const found = what();
+    if (found) return found;
+  }
+  return undefined;
+}
+
+t.test('a request and its queries arrive as spans of one trace', async (t) => {
+  const database = await createTestDatabase();
+  t.teardown(() => database.drop());
+  const key = `phx_${randomBytes(20).toString('hex')}`;
+  const server = startServer({
+    DATABASE_URL: database.url,
+    BOOTSTRAP_API_KEY: key,
+    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+    OTEL_SERVICE_NAME: 'analytics-api-test',
+  });
+  t.teardown(() => void server.child.kill('SIGKILL'));
+  const base = await server.listening;
+
+  const traceId = randomBytes(16).toString('hex');
+  const callerSpan = randomBytes(8).toString('hex');
+  const res = await fetch(`${base}/api/projects/@current/dashboards/`, {
+    headers: { authorization: `Bearer ${key}`, traceparent: `00-${traceId}-${callerSpan}-01` },
+  });
+  t.equal(res.status, 200);
+
+  const request = await until(() =>
+    spans().find(
+      (s) => s.traceId === traceId && s.kind === 2 && attr(s, 'http.route')?.toString().includes('dashboards'),
+    ),
+  );
+  t.ok(request, 'a server span for the request');
+  if (!request) return;
+  t.equal(request.parentSpanId, callerSpan, "the caller's traceparent is its parent");
+  t.equal(request.name, 'GET /api/projects/:project_id/dashboards/');
+  t.equal(attr(request, 'http.response.status_code'), 200);
+  t.equal(attr(request, 'operation.id'), 'dashboards_list');
+  t.equal(attr(request, 'http.request.id'), res.headers.get('x-request-id'), 'the request id names the span');
+
+  const queries = await until(() => {
+    const found = spans().filter((s) => s.traceId === traceId && s.kind === 3);
+    return found.some((s) => /from "?dashboards"?/i.test(String(attr(s, 'db.query.text')))) ? found : undefined;
+  });
+  t.ok(queries, "the dashboards query is a client span of the request's trace");
+  const query = queries?.find((s) => /from "?dashboards"?/i.test(String(attr(s, 'db.query.text'))));
+  if (query) {
+    t.equal(query.parentSpanId, request.spanId, "a child of the request's span");
+    t.equal(attr(query, 'db.system.name'), 'postgresql');
+    t.match(query.name, /^postgresql SELECT$/);
+  }
+
+  const sent = exports[0]!;
+  t.equal(sent.path, '/v1/traces');
+  t.match(sent.contentType, /application\/json/);
+  const service = sent.body.resourceSpans[0]!.resource.attributes.find((a) => a.key === 'service.name');
+  t.equal(service?.value.stringValue, 'analytics-api-test');
+});
