@@ -108,6 +108,12 @@ export interface OperationPaths {
   environments_events_list: "/api/environments/{project_id}/events/";
   environments_events_retrieve: "/api/environments/{project_id}/events/{id}/";
   environments_events_values_retrieve: "/api/environments/{project_id}/events/values/";
+  environments_insights_create: "/api/environments/{project_id}/insights/";
+  environments_insights_destroy: "/api/environments/{project_id}/insights/{id}/";
+  environments_insights_list: "/api/environments/{project_id}/insights/";
+  environments_insights_partial_update: "/api/environments/{project_id}/insights/{id}/";
+  environments_insights_retrieve: "/api/environments/{project_id}/insights/{id}/";
+  environments_insights_update: "/api/environments/{project_id}/insights/{id}/";
   environments_persons_activity_retrieve: "/api/environments/{project_id}/persons/activity/";
   environments_persons_activity_retrieve_2: "/api/environments/{project_id}/persons/{id}/activity/";
   environments_persons_bulk_delete_create: "/api/environments/{project_id}/persons/bulk_delete/";
@@ -150,6 +156,12 @@ export interface OperationPaths {
   flags_create: "/flags/";
   flags_retrieve: "/flags/";
   health_retrieve: "/_health";
+  insights_create: "/api/projects/{project_id}/insights/";
+  insights_destroy: "/api/projects/{project_id}/insights/{id}/";
+  insights_list: "/api/projects/{project_id}/insights/";
+  insights_partial_update: "/api/projects/{project_id}/insights/{id}/";
+  insights_retrieve: "/api/projects/{project_id}/insights/{id}/";
+  insights_update: "/api/projects/{project_id}/insights/{id}/";
   invites_bulk_create: "/api/organizations/{organization_id}/invites/bulk/";
   invites_create: "/api/organizations/{organization_id}/invites/";
   invites_destroy: "/api/organizations/{organization_id}/invites/{id}/";

@@ -9,3 +9,4 @@ export * from './event-definitions.js';
 export * from './batch-exports.js';
 export * from './property-definitions.js';
 export * from './query-statuses.js';
+export * from './insights.js';
