@@ -99,7 +99,7 @@ t.test('two projects with the same query never share a result', async (t) => {
   t.same(data(fromB), [1, 0, 4]);
   t.same(data(await read(undefined, a, ia)), [2, 2, 1]);
   const rows = await db.execute(sql`select project_id, cache_key from query_cache order by project_id`);
-  const keys = [...rows] as { project_id: number; cache_key: string }[];
+  const keys = rows as unknown as { project_id: number; cache_key: string }[];
   t.equal(new Set(keys.map((k) => k.cache_key)).size, keys.length, 'a key per project');
 });
 
