@@ -636,7 +636,7 @@ export interface paths {
         };
         /**
          * Retrieve a dashboard
-         * @description A deleted dashboard, or one of another project, is a 404. Each retrieve sets `last_accessed_at`, as PostHog does.
+         * @description A deleted dashboard, or one of another project, is a 404. Each retrieve sets `last_accessed_at`, as PostHog does. Insight tiles carry their insight, its query with the dashboard's filters and variables applied (or `filters_override` / `variables_override`), and its result per `refresh` (by default the cached one only, as PostHog).
          */
         get: operations["dashboards_retrieve"];
         /**
@@ -6374,7 +6374,7 @@ export interface components {
             use_template?: string;
             /** @description The id of a dashboard of this project to duplicate. */
             use_dashboard?: number | null;
-            /** @description Accepted for compatibility; this server keeps no insights. */
+            /** @description With `deleted: true`, also deletes (soft) the dashboard's insights that are on no other dashboard, as PostHog does. */
             delete_insights?: boolean;
             tags?: components["schemas"]["Tags"];
             restriction_level?: components["schemas"]["RestrictionLevel"];
@@ -6396,18 +6396,21 @@ export interface components {
             /** @description The folder of PostHog's project tree to file the new dashboard in. Accepted for compatibility; this server has no project tree. */
             _create_in_folder?: string;
         };
+        /** @description A text tile's text; null for an insight tile. */
         DashboardTileText: {
             body: string;
             created_by: components["schemas"]["NullableUserBasic"];
             /** Format: date-time */
             last_modified_at: string;
             last_modified_by: components["schemas"]["NullableUserBasic"];
-        };
+        } | null;
         DashboardTile: {
             id: number;
             text: components["schemas"]["DashboardTileText"];
-            /** @description Always null; this server has text tiles only. */
-            insight: Record<string, never> | null;
+            /** @description An insight tile's insight, as `insights_retrieve` answers it in this dashboard's context (its filters and variables, or the read's overrides, applied; its result per the read's `refresh`); null for a text tile. */
+            insight: {
+                [key: string]: unknown;
+            } | null;
             /** @description Grid positions per breakpoint, e.g. `{"sm": {"x": 0, "y": 0, "w": 6, "h": 5}}`. */
             layouts: {
                 [key: string]: unknown;
@@ -6538,7 +6541,7 @@ export interface components {
             use_template?: string;
             /** @description Ignored on update. */
             use_dashboard?: number | null;
-            /** @description Accepted for compatibility; this server keeps no insights. */
+            /** @description With `deleted: true`, also deletes (soft) the dashboard's insights that are on no other dashboard, as PostHog does. */
             delete_insights?: boolean;
             tags?: components["schemas"]["Tags"];
             restriction_level?: components["schemas"]["RestrictionLevel"];
@@ -8064,6 +8067,12 @@ export interface components {
         OrganizationId: string;
         /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
         ProjectId: string;
+        /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
+        Refresh: "force_cache" | "blocking" | "force_blocking" | "async" | "lazy_async" | "force_async" | "async_except_on_cache_miss" | "true" | "false";
+        /** @description Dashboard filters (JSON) applied to the query instead of the dashboard's own. */
+        FiltersOverride: string;
+        /** @description Query variable values (JSON) applied instead of the dashboard's own. */
+        VariablesOverride: string;
         /** @description The batch export's UUID. */
         BatchExportPathId: string;
         /** @description The batch export's UUID. */
@@ -9462,7 +9471,14 @@ export interface operations {
     };
     dashboards_retrieve: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
+                refresh?: components["parameters"]["Refresh"];
+                /** @description Dashboard filters (JSON) applied to the query instead of the dashboard's own. */
+                filters_override?: components["parameters"]["FiltersOverride"];
+                /** @description Query variable values (JSON) applied instead of the dashboard's own. */
+                variables_override?: components["parameters"]["VariablesOverride"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -16467,7 +16483,14 @@ export interface operations {
     };
     environments_dashboards_retrieve: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
+                refresh?: components["parameters"]["Refresh"];
+                /** @description Dashboard filters (JSON) applied to the query instead of the dashboard's own. */
+                filters_override?: components["parameters"]["FiltersOverride"];
+                /** @description Query variable values (JSON) applied instead of the dashboard's own. */
+                variables_override?: components["parameters"]["VariablesOverride"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */

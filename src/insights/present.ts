@@ -6,7 +6,7 @@ import { dashboardPermissions, type Viewer } from '../dashboards/access.js';
 import { getUsers } from '../users/queries.js';
 import { cachedAnswer, type CacheContext, type CachedResult, type RefreshMode } from './cache.js';
 import { withDashboardFilters } from './dashboard-filters.js';
-import { insightTiles, type InsightRow, type InsightTile } from './queries.js';
+import { getInsights, insightTiles, type InsightRow, type InsightTile } from './queries.js';
 import { runnableNode } from './query-node.js';
 import { serializeInsight, type InsightPermissions } from './serialize.js';
 
@@ -58,9 +58,9 @@ export async function insightPermissions(
 
 export interface PresentOptions {
   audience: InsightAudience;
-  /** How to get results; undefined leaves them out (`basic`). */
+  /** How to get results; undefined (or no `cache`) leaves them out (`basic`). */
   mode: RefreshMode | undefined;
-  cache: CacheContext;
+  cache: CacheContext | undefined;
   /** A dashboard's filters and variables (or their overrides), when read in its context. */
   dashboard?: { filters: Record<string, unknown>; variables: Record<string, unknown> } | undefined;
 }
@@ -98,7 +98,7 @@ export async function presentInsights(db: Db, rows: InsightRow[], opts: PresentO
   for (const row of rows) {
     const own = tiles.get(row.id) ?? [];
     const query = effectiveQuery(row, opts.dashboard);
-    const result = opts.mode ? await insightResult(query, opts.mode, opts.cache) : undefined;
+    const result = opts.mode && opts.cache ? await insightResult(query, opts.mode, opts.cache) : undefined;
     const permissions = await insightPermissions(db, row, own, opts.audience);
     out.push(serializeInsight(row, { users, tiles: own, permissions, result, query }));
   }
@@ -108,4 +108,16 @@ export async function presentInsights(db: Db, rows: InsightRow[], opts: PresentO
 export async function presentInsight(db: Db, row: InsightRow, opts: PresentOptions): Promise<Schemas['Insight']> {
   const [one] = await presentInsights(db, [row], opts);
   return one!;
+}
+
+/** The live insights of a dashboard's insight tiles, presented in the dashboard's context, by id. */
+export async function tileInsights(
+  db: Db,
+  projectId: number,
+  insightIds: number[],
+  opts: PresentOptions,
+): Promise<Map<number, Schemas['Insight']>> {
+  const rows = await getInsights(db, projectId, [...new Set(insightIds)]);
+  const presented = await presentInsights(db, [...rows.values()], opts);
+  return new Map(presented.map((i) => [i.id, i]));
 }

@@ -277,3 +277,15 @@ export async function deleteInsightTiles(db: Db, projectId: number, insightId: n
       ),
     );
 }
+
+/**
+ * Deletes (soft) the insights of a dashboard that are on no other live dashboard, as PostHog does when a
+ * dashboard is deleted with `delete_insights`.
+ */
+export async function deleteInsightsOnlyOn(db: Db, projectId: number, dashboardId: number): Promise<void> {
+  await db.execute(sql`update ${insights} i set deleted = true, updated_at = now()
+    where i.project_id = ${projectId} and not i.deleted
+      and exists (select 1 from ${dashboard_tiles} t where t.insight_id = i.id and t.dashboard_id = ${dashboardId})
+      and not exists (select 1 from ${dashboard_tiles} t join ${dashboards} d on d.id = t.dashboard_id
+        where t.insight_id = i.id and t.dashboard_id <> ${dashboardId} and not t.deleted and not d.deleted)`);
+}
