@@ -636,7 +636,7 @@ export interface paths {
         };
         /**
          * Retrieve a dashboard
-         * @description A deleted dashboard, or one of another project, is a 404. Each retrieve sets `last_accessed_at`, as PostHog does.
+         * @description A deleted dashboard, or one of another project, is a 404. Each retrieve sets `last_accessed_at`, as PostHog does. Insight tiles carry their insight, its query with the dashboard's filters and variables applied (or `filters_override` / `variables_override`), and its result per `refresh` (by default the cached one only, as PostHog).
          */
         get: operations["dashboards_retrieve"];
         /**
@@ -869,6 +869,70 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/insights/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List insights
+         * @description The project's insights that are not deleted, by `order`, then newest first. Filters as PostHog: `saved` (true: saved or on a dashboard; false: not saved), `short_id`, `search` (name, derived name, description or a tag, case-insensitive), `dashboards` (a JSON array of dashboard ids; the insight must be on all of them), `created_by` (a user id), `favorited`, `tags` (any of them). `basic=true` leaves out the results; otherwise each item's result follows `refresh` (by default the cached one only).
+         */
+        get: operations["insights_list"];
+        put?: never;
+        /**
+         * Create an insight
+         * @description `query` is an `InsightVizNode` wrapping a query kind (`TrendsQuery`, `LifecycleQuery`, `StickinessQuery`, ...), a `DataVisualizationNode` or a bare `HogQLQuery`; it is checked and compiled before anything is saved (400 naming the field otherwise). `dashboards` puts the insight on those dashboards of the project (another project's dashboard is a 400). The legacy `filters` is stored as given, as PostHog keeps it, but only `query` is computed.
+         */
+        post: operations["insights_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/insights/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this insight. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an insight
+         * @description The insight with its result per `refresh` (by default the cached result only, as PostHog). `from_dashboard` applies that dashboard's filters and variables (or `filters_override` / `variables_override`).
+         */
+        get: operations["insights_retrieve"];
+        /**
+         * Update an insight (PUT)
+         * @description The same as PATCH; fields left out keep their values, as PostHog's PUT does here.
+         */
+        put: operations["insights_update"];
+        post?: never;
+        /**
+         * Hard delete (refused)
+         * @description Insights cannot be hard deleted: this always answers 405 with an empty body, as PostHog does. Delete with `PATCH {"deleted": true}`.
+         */
+        delete: operations["insights_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an insight
+         * @description `{"deleted": true}` deletes it (soft) and takes it off every dashboard; a body with `"deleted": false` also reaches a deleted insight and restores it. `dashboards` replaces the dashboards it is on. Insights on a dashboard restricted to collaborators need edit rights there.
+         */
+        patch: operations["insights_partial_update"];
         trace?: never;
     };
     "/shared/{access_token}": {
@@ -4569,6 +4633,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/environments/{project_id}/insights/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List insights (environment route)
+         * @description The same operation as `insights_list` (GET `/api/projects/{project_id}/insights/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_insights_list"];
+        put?: never;
+        /**
+         * Create an insight (environment route)
+         * @description The same operation as `insights_create` (POST `/api/projects/{project_id}/insights/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_insights_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/insights/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this insight. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an insight (environment route)
+         * @description The same operation as `insights_retrieve` (GET `/api/projects/{project_id}/insights/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_insights_retrieve"];
+        /**
+         * Update an insight (PUT) (environment route)
+         * @description The same operation as `insights_update` (PUT `/api/projects/{project_id}/insights/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        put: operations["environments_insights_update"];
+        post?: never;
+        /**
+         * Hard delete (refused) (environment route)
+         * @description The same operation as `insights_destroy` (DELETE `/api/projects/{project_id}/insights/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        delete: operations["environments_insights_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an insight (environment route)
+         * @description The same operation as `insights_partial_update` (PATCH `/api/projects/{project_id}/insights/{id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        patch: operations["environments_insights_partial_update"];
+        trace?: never;
+    };
     "/api/environments/{project_id}/hog_functions/": {
         parameters: {
             query?: never;
@@ -6745,7 +6873,7 @@ export interface components {
             use_template?: string;
             /** @description The id of a dashboard of this project to duplicate. */
             use_dashboard?: number | null;
-            /** @description Accepted for compatibility; this server keeps no insights. */
+            /** @description With `deleted: true`, also deletes (soft) the dashboard's insights that are on no other dashboard, as PostHog does. */
             delete_insights?: boolean;
             tags?: components["schemas"]["Tags"];
             restriction_level?: components["schemas"]["RestrictionLevel"];
@@ -6767,18 +6895,21 @@ export interface components {
             /** @description The folder of PostHog's project tree to file the new dashboard in. Accepted for compatibility; this server has no project tree. */
             _create_in_folder?: string;
         };
+        /** @description A text tile's text; null for an insight tile. */
         DashboardTileText: {
             body: string;
             created_by: components["schemas"]["NullableUserBasic"];
             /** Format: date-time */
             last_modified_at: string;
             last_modified_by: components["schemas"]["NullableUserBasic"];
-        };
+        } | null;
         DashboardTile: {
             id: number;
             text: components["schemas"]["DashboardTileText"];
-            /** @description Always null; this server has text tiles only. */
-            insight: Record<string, never> | null;
+            /** @description An insight tile's insight, as `insights_retrieve` answers it in this dashboard's context (its filters and variables, or the read's overrides, applied; its result per the read's `refresh`); null for a text tile. */
+            insight: {
+                [key: string]: unknown;
+            } | null;
             /** @description Grid positions per breakpoint, e.g. `{"sm": {"x": 0, "y": 0, "w": 6, "h": 5}}`. */
             layouts: {
                 [key: string]: unknown;
@@ -6909,7 +7040,7 @@ export interface components {
             use_template?: string;
             /** @description Ignored on update. */
             use_dashboard?: number | null;
-            /** @description Accepted for compatibility; this server keeps no insights. */
+            /** @description With `deleted: true`, also deletes (soft) the dashboard's insights that are on no other dashboard, as PostHog does. */
             delete_insights?: boolean;
             tags?: components["schemas"]["Tags"];
             restriction_level?: components["schemas"]["RestrictionLevel"];
@@ -7007,6 +7138,110 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             created_by_email: string;
+        };
+        InsightQuery: ({
+            kind: string;
+        } & {
+            [key: string]: unknown;
+        }) | null;
+        DashboardTileBasic: {
+            id: number;
+            dashboard_id: number;
+            deleted: boolean;
+        };
+        Insight: {
+            readonly id: number;
+            readonly short_id: string;
+            name: string | null;
+            derived_name: string | null;
+            filters: {
+                [key: string]: unknown;
+            };
+            query: components["schemas"]["InsightQuery"];
+            order: number | null;
+            deleted: boolean;
+            dashboards: number[];
+            dashboard_tiles: components["schemas"]["DashboardTileBasic"][];
+            /**
+             * Format: date-time
+             * @description When the result shown was computed; null when none is cached.
+             */
+            last_refresh: string | null;
+            /**
+             * Format: date-time
+             * @description When the result shown stops being fresh (by the query's interval, as PostHog).
+             */
+            cache_target_age: string | null;
+            /** Format: date-time */
+            next_allowed_client_refresh: string | null;
+            /** @description The query's results, or null when none is cached and none was computed. */
+            result: unknown;
+            hasMore: boolean | null;
+            columns: unknown[] | null;
+            types: unknown[] | null;
+            hogql: string | null;
+            is_cached: boolean;
+            /** @description The background computation an asynchronous `refresh` started (PostHog's QueryStatus), pollable at `/query/{id}/`; null otherwise. */
+            query_status: {
+                [key: string]: unknown;
+            } | null;
+            timezone: string | null;
+            resolved_date_range?: {
+                [key: string]: unknown;
+            } | null;
+            cache_key?: string | null;
+            filters_hash?: string | null;
+            /** Format: date-time */
+            created_at: string;
+            created_by: components["schemas"]["NullableUserBasic"];
+            description: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            tags: components["schemas"]["Tags"];
+            favorited: boolean;
+            saved: boolean;
+            /** Format: date-time */
+            last_modified_at: string;
+            last_modified_by: components["schemas"]["NullableUserBasic"];
+            is_sample: boolean;
+            effective_restriction_level: components["schemas"]["RestrictionLevel"];
+            effective_privilege_level: components["schemas"]["PrivilegeLevel"];
+            /** @enum {string|null} */
+            user_access_level: "none" | "viewer" | "editor" | "manager" | null;
+            /** @description Always empty; this server has no alerts. */
+            alerts: unknown[];
+            /**
+             * Format: date-time
+             * @description Always null; an API read is not a view in PostHog's web app.
+             */
+            last_viewed_at: string | null;
+        };
+        PaginatedInsightList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["Insight"][];
+        };
+        InsightRequest: {
+            name?: string | null;
+            derived_name?: string | null;
+            description?: string | null;
+            query?: components["schemas"]["InsightQuery"];
+            /** @description PostHog's legacy filters, stored as given; only `query` is computed. */
+            filters?: {
+                [key: string]: unknown;
+            };
+            order?: number | null;
+            deleted?: boolean;
+            saved?: boolean;
+            favorited?: boolean;
+            tags?: components["schemas"]["Tags"];
+            /** @description The ids of the project's dashboards the insight is on. */
+            dashboards?: number[];
+            /** @description Accepted for compatibility; this server has no project tree. */
+            _create_in_folder?: string;
         };
         SharedUnlockRequest: {
             password?: string;
@@ -8535,6 +8770,12 @@ export interface components {
         OrganizationId: string;
         /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
         ProjectId: string;
+        /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
+        Refresh: "force_cache" | "blocking" | "force_blocking" | "async" | "lazy_async" | "force_async" | "async_except_on_cache_miss" | "true" | "false";
+        /** @description Dashboard filters (JSON) applied to the query instead of the dashboard's own. */
+        FiltersOverride: string;
+        /** @description Query variable values (JSON) applied instead of the dashboard's own. */
+        VariablesOverride: string;
         /** @description The batch export's UUID. */
         BatchExportPathId: string;
         /** @description The batch export's UUID. */
@@ -9933,7 +10174,14 @@ export interface operations {
     };
     dashboards_retrieve: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
+                refresh?: components["parameters"]["Refresh"];
+                /** @description Dashboard filters (JSON) applied to the query instead of the dashboard's own. */
+                filters_override?: components["parameters"]["FiltersOverride"];
+                /** @description Query variable values (JSON) applied instead of the dashboard's own. */
+                variables_override?: components["parameters"]["VariablesOverride"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10402,6 +10650,228 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    insights_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
+                refresh?: "force_cache" | "blocking" | "force_blocking" | "async" | "lazy_async" | "force_async" | "async_except_on_cache_miss" | "true" | "false";
+                basic?: boolean;
+                saved?: boolean;
+                favorited?: boolean;
+                short_id?: string;
+                search?: string;
+                created_by?: number;
+                /** @description A JSON array of dashboard ids, such as `[3,5]`. */
+                dashboards?: string;
+                tags?: string[];
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of insights. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedInsightList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    insights_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["InsightRequest"];
+            };
+        };
+        responses: {
+            /** @description The new insight. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Insight"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    insights_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
+                refresh?: "force_cache" | "blocking" | "force_blocking" | "async" | "lazy_async" | "force_async" | "async_except_on_cache_miss" | "true" | "false";
+                /** @description Dashboard filters (JSON) applied to the query instead of the dashboard's own. */
+                filters_override?: string;
+                /** @description Query variable values (JSON) applied instead of the dashboard's own. */
+                variables_override?: string;
+                from_dashboard?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this insight. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The insight. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Insight"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    insights_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this insight. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["InsightRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated insight. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Insight"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    insights_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this insight. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description Hard delete is not allowed; the body is empty. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    insights_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this insight. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["InsightRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated insight. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Insight"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -17277,7 +17747,14 @@ export interface operations {
     };
     environments_dashboards_retrieve: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
+                refresh?: components["parameters"]["Refresh"];
+                /** @description Dashboard filters (JSON) applied to the query instead of the dashboard's own. */
+                filters_override?: components["parameters"]["FiltersOverride"];
+                /** @description Query variable values (JSON) applied instead of the dashboard's own. */
+                variables_override?: components["parameters"]["VariablesOverride"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -17746,6 +18223,228 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_insights_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
+                refresh?: "force_cache" | "blocking" | "force_blocking" | "async" | "lazy_async" | "force_async" | "async_except_on_cache_miss" | "true" | "false";
+                basic?: boolean;
+                saved?: boolean;
+                favorited?: boolean;
+                short_id?: string;
+                search?: string;
+                created_by?: number;
+                /** @description A JSON array of dashboard ids, such as `[3,5]`. */
+                dashboards?: string;
+                tags?: string[];
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of insights. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedInsightList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_insights_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["InsightRequest"];
+            };
+        };
+        responses: {
+            /** @description The new insight. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Insight"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_insights_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
+                refresh?: "force_cache" | "blocking" | "force_blocking" | "async" | "lazy_async" | "force_async" | "async_except_on_cache_miss" | "true" | "false";
+                /** @description Dashboard filters (JSON) applied to the query instead of the dashboard's own. */
+                filters_override?: string;
+                /** @description Query variable values (JSON) applied instead of the dashboard's own. */
+                variables_override?: string;
+                from_dashboard?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this insight. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The insight. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Insight"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_insights_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this insight. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["InsightRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated insight. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Insight"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_insights_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this insight. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description Hard delete is not allowed; the body is empty. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_insights_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description A unique integer value identifying this insight. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["InsightRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated insight. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Insight"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -123,6 +123,12 @@ export interface OperationPaths {
   environments_hog_functions_replay_list: "/api/environments/{project_id}/hog_functions/{id}/replay/";
   environments_hog_functions_retrieve: "/api/environments/{project_id}/hog_functions/{id}/";
   environments_hog_functions_update: "/api/environments/{project_id}/hog_functions/{id}/";
+  environments_insights_create: "/api/environments/{project_id}/insights/";
+  environments_insights_destroy: "/api/environments/{project_id}/insights/{id}/";
+  environments_insights_list: "/api/environments/{project_id}/insights/";
+  environments_insights_partial_update: "/api/environments/{project_id}/insights/{id}/";
+  environments_insights_retrieve: "/api/environments/{project_id}/insights/{id}/";
+  environments_insights_update: "/api/environments/{project_id}/insights/{id}/";
   environments_persons_activity_retrieve: "/api/environments/{project_id}/persons/activity/";
   environments_persons_activity_retrieve_2: "/api/environments/{project_id}/persons/{id}/activity/";
   environments_persons_bulk_delete_create: "/api/environments/{project_id}/persons/bulk_delete/";
@@ -180,6 +186,12 @@ export interface OperationPaths {
   hog_functions_replay_list: "/api/projects/{project_id}/hog_functions/{id}/replay/";
   hog_functions_retrieve: "/api/projects/{project_id}/hog_functions/{id}/";
   hog_functions_update: "/api/projects/{project_id}/hog_functions/{id}/";
+  insights_create: "/api/projects/{project_id}/insights/";
+  insights_destroy: "/api/projects/{project_id}/insights/{id}/";
+  insights_list: "/api/projects/{project_id}/insights/";
+  insights_partial_update: "/api/projects/{project_id}/insights/{id}/";
+  insights_retrieve: "/api/projects/{project_id}/insights/{id}/";
+  insights_update: "/api/projects/{project_id}/insights/{id}/";
   invites_bulk_create: "/api/organizations/{organization_id}/invites/bulk/";
   invites_create: "/api/organizations/{organization_id}/invites/";
   invites_destroy: "/api/organizations/{organization_id}/invites/{id}/";

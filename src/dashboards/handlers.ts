@@ -1,22 +1,18 @@
 import type { components } from '../../generated/api.js';
-import { requireEdit, requireRestrict } from './access.js';
+import { requireEdit } from './access.js';
+import { changeDashboard } from './update.js';
+import { refreshMode } from '../insights/cache.js';
+import { cacheContext } from '../insights/handlers.js';
+import { dashboardContext } from '../insights/load.js';
 import { permissionsOn, presentDashboard, presentDashboardPage, readDashboard } from './present.js';
 import { normalizeTags } from './tags.js';
 import { findTemplate, findUnlistedTemplate, type DashboardTemplate } from './templates.js';
 import { streamTiles } from './stream.js';
 import { loadDashboard, viewerOf } from './load.js';
-import type { Db } from '../db/client.js';
-import { copyTiles, getTile, insertTiles, moveTile, updateTile, type NewTile } from './tile-queries.js';
-import {
-  findUnlisted,
-  getDashboard,
-  insertDashboard,
-  lockProjectForUnlisted,
-  updateDashboard,
-  type DashboardInput,
-} from './queries.js';
+import { copyTiles, getTile, insertTiles, moveTile, type NewTile } from './tile-queries.js';
+import { findUnlisted, getDashboard, insertDashboard, lockProjectForUnlisted, type DashboardInput } from './queries.js';
 import { jsonPage, sendJsonText } from '../http/json-text.js';
-import type { ProjectRequest, RequestOf, SomeHandlers } from '../http/types.js';
+import type { RequestOf, SomeHandlers } from '../http/types.js';
 import { pick } from '../core/pick.js';
 import { ApiError } from '../core/errors.js';
 import { pageOf } from '../core/paging.js';
@@ -46,45 +42,6 @@ function templateTiles(template: DashboardTemplate, userId: number): NewTile[] {
   return template.tiles.map((t) => ({ body: t.body, layouts: t.layouts, color: t.color, created_by_id: userId }));
 }
 
-/** Validates every tile change before anything is written, so a bad tile leaves the dashboard untouched. */
-async function checkTiles(db: Db, dashboardId: number, tiles: Schemas['DashboardTileRequest'][]): Promise<void> {
-  for (const [i, tile] of tiles.entries()) {
-    if (tile.id === undefined) {
-      if (!tile.text) throw ApiError.required(`tiles__${i}__text`);
-    } else if (!(await getTile(db, dashboardId, tile.id))) {
-      throw ApiError.validation(`tiles__${i}__id`, `Tile ${tile.id} is not on this dashboard.`, 'not_found');
-    }
-  }
-}
-
-async function applyTiles(
-  db: Db,
-  projectId: number,
-  dashboardId: number,
-  tiles: Schemas['DashboardTileRequest'][],
-  userId: number,
-): Promise<void> {
-  for (const tile of tiles) {
-    if (tile.id === undefined) {
-      const added = await insertTiles(db, projectId, dashboardId, [
-        {
-          body: tile.text!.body,
-          layouts: tile.layouts,
-          color: tile.color,
-          deleted: tile.deleted,
-          created_by_id: userId,
-        },
-      ]);
-      if (!added) throw ApiError.notFound();
-      continue;
-    }
-    await updateTile(db, projectId, dashboardId, tile.id, {
-      ...(tile.text ? { body: tile.text.body, last_modified_by_id: userId } : {}),
-      ...pick(tile, ['layouts', 'color', 'deleted'] as const),
-    });
-  }
-}
-
 /** PATCH and PUT: PostHog's PUT requires no field either, so both leave omitted fields as they are. */
 async function updateHandler(req: RequestOf<'dashboards_partial_update'>): Promise<Schemas['Dashboard']> {
   const body = req.body ?? {};
@@ -92,29 +49,34 @@ async function updateHandler(req: RequestOf<'dashboards_partial_update'>): Promi
   const dashboard = await loadDashboard(req.server.db, req.tenant.project_id, req.params.id, {
     includeDeleted: body.deleted === false,
   });
-  const viewer = viewerOf(req);
-  const permissions = await permissionsOn(req.server.db, dashboard, viewer);
-  requireEdit(permissions);
-  if (body.restriction_level !== undefined) requireRestrict(permissions);
-  const tiles = body.tiles ?? [];
-  await checkTiles(req.server.db, dashboard.id, tiles);
   const input: DashboardInput = {
     ...dashboardInput(body),
     ...(body.tags ? { tags: normalizeTags(body.tags) } : {}),
     // PostHog only takes non-empty variables, so `{}` leaves the stored ones as they are.
     ...(body.variables && Object.keys(body.variables).length ? { variables: body.variables } : {}),
   };
-  return req.server.db.transaction(async (tx) => {
-    const row = await updateDashboard(tx, req.tenant.project_id, dashboard.id, input);
-    if (!row) throw ApiError.notFound();
-    await applyTiles(tx, req.tenant.project_id, dashboard.id, tiles, viewer.id);
-    return presentDashboard(tx, row, viewer);
+  return changeDashboard(req.server.db, dashboard, viewerOf(req), {
+    input,
+    tiles: body.tiles ?? [],
+    restricting: body.restriction_level !== undefined,
+    deleteInsights: body.deleted === true && body.delete_insights === true,
+    results: { mode: 'force_cache', cache: cacheContext(req) },
   });
 }
 
 /** The dashboard a read names, with the read recorded in `last_accessed_at` as PostHog does (to the minute). */
-async function retrieve(req: ProjectRequest, id: number): Promise<Schemas['Dashboard']> {
-  const dashboard = await readDashboard(req.server.db, req.tenant.project_id, id, viewerOf(req));
+async function retrieve(
+  req: RequestOf<'dashboards_retrieve'> | RequestOf<'dashboards_stream_tiles_retrieve'>,
+  id: number,
+): Promise<Schemas['Dashboard']> {
+  const q = req.query as { refresh?: string; filters_override?: string; variables_override?: string };
+  const overrides = await dashboardContext(req.server.db, req.tenant.project_id, q);
+  const dashboard = await readDashboard(req.server.db, req.tenant.project_id, id, viewerOf(req), {
+    mode: refreshMode(q.refresh),
+    cache: cacheContext(req),
+    filters: overrides?.filters,
+    variables: overrides?.variables,
+  });
   if (!dashboard) throw ApiError.notFound();
   return dashboard;
 }

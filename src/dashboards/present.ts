@@ -3,7 +3,9 @@ import type { Db } from '../db/client.js';
 import type { Page } from '../core/paging.js';
 import type { CreationMode } from '../db/schema/index.js';
 import { dashboardExtras, getDashboardView, listDashboards, touchDashboard, type DashboardRow } from './queries.js';
-import { liveTiles } from './tile-queries.js';
+import { liveTiles, type TileView } from './tile-queries.js';
+import type { CacheContext, RefreshMode } from '../insights/cache.js';
+import { tileInsights } from '../insights/present.js';
 import { getUsers } from '../users/queries.js';
 import { accessControlVersion, serializeDashboard, tileView } from './serialize.js';
 import { withFields, type JsonText } from '../core/json-text.js';
@@ -13,6 +15,34 @@ type Schemas = components['schemas'];
 
 /** A signed-in viewer, or the anonymous reader of a shared link. */
 export type Audience = Viewer | 'shared';
+
+/**
+ * How a read shows its insight tiles' results: PostHog's `refresh` mode (none: no results) with the
+ * process's query engine, and the read's filters/variables overrides of the dashboard's own.
+ */
+export interface TileResults {
+  mode: RefreshMode | undefined;
+  cache: CacheContext | undefined;
+  filters?: Record<string, unknown> | undefined;
+  variables?: Record<string, unknown> | undefined;
+}
+
+async function insightsOf(
+  db: Db,
+  d: DashboardRow,
+  tiles: Pick<TileView, 'insight_id'>[],
+  audience: Audience,
+  results: TileResults | undefined,
+) {
+  const ids = tiles.map((t) => t.insight_id).filter((id): id is number => id !== null);
+  if (!ids.length) return new Map();
+  return tileInsights(db, d.project_id, ids, {
+    audience,
+    mode: results?.mode,
+    cache: results?.cache,
+    dashboard: { filters: results?.filters ?? d.filters, variables: results?.variables ?? d.variables },
+  });
+}
 
 /** The viewer's permissions on one dashboard (one query for their collaborator level). */
 export async function permissionsOn(db: Db, dashboard: DashboardRow, viewer: Viewer): Promise<DashboardPermissions> {
@@ -54,6 +84,7 @@ export async function readDashboard(
   projectId: number,
   id: number,
   viewer: Viewer,
+  results?: TileResults,
 ): Promise<Schemas['Dashboard'] | undefined> {
   const view = await getDashboardView(db, projectId, id, viewer.id);
   if (!view) return undefined;
@@ -65,11 +96,17 @@ export async function readDashboard(
   }
   const users = new Map(view.users.map((u) => [u.id, u]));
   const permissions = dashboardPermissions(dashboard, viewer, privilege);
-  return serializeDashboard(dashboard, { is_shared, permissions, users }, tiles);
+  const insights = await insightsOf(db, dashboard, tiles, viewer, results);
+  return serializeDashboard(dashboard, { is_shared, permissions, users, insights }, tiles);
 }
 
 /** The full dashboard, with its live tiles, as `audience` sees it. */
-export async function presentDashboard(db: Db, d: DashboardRow, audience: Audience): Promise<Schemas['Dashboard']> {
+export async function presentDashboard(
+  db: Db,
+  d: DashboardRow,
+  audience: Audience,
+  results?: TileResults,
+): Promise<Schemas['Dashboard']> {
   const [extras, tiles] = await Promise.all([
     dashboardExtras(db, [d.id], audience === 'shared' ? null : audience.id),
     liveTiles(db, [d.id]),
@@ -82,5 +119,7 @@ export async function presentDashboard(db: Db, d: DashboardRow, audience: Audien
   );
   const { is_shared, privilege } = extras.get(d.id)!;
   const permissions = audience === 'shared' ? SHARED_VIEW : dashboardPermissions(d, audience, privilege);
-  return serializeDashboard(d, { is_shared, permissions, users }, dashboardTiles.map(tileView));
+  const views = dashboardTiles.map(tileView);
+  const insights = await insightsOf(db, d, views, audience, results);
+  return serializeDashboard(d, { is_shared, permissions, users, insights }, views);
 }

@@ -13,6 +13,8 @@ export interface DashboardContext {
   is_shared: boolean;
   permissions: DashboardPermissions;
   users: Map<number, UserBasicRow>;
+  /** The insights of the insight tiles, as the audience sees them (with results per the read's `refresh`). */
+  insights?: Map<number, Schemas['Insight']>;
 }
 
 function userOrNull(users: Map<number, UserBasicRow>, id: number | null): Schemas['UserBasic'] | null {
@@ -62,7 +64,10 @@ export function serializeDashboard(d: DashboardRow, ctx: DashboardContext, tiles
     // PostHog's persisted_* are the stored values, or null when empty.
     persisted_filters: Object.keys(d.filters).length ? d.filters : null,
     persisted_variables: Object.keys(d.variables).length ? d.variables : null,
-    tiles: orderTiles(tiles).map((t, order) => serializeTile(t, order, ctx.users)),
+    tiles: orderTiles(tiles)
+      // An insight tile whose insight is not shown (deleted meanwhile) is left out, as PostHog's tile queryset does.
+      .filter((t) => t.insight_id === null || ctx.insights?.has(t.insight_id))
+      .map((t, order) => serializeTile(t, order, ctx.users, ctx.insights)),
   };
 }
 
@@ -89,6 +94,7 @@ export function tileView(t: TileRow): TileView {
   return {
     id: t.id,
     body: t.body,
+    insight_id: t.insight_id,
     layouts: t.layouts,
     color: t.color,
     created_by_id: t.created_by_id,
@@ -97,16 +103,24 @@ export function tileView(t: TileRow): TileView {
   };
 }
 
-export function serializeTile(t: TileView, order: number, users: Map<number, UserBasicRow>): Schemas['DashboardTile'] {
+export function serializeTile(
+  t: TileView,
+  order: number,
+  users: Map<number, UserBasicRow>,
+  insights?: Map<number, Schemas['Insight']>,
+): Schemas['DashboardTile'] {
+  const insight = t.insight_id === null ? undefined : insights?.get(t.insight_id);
   return {
     id: t.id,
-    text: {
-      body: t.body,
-      created_by: userOrNull(users, t.created_by_id),
-      last_modified_at: t.last_modified_at,
-      last_modified_by: userOrNull(users, t.last_modified_by_id),
-    },
-    insight: null,
+    text: insight
+      ? null
+      : {
+          body: t.body,
+          created_by: userOrNull(users, t.created_by_id),
+          last_modified_at: t.last_modified_at,
+          last_modified_by: userOrNull(users, t.last_modified_by_id),
+        },
+    insight: insight ?? null,
     layouts: t.layouts,
     color: t.color,
     order,

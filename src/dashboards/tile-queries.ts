@@ -8,6 +8,8 @@ import { jsonObject } from '../db/queries/json.js';
 export type TileRow = typeof dashboard_tiles.$inferSelect;
 export interface NewTile {
   body: string;
+  /** An insight tile's insight (of the same project); absent for a text tile. */
+  insight_id?: number | null;
   layouts?: Record<string, unknown> | undefined;
   color?: string | null | undefined;
   deleted?: boolean | undefined;
@@ -18,6 +20,7 @@ export interface NewTile {
 export interface TileView {
   id: number;
   body: string;
+  insight_id: number | null;
   layouts: Record<string, unknown>;
   color: string | null;
   created_by_id: number | null;
@@ -33,6 +36,7 @@ export interface TileView {
 const tileViewFields: Record<keyof TileView, SQL> = {
   id: sql.raw('t.id'),
   body: sql.raw('t.body'),
+  insight_id: sql.raw('t.insight_id'),
   layouts: sql.raw('t.layouts'),
   color: sql.raw('t.color'),
   created_by_id: sql.raw('t.created_by_id'),
@@ -81,6 +85,7 @@ export async function insertTiles(db: Db, projectId: number, dashboardId: number
     tiles.map((t) => ({
       dashboard_id: dashboardId,
       body: t.body,
+      insight_id: t.insight_id ?? null,
       layouts: t.layouts ?? {},
       color: t.color ?? null,
       deleted: t.deleted ?? false,

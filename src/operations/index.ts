@@ -3,6 +3,7 @@ import { captureHandlers } from '../capture/handlers.js';
 import { dashboardCollaboratorHandlers } from '../dashboards/collaborator-handlers.js';
 import { dashboardSharingHandlers } from '../dashboards/sharing-handlers.js';
 import { dashboardHandlers } from '../dashboards/handlers.js';
+import { insightHandlers } from '../insights/handlers.js';
 import { domainHandlers } from '../domains/handlers.js';
 import { environmentsHandlers } from './environments.js';
 import { eventDefinitionHandlers } from '../definitions/event-handlers.js';
@@ -34,6 +35,7 @@ const own = {
   ...userHandlers,
   ...personalApiKeyHandlers,
   ...dashboardHandlers,
+  ...insightHandlers,
   ...dashboardCollaboratorHandlers,
   ...dashboardSharingHandlers,
   ...domainHandlers,

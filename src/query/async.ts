@@ -53,13 +53,15 @@ export class AsyncQueries {
 
   /**
    * Checks and records the query (a bad one throws its 400, as does a full queue of the organization its
-   * 429), then runs it in a slot of the organization after the caller answers.
+   * 429), then runs it in a slot of the organization after the caller answers. `onAnswer` also gets
+   * a complete answer, with the time its computation started (the result cache stores it).
    */
   async start(
     organizationId: string,
     projectId: number,
     clientId: string | null | undefined,
     node: QueryNode | InsightNode,
+    onAnswer?: (answer: string, startedAt: Date) => Promise<void>,
   ): Promise<QueryStatusRow> {
     if (this.stopping) throw ApiError.unavailable();
     const insight = isInsightNode(node) ? prepareInsight(node) : undefined;
@@ -75,6 +77,7 @@ export class AsyncQueries {
       );
     }
     const { run } = row;
+    const startedAt = new Date();
     const done = new Promise<void>((resolve) => setImmediate(resolve))
       .then((): Promise<string> => {
         const tag = {
@@ -87,7 +90,10 @@ export class AsyncQueries {
           : executeQuery(this.engine, organizationId, prepared!, tag).then((answer) => answer.text());
       })
       .then(
-        (answer) => finishQueryStatus(this.db, projectId, run, { state: 'complete', answer }, keep),
+        async (answer) => {
+          await onAnswer?.(answer, startedAt);
+          await finishQueryStatus(this.db, projectId, run, { state: 'complete', answer }, keep);
+        },
         async (err: unknown) => {
           if (err instanceof RunRefused) return; // cancelled or failed by a shutdown before it started
           if (!(err instanceof ApiError)) this.log('asynchronous query failed', err);

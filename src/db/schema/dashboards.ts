@@ -15,6 +15,7 @@ import {
 } from 'drizzle-orm/pg-core';
 import { projects } from './projects.js';
 import { users } from './users.js';
+import { insights } from './insights.js';
 
 /**
  * Dashboards are soft-deleted (`deleted`), never removed through the API. Tags live on the row as a
@@ -56,7 +57,9 @@ export const dashboards = pgTable(
 /** Creation modes (PostHog's CreationModeEnum); `unlisted` dashboards stay out of the list unless asked for. */
 export type CreationMode = 'default' | 'template' | 'duplicate' | 'unlisted';
 
-/** Text tiles. A deleted tile is kept (soft delete) so that it no longer shows but can be inspected. */
+/**
+ * Tiles: a text tile has `body`, an insight tile `insight_id` (an insight of the dashboard's project). A
+ * deleted tile is kept (soft delete) so that it no longer shows but can be inspected. */
 export const dashboard_tiles = pgTable(
   'dashboard_tiles',
   {
@@ -65,6 +68,7 @@ export const dashboard_tiles = pgTable(
       .notNull()
       .references(() => dashboards.id, { onDelete: 'cascade' }),
     body: text('body').notNull().default(''),
+    insight_id: integer('insight_id').references(() => insights.id, { onDelete: 'cascade' }),
     layouts: jsonb('layouts').$type<Record<string, unknown>>().notNull().default({}),
     color: varchar('color', { length: 400 }),
     deleted: boolean('deleted').notNull().default(false),
@@ -73,7 +77,10 @@ export const dashboard_tiles = pgTable(
     created_at: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     last_modified_at: timestamp('last_modified_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('dashboard_tiles_dashboard_idx').on(t.dashboard_id)],
+  (t) => [
+    index('dashboard_tiles_dashboard_idx').on(t.dashboard_id),
+    index('dashboard_tiles_insight_idx').on(t.insight_id),
+  ],
 );
 
 /** Explicit edit rights on dashboards restricted to collaborators (PostHog's DashboardPrivilege). */

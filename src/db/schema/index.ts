@@ -10,3 +10,4 @@ export * from './batch-exports.js';
 export * from './property-definitions.js';
 export * from './query-statuses.js';
 export * from './hog-functions.js';
+export * from './insights.js';

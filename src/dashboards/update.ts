@@ -1,0 +1,85 @@
+import type { components } from '../../generated/api.js';
+import type { Db } from '../db/client.js';
+import { ApiError } from '../core/errors.js';
+import { pick } from '../core/pick.js';
+import { deleteInsightsOnlyOn } from '../insights/queries.js';
+import { requireEdit, requireRestrict, type Viewer } from './access.js';
+import { permissionsOn, presentDashboard, type TileResults } from './present.js';
+import { updateDashboard, type DashboardInput, type DashboardRow } from './queries.js';
+import { getTile, insertTiles, updateTile } from './tile-queries.js';
+
+type TileRequest = components['schemas']['DashboardTileRequest'];
+
+/** Validates every tile change before anything is written, so a bad tile leaves the dashboard untouched. */
+async function checkTiles(db: Db, dashboardId: number, tiles: TileRequest[]): Promise<void> {
+  for (const [i, tile] of tiles.entries()) {
+    if (tile.id === undefined) {
+      if (!tile.text) throw ApiError.required(`tiles__${i}__text`);
+    } else if (!(await getTile(db, dashboardId, tile.id))) {
+      throw ApiError.validation(`tiles__${i}__id`, `Tile ${tile.id} is not on this dashboard.`, 'not_found');
+    }
+  }
+}
+
+async function applyTiles(
+  db: Db,
+  projectId: number,
+  dashboardId: number,
+  tiles: TileRequest[],
+  userId: number,
+): Promise<void> {
+  for (const tile of tiles) {
+    if (tile.id === undefined) {
+      const added = await insertTiles(db, projectId, dashboardId, [
+        {
+          body: tile.text!.body,
+          layouts: tile.layouts,
+          color: tile.color,
+          deleted: tile.deleted,
+          created_by_id: userId,
+        },
+      ]);
+      if (!added) throw ApiError.notFound();
+      continue;
+    }
+    await updateTile(db, projectId, dashboardId, tile.id, {
+      ...(tile.text ? { body: tile.text.body, last_modified_by_id: userId } : {}),
+      ...pick(tile, ['layouts', 'color', 'deleted'] as const),
+    });
+  }
+}
+
+export interface DashboardChange {
+  input: DashboardInput;
+  tiles: TileRequest[];
+  /** The body changes `restriction_level`, which needs restriction rights. */
+  restricting: boolean;
+  /** PostHog's `delete_insights` on a delete: the insights on no other dashboard go with it. */
+  deleteInsights: boolean;
+  results: TileResults;
+}
+
+/**
+ * A dashboard update (PATCH and PUT): rights checked, every tile change checked before anything is
+ * written, then the dashboard, its tiles and (on a delete with `delete_insights`) its own insights
+ * written in one transaction, and the answer read in it.
+ */
+export async function changeDashboard(
+  db: Db,
+  dashboard: DashboardRow,
+  viewer: Viewer,
+  change: DashboardChange,
+): Promise<components['schemas']['Dashboard']> {
+  const permissions = await permissionsOn(db, dashboard, viewer);
+  requireEdit(permissions);
+  if (change.restricting) requireRestrict(permissions);
+  await checkTiles(db, dashboard.id, change.tiles);
+  const projectId = dashboard.project_id;
+  return db.transaction(async (tx) => {
+    const row = await updateDashboard(tx, projectId, dashboard.id, change.input);
+    if (!row) throw ApiError.notFound();
+    await applyTiles(tx, projectId, dashboard.id, change.tiles, viewer.id);
+    if (change.deleteInsights) await deleteInsightsOnlyOn(tx, projectId, dashboard.id);
+    return presentDashboard(tx, row, viewer, change.results);
+  });
+}

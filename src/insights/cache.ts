@@ -1,0 +1,165 @@
+import { createHash } from 'node:crypto';
+import type { components } from '../../generated/api.js';
+import type { AsyncQueries } from '../query/async.js';
+import { isInsightNode, prepareInsight, runInsight } from '../query/kinds/index.js';
+import { runQuery, type QueryEngine } from '../query/run.js';
+import { presentQueryStatus } from '../serializers/query-statuses.js';
+import { projectTimezone, readCache, writeCache } from './cache-queries.js';
+import { intervalOf, type RunnableNode } from './query-node.js';
+
+type QueryStatus = components['schemas']['QueryStatus'];
+
+/** PostHog's ExecutionMode values, by their `refresh` names. */
+export type RefreshMode =
+  | 'force_cache'
+  | 'blocking'
+  | 'force_blocking'
+  | 'async'
+  | 'lazy_async'
+  | 'force_async'
+  | 'async_except_on_cache_miss';
+
+/** PostHog's execution_mode_from_refresh: `true` blocks, anything unknown or absent only reads the cache. */
+export function refreshMode(refresh: string | boolean | undefined, fallback: RefreshMode = 'force_cache'): RefreshMode {
+  if (refresh === undefined) return fallback;
+  if (refresh === true || refresh === 'true') return 'blocking';
+  if (refresh === false || refresh === 'false') return 'force_cache';
+  const modes = ['force_cache', 'blocking', 'force_blocking', 'async', 'lazy_async', 'force_async'];
+  return modes.includes(refresh) || refresh === 'async_except_on_cache_miss' ? (refresh as RefreshMode) : fallback;
+}
+
+/** PostHog's shared_insights_execution_mode: a shared view never forces a computation. */
+export function sharedMode(mode: RefreshMode): RefreshMode {
+  return mode === 'force_blocking' ? 'blocking' : mode === 'force_async' ? 'async' : mode;
+}
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+/** PostHog's staleness_threshold_map (posthog/caching/utils.py), default and lazy, by interval. */
+const FRESH_FOR: Record<'default' | 'lazy', Record<string, number>> = {
+  default: { none: 6 * HOUR, minute: 5 * MINUTE, hour: HOUR, day: 6 * HOUR, week: DAY, month: 2 * DAY },
+  lazy: { none: 12 * HOUR, minute: 15 * MINUTE, hour: 2 * HOUR, day: 12 * HOUR, week: DAY, month: 2 * DAY },
+};
+/** How long a computed answer is kept at all (served stale until then on `force_cache`), and the per-project bound. */
+export const CACHE_KEEP_MS = 7 * DAY;
+export const CACHE_MAX_ROWS = 2000;
+/** Answers larger than this are answered but not kept: a cache row is read whole on every hit. */
+export const CACHE_MAX_BYTES = 8 * 1024 * 1024;
+
+/** PostHog's cache_target_age: when a result computed at `lastRefresh` stops being fresh, by the query's interval. */
+export function cacheTargetAge(interval: string | null, lastRefresh: Date, lazy = false): Date {
+  const table = FRESH_FOR[lazy ? 'lazy' : 'default'];
+  return new Date(lastRefresh.getTime() + (table[interval ?? 'none'] ?? table.none!));
+}
+
+/**
+ * PostHog's minimum wait before a client may ask for a recomputation (`next_allowed_client_refresh`):
+ * 3 minutes for insights by minute or hour, 15 for other insights, 1 for HogQL and events queries.
+ */
+function refreshFrequency(interval: string | null, node: RunnableNode): number {
+  if (!isInsightNode(node)) return MINUTE;
+  return interval === 'minute' || interval === 'hour' ? 3 * MINUTE : 15 * MINUTE;
+}
+
+/** JSON with object keys sorted at every depth: the same query written two ways has one key. */
+function normalized(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normalized);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, normalized((value as Record<string, unknown>)[k])]),
+    );
+  }
+  return value;
+}
+
+/** The cache key: the project, its timezone and the normalized query (with the filters and variables applied). */
+export function cacheKey(projectId: number, timezone: string, node: RunnableNode): string {
+  const payload = JSON.stringify(normalized({ team_id: projectId, timezone, query: node, version: 1 }));
+  return `cache_${createHash('sha256').update(payload).digest('hex').slice(0, 40)}`;
+}
+
+export interface CacheContext {
+  engine: QueryEngine;
+  asyncQueries: AsyncQueries;
+  organizationId: string;
+  projectId: number;
+}
+
+/** The cache fields every answer carries (PostHog's CachedQueryResponse), and the answer's text if any. */
+export interface CachedResult {
+  /** The answer's JSON object text (results, columns, ...), or null on a miss that computed nothing. */
+  answer: string | null;
+  is_cached: boolean;
+  last_refresh: string | null;
+  next_allowed_client_refresh: string | null;
+  cache_target_age: string | null;
+  cache_key: string;
+  timezone: string;
+  query_status: QueryStatus | null;
+}
+
+async function compute(ctx: CacheContext, node: RunnableNode): Promise<string> {
+  const { engine, organizationId, projectId } = ctx;
+  if (isInsightNode(node)) {
+    return JSON.stringify(await runInsight({ engine, organizationId }, projectId, prepareInsight(node)));
+  }
+  return (await runQuery(engine, organizationId, projectId, node)).text();
+}
+
+/**
+ * A query's answer through the shared cache, as PostHog's QueryRunner.run decides by `mode`: a fresh
+ * cached answer is served (lazily fresh for `lazy_async`); `force_cache` never computes; the blocking
+ * modes compute and store; the asynchronous ones start the computation in the background (its status
+ * in `query_status`, pollable at `/query/{id}/`) and answer with what is cached meanwhile.
+ */
+export async function cachedAnswer(ctx: CacheContext, node: RunnableNode, mode: RefreshMode): Promise<CachedResult> {
+  const { engine, projectId } = ctx;
+  const db = engine.db;
+  const timezone = await projectTimezone(db, projectId);
+  const key = cacheKey(projectId, timezone, node);
+  const interval = intervalOf(node);
+  const frequency = refreshFrequency(interval, node);
+  const shaped = (text: string | null, at: Date | null, cached: boolean, status: QueryStatus | null = null) => ({
+    answer: text,
+    is_cached: cached,
+    last_refresh: at?.toISOString() ?? null,
+    next_allowed_client_refresh: at ? new Date(at.getTime() + frequency).toISOString() : null,
+    cache_target_age: at ? cacheTargetAge(interval, at).toISOString() : null,
+    cache_key: key,
+    timezone,
+    query_status: status,
+  });
+  const store = async (text: string, at: Date) => {
+    if (Buffer.byteLength(text) > CACHE_MAX_BYTES) return;
+    await writeCache(
+      db,
+      projectId,
+      key,
+      { text, last_refresh: at, expires_at: new Date(at.getTime() + CACHE_KEEP_MS) },
+      CACHE_MAX_ROWS,
+    );
+  };
+  const inBackground = async () => {
+    const row = await ctx.asyncQueries.start(ctx.organizationId, projectId, null, node, (text, at) => store(text, at));
+    return presentQueryStatus(row).query_status;
+  };
+
+  const cached = mode === 'force_blocking' || mode === 'force_async' ? undefined : await readCache(db, projectId, key);
+  if (mode === 'force_async') return shaped(null, null, false, await inBackground());
+  if (cached) {
+    const fresh = Date.now() <= cacheTargetAge(interval, cached.last_refresh, mode === 'lazy_async').getTime();
+    if (fresh || mode === 'force_cache') return shaped(cached.text, cached.last_refresh, true);
+    if (mode !== 'blocking') return shaped(cached.text, cached.last_refresh, true, await inBackground());
+  } else if (mode === 'force_cache') {
+    return shaped(null, null, false);
+  } else if (mode === 'async' || mode === 'lazy_async') {
+    return shaped(null, null, false, await inBackground());
+  }
+  const at = new Date();
+  const text = await compute(ctx, node);
+  await store(text, at);
+  return shaped(text, at, false);
+}
