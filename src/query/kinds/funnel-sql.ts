@@ -116,7 +116,8 @@ function pathsSql(q: FunnelPlan): SQL {
           sql`, `,
         )})`
       : sql`null::timestamptz`;
-    return sql`nx as (select actor, ts, ${anyStep} as start ${sql.join(firsts, sql``)} ${sql.join(exclusionNext(q), sql``)} from ev),
+    const nexts = sql.join([...firsts, ...exclusionNext(q)], sql``);
+    return sql`nx as (select actor, ts, ${anyStep} as start ${nexts} from ev),
       srt as (select actor, ts, ${eAny} as e_any,
         array(select x from unnest(array[${sql.join(reached, sql`, `)}]) as x where x is not null order by x) as arr
         from nx where start),
