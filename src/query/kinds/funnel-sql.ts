@@ -85,9 +85,11 @@ function eventsSql(q: FunnelPlan): SQL {
 }
 
 const window = (q: FunnelPlan) => sql`${`${q.windowSeconds} seconds`}::interval`;
-const AFTER = sql`partition by actor order by ts range between current row and unbounded following`;
-const STRICTLY_AFTER = sql`partition by actor order by ts range between interval '1 microsecond' following
-  and unbounded following`;
+// Read newest first, so that the frame starts at the partition's head and each row's minimum is carried
+// over from the row before (PostgreSQL recomputes a frame whose head moves: quadratic per person).
+const AFTER = sql`partition by actor order by ts desc range between unbounded preceding and current row`;
+const STRICTLY_AFTER = sql`partition by actor order by ts desc range between unbounded preceding
+  and interval '1 microsecond' preceding`;
 
 /** Next exclusion event strictly after each row, per exclusion. */
 const exclusionNext = (q: FunnelPlan) =>
