@@ -2712,7 +2712,7 @@ export interface paths {
          *
          *     The answer is `results` (rows as arrays), `columns`, `types`, `hogql` (the query run, with its LIMIT), `limit`, `offset`, `hasMore` and `timings` (PostHog's `{k, t}` list: seconds spent in `./parse`, `./compile`, `./execute` (in the database), `./serialise` (rows into the answer), and `.` for the whole query). A query without `LIMIT` returns 100 rows; at most 50,000 rows are returned whatever it asks (PostHog's limits). An answer larger than the server's `QUERY_MAX_BYTES` (default 50 MB of JSON) is a 400 with code `too_many_rows_or_bytes`. `types` are ClickHouse type names as PostHog reports them: `String` for text, `Nullable(String)` for a property, `UInt64` for counts, `Int64` and `Float64` for numbers, `Bool`, `DateTime64(6, 'UTC')` (values are ISO 8601 strings in UTC), `Date` (`YYYY-MM-DD`), `UUID`; for a `HogQLQuery` each is a `[column, type]` pair, for an `EventsQuery` the type alone. JSON objects (`properties`) come back as their JSON text.
          *
-         *     **`TrendsQuery`**, **`LifecycleQuery`** and **`StickinessQuery`** are PostHog's insight kinds: `series` of `EventsNode`s (`event`, `math`, `math_property`, `properties`), `dateRange`, `interval` (minute to month; buckets are zero-filled in the project's timezone, weeks start on Sunday; at most 10,000), `properties`, `breakdownFilter` (an event or person property; `breakdown_limit` values, 25 by default, the rest as `$$_posthog_breakdown_other_$$`), `compareFilter`, `trendsFilter` (`display`, `formula`), `stickinessFilter`. They answer PostHog's response shape for the kind (`results` of series objects with `data`, `labels`, `days`, `count`, `label`, `action`, ...). Persons are counted as ingestion merged them (`$identify`, aliases); a person is created at the time of its first event.
+         *     **`TrendsQuery`**, **`LifecycleQuery`**, **`StickinessQuery`**, **`FunnelsQuery`** and **`RetentionQuery`** are PostHog's insight kinds: `series` of `EventsNode`s (`event`, `math`, `math_property`, `properties`), `dateRange`, `interval` (minute to month; buckets are zero-filled in the project's timezone, weeks start on Sunday; at most 10,000), `properties`, `breakdownFilter` (an event or person property; `breakdown_limit` values, 25 by default, the rest as `$$_posthog_breakdown_other_$$`), `compareFilter`, `trendsFilter` (`display`, `formula`), `stickinessFilter`, `funnelsFilter`, `retentionFilter`. They answer PostHog's response shape for the kind (`results` of series objects with `data`, `labels`, `days`, `count`, `label`, `action`, ...). Persons are counted as ingestion merged them (`$identify`, aliases); a person is created at the time of its first event.
          *
          *     A query that does not parse, names an unknown table, field or function, or fails on the data (a bad cast, an invalid regular expression) is a 400 `validation_error` whose `detail` says what and, for syntax errors, where (line and column). A query that runs longer than the server's `QUERY_TIMEOUT_SECONDS` (default 30) is cancelled: 400 with code `timeout_exceeded`.
          */
@@ -8002,10 +8002,28 @@ export interface components {
                 value: number;
             } | null;
         } | null;
+        /** @description A FunnelsQuery's options: `funnelOrderType` (`ordered`, `strict`, `unordered`), the conversion window (`funnelWindowInterval`, 14 by default, and `funnelWindowIntervalUnit`, `day` by default), `exclusions`, `funnelVizType` (`steps` or `trends`), `funnelFromStep`/`funnelToStep` (trends), and `breakdownAttributionType` (`first_touch`, `last_touch`). Other fields of PostHog's are accepted and ignored. */
+        InsightFunnelsFilter: {
+            /** @enum {string|null} */
+            funnelOrderType?: "ordered" | "strict" | "unordered" | null;
+            funnelVizType?: string | null;
+            funnelWindowInterval?: number | null;
+            funnelWindowIntervalUnit?: string | null;
+            funnelFromStep?: number | null;
+            funnelToStep?: number | null;
+            breakdownAttributionType?: string | null;
+            exclusions?: {
+                kind?: string;
+                event?: string | null;
+                funnelFromStep?: number;
+                funnelToStep?: number;
+                properties?: Record<string, never>[] | null;
+            }[] | null;
+        } | null;
         /** @description A `HogQLQuery` (`query`, `values`) or an `EventsQuery` (`select`, `where`, `orderBy`, `properties`, `event`, `personId`, `after`, `before`, `limit`, `offset`), or a `DataVisualizationNode` (an SQL chart, as PostHog's agent toolkit sends its SQL) whose `source` is a `HogQLQuery`: it answers exactly as its source does. Other fields of PostHog's query nodes (`chartSettings`, `display`, `tableSettings`...) are ignored. */
         QueryNode: {
             /** @enum {string} */
-            kind: "HogQLQuery" | "EventsQuery" | "DataVisualizationNode" | "TrendsQuery" | "LifecycleQuery" | "StickinessQuery";
+            kind: "HogQLQuery" | "EventsQuery" | "DataVisualizationNode" | "TrendsQuery" | "LifecycleQuery" | "StickinessQuery" | "FunnelsQuery" | "RetentionQuery";
             /** @description HogQLQuery's SELECT statement. Required for a HogQLQuery. */
             query?: string;
             /** @description HogQLQuery's values for `{placeholder}`s. */
@@ -8051,6 +8069,11 @@ export interface components {
             stickinessFilter?: components["schemas"]["InsightStickinessFilter"];
             /** @description A StickinessQuery's intervals per step; only 1 is supported. */
             intervalCount?: number | null;
+            funnelsFilter?: components["schemas"]["InsightFunnelsFilter"];
+            /** @description A RetentionQuery's options: `retentionType` (`retention_recurring`, the default, or `retention_first_time`), `period` (`Hour`, `Day`, `Week`, `Month`), `totalIntervals` (8 by default, at most 200), `targetEntity` and `returningEntity` (`{id: event, type: events, properties}`, `$pageview` by default). Other fields of PostHog's are accepted and ignored. */
+            retentionFilter?: {
+                [key: string]: unknown;
+            } | null;
         };
         QueryRequest: {
             query: components["schemas"]["QueryNode"];
@@ -8086,11 +8109,11 @@ export interface components {
             /** @description Seconds spent in each step of the query, the whole query (`.`) last. */
             readonly timings: components["schemas"]["QueryTiming"][];
         };
-        /** @description The answer to an insight query kind (`TrendsQuery`, `LifecycleQuery`, `StickinessQuery`), in PostHog's shape for that kind. */
+        /** @description The answer to an insight query kind (`TrendsQuery`, `LifecycleQuery`, `StickinessQuery`, `FunnelsQuery`, `RetentionQuery`), in PostHog's shape for that kind. */
         InsightQueryResponse: {
-            readonly results: {
-                [key: string]: unknown;
-            }[];
+            /** @description Series objects; for a FunnelsQuery its steps, or with a breakdown one list of steps per breakdown value. */
+            readonly results: unknown[];
+            readonly isUdf?: boolean;
             readonly hasMore?: boolean;
             readonly hogql?: string | null;
             readonly resolved_date_range?: {

@@ -88,8 +88,8 @@ function pointOf(text: string, attr: string): SQL {
 const roundingUnit = (interval: Interval) => (interval === 'minute' ? 'minute' : interval === 'hour' ? 'hour' : 'day');
 
 /** Local wall-clock arithmetic on `YYYY-MM-DD HH:MM:SS` texts, in UTC Date objects (no timezone shifts). */
-const wall = (text: string) => new Date(`${text.slice(0, 19).replace(' ', 'T')}Z`);
-const wallText = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
+export const wall = (text: string) => new Date(`${text.slice(0, 19).replace(' ', 'T')}Z`);
+export const wallText = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
 
 /** The start of `interval` containing a wall-clock time; weeks start on Sunday (PostHog's default). */
 export function bucketStart(d: Date, interval: Interval): Date {
@@ -108,7 +108,7 @@ export function bucketStart(d: Date, interval: Interval): Date {
   return out;
 }
 
-function nextBucket(d: Date, interval: Interval): Date {
+export function nextBucket(d: Date, interval: Interval): Date {
   const out = new Date(d);
   if (interval === 'minute') out.setUTCMinutes(out.getUTCMinutes() + 1);
   else if (interval === 'hour') out.setUTCHours(out.getUTCHours() + 1);

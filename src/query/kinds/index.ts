@@ -1,19 +1,32 @@
 import { ApiError } from '../../core/errors.js';
 import type { Executor } from './execute.js';
+import { type PreparedFunnels, prepareFunnels, runFunnels } from './funnels.js';
 import { type PreparedLifecycle, prepareLifecycle, runLifecycle } from './lifecycle.js';
+import { type PreparedRetention, prepareRetention, runRetention } from './retention.js';
 import { type PreparedStickiness, prepareStickiness, runStickiness } from './stickiness.js';
 import { type PreparedTrends, prepareTrends, runTrends } from './trends.js';
 
 /** PostHog's insight query kinds this server computes. */
-export const INSIGHT_KINDS = new Set(['TrendsQuery', 'LifecycleQuery', 'StickinessQuery']);
+export const INSIGHT_KINDS = new Set([
+  'TrendsQuery',
+  'LifecycleQuery',
+  'StickinessQuery',
+  'FunnelsQuery',
+  'RetentionQuery',
+]);
 
 /** A request's insight query node, as sent (its fields are checked by `prepareInsight`). */
 export interface InsightNode {
-  kind: 'TrendsQuery' | 'LifecycleQuery' | 'StickinessQuery';
+  kind: 'TrendsQuery' | 'LifecycleQuery' | 'StickinessQuery' | 'FunnelsQuery' | 'RetentionQuery';
   [field: string]: unknown;
 }
 
-export type PreparedInsight = PreparedTrends | PreparedLifecycle | PreparedStickiness;
+export type PreparedInsight =
+  | PreparedTrends
+  | PreparedLifecycle
+  | PreparedStickiness
+  | PreparedFunnels
+  | PreparedRetention;
 
 export const isInsightNode = (node: { kind: string }): node is InsightNode => INSIGHT_KINDS.has(node.kind);
 
@@ -26,6 +39,10 @@ export function prepareInsight(node: InsightNode): PreparedInsight {
       return prepareLifecycle(node);
     case 'StickinessQuery':
       return prepareStickiness(node);
+    case 'FunnelsQuery':
+      return prepareFunnels(node);
+    case 'RetentionQuery':
+      return prepareRetention(node);
     default:
       throw ApiError.invalidChoice('query__kind', (node as { kind: string }).kind);
   }
@@ -40,6 +57,10 @@ export async function runInsight(ex: Executor, teamId: number, prepared: Prepare
       return runLifecycle(ex, teamId, prepared);
     case 'StickinessQuery':
       return runStickiness(ex, teamId, prepared);
+    case 'FunnelsQuery':
+      return runFunnels(ex, teamId, prepared);
+    case 'RetentionQuery':
+      return runRetention(ex, teamId, prepared);
   }
 }
 

@@ -1,0 +1,196 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { ApiError } from '../../core/errors.js';
+import { filterSql } from '../../db/queries/events.js';
+import { needsPersons, type FilterNode } from '../../events/filters.js';
+import { Timings } from '../timings.js';
+import {
+  bucketSql,
+  bucketStart,
+  type Interval,
+  isoOf,
+  LOCAL_FORMAT,
+  nextBucket,
+  planRange,
+  type RangePlan,
+  resolveRange,
+  wall,
+  wallText,
+} from './date-range.js';
+import { execute, type Executor } from './execute.js';
+import { ACTOR, eventsFrom, parseProperties } from './series.js';
+
+type Obj = Record<string, unknown>;
+const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const PERIODS: Record<string, Interval> = { Hour: 'hour', Day: 'day', Week: 'week', Month: 'month' };
+const TYPES = ['retention_recurring', 'retention_first_time'] as const;
+/** PostHog's default number of cohorts (its schema's `totalIntervals`). */
+const DEFAULT_INTERVALS = 8;
+/** The most cohorts one query may ask for: the answer holds the square of it. */
+const MAX_INTERVALS = 200;
+
+interface Entity {
+  event: string | null;
+  filters?: FilterNode;
+}
+
+export interface PreparedRetention {
+  kind: 'RetentionQuery';
+  query: Obj;
+  period: keyof typeof PERIODS;
+  interval: Interval;
+  type: (typeof TYPES)[number];
+  total: number;
+  target: Entity;
+  returning: Entity;
+  range: RangePlan;
+  filters?: FilterNode;
+}
+
+const F = 'query__retentionFilter';
+
+function parseEntity(raw: unknown, attr: string): Entity {
+  if (raw === null || raw === undefined) return { event: '$pageview' };
+  if (!isObject(raw)) throw ApiError.validation(attr, 'An entity must be an object with an event id.');
+  if (raw.type !== undefined && raw.type !== null && raw.type !== 'events') {
+    throw ApiError.validation(`${attr}__type`, `Entity type "${String(raw.type)}" is not supported; use events.`);
+  }
+  if (raw.id !== null && raw.id !== undefined && typeof raw.id !== 'string') {
+    throw ApiError.validation(`${attr}__id`, 'An event entity names its event in id (or null for all events).');
+  }
+  return {
+    event: (raw.id as string | null | undefined) ?? null,
+    filters: parseProperties(raw.properties, `${attr}__properties`),
+  };
+}
+
+/** Only `date_to` places the cohorts (PostHog's QueryDateRangeWithIntervals): read as a one-day range. */
+function rangeOf(dateRange: Obj, interval: Interval): RangePlan {
+  const to = typeof dateRange.date_to === 'string' ? dateRange.date_to : null;
+  try {
+    return planRange({ ...dateRange, date_from: to ?? '-0d', date_to: to }, interval === 'hour' ? 'hour' : 'day');
+  } catch (err) {
+    if (err instanceof ApiError) throw ApiError.validation('query__dateRange__date_to', err.detail);
+    throw err;
+  }
+}
+
+/** Checks a RetentionQuery as PostHog's RetentionQueryRunner would: every refusal a 400 naming its field. */
+export function prepareRetention(query: Obj): PreparedRetention {
+  if (!isObject(query.retentionFilter)) throw ApiError.required(F);
+  const f = query.retentionFilter;
+  const period = (f.period ?? 'Day') as string;
+  if (!PERIODS[period]) throw ApiError.invalidChoice(`${F}__period`, period);
+  const type = (f.retentionType ?? 'retention_recurring') as PreparedRetention['type'];
+  if (!TYPES.includes(type)) {
+    throw ApiError.validation(
+      `${F}__retentionType`,
+      `Retention type "${String(type)}" is not supported; supported: ${TYPES.join(', ')}.`,
+      'invalid_choice',
+    );
+  }
+  const total = f.totalIntervals ?? DEFAULT_INTERVALS;
+  if (typeof total !== 'number' || !Number.isInteger(total) || total < 1 || total > MAX_INTERVALS) {
+    throw ApiError.validation(
+      `${F}__totalIntervals`,
+      `totalIntervals must be a whole number from 1 to ${MAX_INTERVALS}.`,
+    );
+  }
+  const breakdown = isObject(query.breakdownFilter) ? query.breakdownFilter : {};
+  if (breakdown.breakdown || (Array.isArray(breakdown.breakdowns) && breakdown.breakdowns.length)) {
+    throw ApiError.validation('query__breakdownFilter', 'Breakdowns of retention are not supported.');
+  }
+  const interval = PERIODS[period]!;
+  return {
+    kind: 'RetentionQuery',
+    query,
+    period: period as PreparedRetention['period'],
+    interval,
+    type,
+    total,
+    target: parseEntity(f.targetEntity, `${F}__targetEntity`),
+    returning: parseEntity(f.returningEntity, `${F}__returningEntity`),
+    // Only `date_to` places the cohorts: they are the `totalIntervals` periods ending with its own.
+    range: rangeOf(isObject(query.dateRange) ? query.dateRange : {}, interval),
+    filters: parseProperties(query.properties, 'query__properties'),
+  };
+}
+
+function match(e: Entity): SQL {
+  const parts: SQL[] = [];
+  if (e.event !== null) parts.push(sql`events.event = ${e.event}`);
+  if (e.filters) parts.push(filterSql(e.filters));
+  return parts.length ? sql`(${sql.join(parts, sql` and `)})` : sql`true`;
+}
+
+/** The cohorts: `total` period starts (local), the last one holding `date_to`. */
+function cohortsOf(to: string, interval: Interval, total: number): string[] {
+  const out = [bucketStart(wall(to), interval)];
+  while (out.length < total) {
+    const d = new Date(out[0]!);
+    if (interval === 'hour') d.setUTCHours(d.getUTCHours() - 1);
+    else if (interval === 'day') d.setUTCDate(d.getUTCDate() - 1);
+    else if (interval === 'week') d.setUTCDate(d.getUTCDate() - 7);
+    else d.setUTCMonth(d.getUTCMonth() - 1);
+    out.unshift(d);
+  }
+  return out.map(wallText);
+}
+
+/**
+ * Per cohort and later period, the persons (as ingestion merged them) of the cohort who did the returning
+ * event in that period. Recurring: a cohort is everyone who did the target event in its period; first time:
+ * everyone whose first target event ever (not only in the range) falls in it.
+ */
+function retentionSql(p: PreparedRetention, teamId: number, tz: string, first: string, end: string): SQL {
+  const local = sql`(events.timestamp at time zone ${tz})`;
+  const b = bucketSql(local, p.interval);
+  const persons = needsPersons(p.filters) || needsPersons(p.target.filters) || needsPersons(p.returning.filters);
+  const common: SQL[] = [sql`events.project_id = ${teamId}`];
+  if (p.filters) common.push(filterSql(p.filters));
+  const inRange = sql`events.timestamp >= (${first}::timestamp at time zone ${tz})
+    and events.timestamp < (${end}::timestamp at time zone ${tz})`;
+  const from = eventsFrom(persons);
+  const where = (extra: SQL[]) => sql.join([...common, ...extra], sql` and `);
+  const cohorts =
+    p.type === 'retention_first_time'
+      ? sql`select actor, ${bucketSql(sql`(ft at time zone ${tz})`, p.interval)} as b from (
+          select ${ACTOR} as actor, min(events.timestamp) as ft from ${from} where ${where([match(p.target)])}
+          group by 1) as f
+        where ft >= (${first}::timestamp at time zone ${tz}) and ft < (${end}::timestamp at time zone ${tz})`
+      : sql`select distinct ${ACTOR} as actor, ${b} as b from ${from} where ${where([match(p.target), inRange])}`;
+  const fmt = sql.raw(`'${LOCAL_FORMAT.replace('.US', '')}'`);
+  return sql`with cohort as (${cohorts}),
+    back as (select distinct ${ACTOR} as actor, ${b} as b from ${from} where ${where([match(p.returning), inRange])})
+    select to_char(c.b, ${fmt}) as cb, to_char(c.b, ${fmt}) as rb, count(*) as n from cohort as c group by c.b
+    union all
+    select to_char(c.b, ${fmt}), to_char(r.b, ${fmt}), count(*) from cohort as c
+      join back as r on r.actor = c.actor and r.b > c.b
+    group by c.b, r.b`;
+}
+
+/** Runs a prepared RetentionQuery and answers PostHog's cohorts (`date`, `label`, `values` of `count`s). */
+export async function runRetention(ex: Executor, teamId: number, p: PreparedRetention) {
+  const timings = new Timings();
+  const range = await timings.measure('date_range', () => resolveRange(ex, teamId, p.range));
+  const tz = range.timezone;
+  const cohorts = cohortsOf(range.current.to, p.interval, p.total);
+  const end = wallText(nextBucket(wall(cohorts.at(-1)!), p.interval));
+  const rows = await timings.measure('execute', () =>
+    execute<{ cb: string; rb: string; n: number }>(ex, retentionSql(p, teamId, tz, cohorts[0]!, end)),
+  );
+  const index = new Map(cohorts.map((c, i) => [c, i]));
+  const counts = new Map(rows.map((r) => [`${index.get(r.cb)}:${index.get(r.rb)}`, Number(r.n)]));
+  const name = p.period;
+  const results = cohorts.map((c, i) => ({
+    values: cohorts.map((_, j) => ({ count: counts.get(`${i}:${i + j}`) ?? 0, label: `${name} ${j}` })),
+    label: `${name} ${i}`,
+    date: isoOf(c, tz),
+  }));
+  return {
+    results,
+    hogql: null,
+    resolved_date_range: { date_from: isoOf(cohorts[0]!, tz), date_to: isoOf(end, tz) },
+    timings: timings.list(),
+  };
+}
