@@ -28,7 +28,7 @@ export async function compileInputValue(value: unknown, attr: string): Promise<u
   if (typeof value === 'string') {
     try {
       // PostHog's parse_string_template parses the text after an opening F' (no closing quote).
-      return (await compileTemplate(`F'${value}`)).bytecode;
+      return (await compileTemplate(value)).bytecode;
     } catch (err) {
       throw invalid(attr, `Invalid template: ${(err as Error).message}`);
     }
