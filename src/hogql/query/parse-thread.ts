@@ -58,6 +58,9 @@ class ParserThread {
   private pump(): void {
     if (this.current) return;
     if (!this.worker) this.worker = this.start();
+    // The thread keeps the process alive only while a parse waits on it (its 'message' listener refs it).
+    if (this.queue.length === 0) this.worker.unref();
+    else this.worker.ref();
     if (!this.ready) return;
     const next = this.queue.shift();
     if (!next) {
@@ -84,7 +87,6 @@ class ParserThread {
 
   private start(): Worker {
     const worker = startThread();
-    worker.unref();
     worker.on('message', (msg: ParseAnswer | { ready: true }) => {
       if (worker !== this.worker) return;
       if ('ready' in msg) this.ready = true;
