@@ -4,6 +4,9 @@ import t from 'tap';
 import { compiledSchemaCounts } from '../src/http/openapi.js';
 import { spec } from '../src/http/spec.js';
 import { buildTestApp } from './helpers/app.js';
+import { firstPassOnly } from './helpers/passes.js';
+
+firstPassOnly('schema compilation');
 
 t.test('validators and serializers are compiled once per distinct schema, not once per route', async (t) => {
   const { app, call } = await buildTestApp(t);
