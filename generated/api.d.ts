@@ -7658,10 +7658,10 @@ export interface components {
             results: components["schemas"]["HogFunctionMinimal"][];
         };
         /**
-         * @description Where the function runs. `destination` and `transformation` run on events here.
+         * @description PostHog's function types. Only `destination` and `transformation` run here; the others are refused with a 400 on `type`.
          * @enum {string}
          */
-        HogFunctionType: "destination" | "transformation";
+        HogFunctionRequestType: "destination" | "site_destination" | "internal_destination" | "source_webhook" | "site_app" | "transformation";
         InputsSchemaItem: {
             /** @enum {string} */
             type: "string" | "number" | "boolean" | "dictionary" | "choice" | "json" | "integration" | "integration_field" | "email";
@@ -7709,7 +7709,7 @@ export interface components {
             readonly bytecode?: unknown[] | null;
         } | null;
         HogFunctionRequest: {
-            type?: components["schemas"]["HogFunctionType"];
+            type?: components["schemas"]["HogFunctionRequestType"];
             name?: string | null;
             description?: string;
             enabled?: boolean;

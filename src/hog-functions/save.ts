@@ -72,6 +72,8 @@ export async function createHogFunction(
   body: HogFunctionBody,
 ): Promise<HogFunctionView> {
   if (!body.type) throw ApiError.required('type');
+  if (body.type !== 'destination' && body.type !== 'transformation')
+    throw ApiError.validation('type', `"${body.type}" functions do not run here: use destination or transformation.`);
   const template = templateById(body.template_id);
   const filled: HogFunctionBody = {
     ...body,

@@ -165,9 +165,10 @@ t.test('compile errors are 400s on hog and filters', async (t) => {
   const badType = await call('hog_functions_create', {
     key: a.key,
     params: P,
-    body: { type: 'site_app' as never, hog: "print('x')" },
+    body: { type: 'site_app', hog: "print('x')" },
   });
   t.equal(badType.status, 400);
+  t.match(badType.body, { attr: 'type', detail: /site_app.*do not run here/ }, 'a PostHog type we do not run');
   const required = await call('hog_functions_create', {
     key: a.key,
     params: P,

@@ -28,7 +28,29 @@ const ORGANIZATION_PROJECT_WRITES = [
   'organizations_projects_change_organization_create',
 ];
 
+// InsightSerializer's SerializerMethodFields (posthog/api/insight.py).
+const INSIGHT_COMPUTED = [
+  'result',
+  'hasMore',
+  'columns',
+  'types',
+  'timezone',
+  'is_cached',
+  'query_status',
+  'hogql',
+  'last_refresh',
+  'cache_target_age',
+  'next_allowed_client_refresh',
+  'alerts',
+  'last_viewed_at',
+];
+
 export const ARTIFACTS: readonly Artifact[] = [
+  {
+    ops: ['insights_list', 'insights_retrieve', 'insights_create', 'insights_partial_update', 'insights_update'],
+    gap: new RegExp(`^/(results/\\*/)?(${INSIGHT_COMPUTED.join('|')}) type must be string$`),
+    reason: COMPUTED_AS_STRING,
+  },
   {
     ops: [
       'organizations_list',
