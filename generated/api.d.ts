@@ -13345,6 +13345,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "type": "destination",
+                 *       "name": "Print signups",
+                 *       "hog": "print(event.event)",
+                 *       "filters": {
+                 *         "events": [
+                 *           {
+                 *             "id": "signup",
+                 *             "type": "events"
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["HogFunctionRequest"];
             };
         };
@@ -13754,6 +13769,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "date_from": "2026-01-01T00:00:00Z",
+                 *       "date_to": "2026-01-02T00:00:00Z"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: date-time */
                     date_from: string;
@@ -18525,6 +18546,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "type": "destination",
+                 *       "name": "Print signups",
+                 *       "hog": "print(event.event)",
+                 *       "filters": {
+                 *         "events": [
+                 *           {
+                 *             "id": "signup",
+                 *             "type": "events"
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["HogFunctionRequest"];
             };
         };
@@ -18934,6 +18970,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "date_from": "2026-01-01T00:00:00Z",
+                 *       "date_to": "2026-01-02T00:00:00Z"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: date-time */
                     date_from: string;

@@ -106,6 +106,12 @@ for (const op of tenantOps) {
 const UNBUILDABLE: Record<string, string> = {
   'DELETE /api/projects/{project_id}/dashboards/{id}/':
     'PostHog refuses every dashboard delete with a 405 before any lookup',
+  'DELETE /api/projects/{project_id}/insights/{id}/':
+    'PostHog refuses every insight delete with a 405 before any lookup (deletion is a PATCH)',
+  'DELETE /api/projects/{project_id}/hog_functions/{id}/':
+    'PostHog refuses every hog function delete with a 405 before any lookup (deletion is a PATCH)',
+  'GET /api/projects/{project_id}/hog_function_templates/{template_id}/':
+    "templates are the server's own, the same for every tenant: there is no other tenant's template to name",
   'POST /api/projects/{project_id}/dashboards/{dashboard_id}/collaborators/':
     'the body must name a member of the organization; the row builds bodies from the schema alone',
   'PATCH /api/projects/{project_id}/dashboards/{id}/move_tile/':
