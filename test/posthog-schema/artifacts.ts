@@ -47,6 +47,27 @@ const INSIGHT_COMPUTED = [
 
 export const ARTIFACTS: readonly Artifact[] = [
   {
+    ops: [
+      'hog_functions_logs_retrieve',
+      'hog_functions_metrics_retrieve',
+      'hog_functions_metrics_totals_retrieve',
+      'hog_functions_invocations_create',
+    ],
+    gap: /^body \(PostHog documents none\)$/,
+    reason: NO_RESPONSE,
+  },
+  {
+    ops: [
+      'hog_functions_list',
+      'hog_functions_retrieve',
+      'hog_functions_create',
+      'hog_functions_partial_update',
+      'hog_functions_update',
+    ],
+    gap: /^\/(results\/\*\/)?template type must be object$/,
+    reason: NULLABLE_UNMARKED,
+  },
+  {
     ops: ['insights_list', 'insights_retrieve', 'insights_create', 'insights_partial_update', 'insights_update'],
     gap: new RegExp(`^/(results/\\*/)?(${INSIGHT_COMPUTED.join('|')}) type must be string$`),
     reason: COMPUTED_AS_STRING,
