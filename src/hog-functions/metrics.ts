@@ -12,12 +12,22 @@ function when(value: string | undefined, fallback: Date, attr: string): Date {
   const rel = /^-(\d+)([hdwm])$/.exec(value);
   if (rel) {
     const unit = { h: HOUR, d: 24 * HOUR, w: 7 * 24 * HOUR, m: 30 * 24 * HOUR }[rel[2] as 'h' | 'd' | 'w' | 'm'];
-    return new Date(Date.now() - Number(rel[1]) * unit);
+    return valid(new Date(Date.now() - Number(rel[1]) * unit), attr);
   }
-  const d = new Date(value);
-  if (Number.isNaN(d.getTime())) throw ApiError.validation(attr, 'Invalid date.');
+  return valid(new Date(value), attr);
+}
+
+const EARLIEST = Date.UTC(1900, 0, 1);
+const LATEST = Date.UTC(9999, 11, 31);
+
+function valid(d: Date, attr: string): Date {
+  const t = d.getTime();
+  if (Number.isNaN(t) || t < EARLIEST || t > LATEST) throw ApiError.validation(attr, 'Invalid date.');
   return d;
 }
+
+/** More buckets than this is a 400: the series is built in memory, one value per bucket and metric. */
+const MAX_BUCKETS = 5_000;
 
 export interface MetricsQuery {
   after?: string;
@@ -33,6 +43,8 @@ export async function metricsSeries(db: Db, fnId: string, q: MetricsQuery) {
   const to = when(q.before, new Date(), 'before');
   const from = when(q.after, new Date(to.getTime() - 7 * 24 * HOUR), 'after');
   const start = Math.floor(from.getTime() / step) * step;
+  if ((to.getTime() - start) / step > MAX_BUCKETS)
+    throw ApiError.validation('after', `The range holds more than ${MAX_BUCKETS} ${interval}s: narrow it.`);
   const buckets: number[] = [];
   for (let b = start; b <= to.getTime(); b += step) buckets.push(b);
   const rows = await readMetrics(db, fnId, new Date(start), to);
