@@ -62,19 +62,27 @@ export function deliveryFetch(
           agent: secure ? agents.https : agents.http,
           timeout: FETCH_TIMEOUT_MS,
         });
-        req.on('timeout', () => req.destroy(new RetryableFetchError(`Request to ${target.origin} timed out`)));
+        const timedOut = () => req.destroy(new RetryableFetchError(`Request to ${target.origin} timed out`));
+        // The socket timeout only notices silence; a server sending a byte now and then is stopped here.
+        const deadline = setTimeout(timedOut, FETCH_TIMEOUT_MS);
+        req.on('close', () => clearTimeout(deadline));
+        req.on('timeout', timedOut);
         req.on('error', reject);
         req.on('response', (r) => {
           const chunks: Buffer[] = [];
           let size = 0;
+          const done = () =>
+            resolve({ status: r.statusCode ?? 0, body: parsed(Buffer.concat(chunks).toString('utf8')) });
           r.on('data', (c: Buffer) => {
-            if (size >= MAX_RESPONSE_BYTES) return;
             chunks.push(c.subarray(0, MAX_RESPONSE_BYTES - size));
             size += c.length;
+            // Past the cap nothing more is read: the answer is what arrived, the connection is dropped.
+            if (size >= MAX_RESPONSE_BYTES) {
+              done();
+              r.destroy();
+            }
           });
-          r.on('end', () =>
-            resolve({ status: r.statusCode ?? 0, body: parsed(Buffer.concat(chunks).toString('utf8')) }),
-          );
+          r.on('end', done);
           r.on('error', reject);
         });
         req.end(body);

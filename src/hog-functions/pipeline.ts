@@ -63,6 +63,9 @@ class Tally {
   }
 }
 
+/** VM time one transformation may spend on one capture request's batch (the runner caps each event at 100 ms). */
+const BATCH_BUDGET_MS = 1_000;
+
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Applies a transformation's answer to the event: properties, and the name or distinct id if it set them. */
@@ -78,9 +81,10 @@ function applyResult(e: PipelineEvent, result: unknown): boolean {
 
 async function transform(ctx: PipelineContext, fns: HogFunctionRow[], batch: PipelineEvent[], tally: Tally) {
   const out: PipelineEvent[] = [];
-  // A transformation that ran out of time is skipped for the rest of the batch: one slow program may not
-  // hold ingestion for every event of a large batch.
+  // A transformation that ran out of time, or spent its share of the batch, is skipped for the rest of the
+  // batch: one slow program may not hold ingestion for every event of a large batch.
   const timedOut = new Set<string>();
+  const spent = new Map<string, number>();
   const inputs = new Map(fns.map((fn) => [fn.id, openInputs(ctx.box, fn)]));
   const secrets = new Map(fns.map((fn) => [fn.id, secretValues(ctx.box, fn)]));
   for (const original of batch) {
@@ -115,7 +119,14 @@ async function transform(ctx: PipelineContext, fns: HogFunctionRow[], batch: Pip
       } catch (err) {
         run = { result: null, error: (err as Error).message, logs: [] };
       }
-      if (Date.now() - started > 20) await yieldToLoop();
+      const took = Date.now() - started;
+      if (took > 20) await yieldToLoop();
+      spent.set(fn.id, (spent.get(fn.id) ?? 0) + took);
+      if ((spent.get(fn.id) ?? 0) > BATCH_BUDGET_MS && !timedOut.has(fn.id)) {
+        timedOut.add(fn.id);
+        const message = `Spent over ${BATCH_BUDGET_MS} ms on this batch: skipped for the rest of it.`;
+        tally.log(fn, [{ level: 'WARN', message, timestamp: new Date() }]);
+      }
       const errors = run.logs.filter((l) => l.level !== 'DEBUG');
       if (run.error) {
         // As PostHog: a failing transformation leaves the event as it was.

@@ -105,6 +105,26 @@ t.test('a failing or looping transformation leaves the event as it was and logs;
   }
 });
 
+t.test('a transformation slow on every event is stopped by its share of the batch, its events kept', async (t) => {
+  // Each run stays well under the 100 ms timeout (about 15 ms here), yet 120 of them would take over a
+  // second of one request: the function is stopped by its share of the batch.
+  const slow = await create({
+    hog: "let i := 0\nwhile (i < 10000) { i := i + 1 }\nreturn {'properties': {'n': event.properties.n, 'slow': true}}",
+    filters: { events: [{ id: 'slow', type: 'events' }] },
+  });
+  await capture(Array.from({ length: 120 }, (_, i) => ({ event: 'slow', properties: { n: i } })));
+  const rows = await stored('slow');
+  t.equal(rows.length, 120, 'every event stored');
+  const changed = rows.filter((r) => r.properties.slow === true).length;
+  t.ok(changed > 0 && changed < 120, `the function ran on ${changed} of 120 events`);
+  const logs = await call('hog_functions_logs_retrieve', { key: a.key, params: { ...P, id: slow } });
+  t.ok(
+    logs.body.results.some((l: { message: string }) => /skipped for the rest of it/.test(l.message)),
+    'the skip is logged',
+  );
+  await call('hog_functions_partial_update', { key: a.key, params: { ...P, id: slow }, body: { enabled: false } });
+});
+
 t.test('invocations: id new runs an unsaved function; templates are listed and retrievable', async (t) => {
   const run = await call('hog_functions_invocations_create', {
     key: a.key,
