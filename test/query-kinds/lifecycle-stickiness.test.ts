@@ -2,7 +2,7 @@
 // the expected numbers are worked out by hand from the events listed here.
 import t from 'tap';
 import { buildTestApp } from '../helpers/app.js';
-import { capture } from '../helpers/events.js';
+import { captureWithTwins } from '../helpers/events.js';
 import { makeKey, makeTenant } from '../helpers/factories.js';
 import { posthogValidator } from './posthog-schema.js';
 
@@ -39,18 +39,8 @@ const batch2 = [
   { ...ev('$identify', 'l5', '03', { $anon_distinct_id: 'a5' }), timestamp: '2024-05-03T08:00:00Z' },
   pv('l5', '03'),
 ];
-await capture(ctx, a.project.api_token, batch1);
-await capture(ctx, a.project.api_token, batch2);
 // Project B: the same people twice over under other ids; nothing of it may count in A.
-for (const prefix of ['b-', 'c-']) {
-  const rename = (e: Record<string, any>) => ({
-    ...e,
-    distinct_id: prefix + e.distinct_id,
-    properties: e.properties.$anon_distinct_id ? { $anon_distinct_id: prefix + e.properties.$anon_distinct_id } : {},
-  });
-  await capture(ctx, b.project.api_token, batch1.map(rename));
-  await capture(ctx, b.project.api_token, batch2.map(rename));
-}
+await captureWithTwins(ctx, a.project.api_token, b.project.api_token, [batch1, batch2]);
 
 const RANGE = { date_from: '2024-05-02', date_to: '2024-05-06' };
 type Item = Record<string, any>;

@@ -2,7 +2,7 @@
 // worked out by hand from the events listed here.
 import t, { type Test } from 'tap';
 import { buildTestApp } from '../helpers/app.js';
-import { capture } from '../helpers/events.js';
+import { captureWithTwins } from '../helpers/events.js';
 import { makeKey, makeTenant } from '../helpers/factories.js';
 import { posthogValidator } from './posthog-schema.js';
 
@@ -33,17 +33,7 @@ const batch1 = [
   pv('r5', '06-05'),
 ];
 const batch2 = [ev('$identify', 'u4', '06-02', { $anon_distinct_id: 'a4' }), pv('u4', '06-02')];
-await capture(ctx, a.project.api_token, batch1);
-await capture(ctx, a.project.api_token, batch2);
-for (const prefix of ['b-', 'c-']) {
-  const rename = (e: Record<string, any>) => ({
-    ...e,
-    distinct_id: prefix + e.distinct_id,
-    properties: e.properties.$anon_distinct_id ? { $anon_distinct_id: prefix + e.properties.$anon_distinct_id } : {},
-  });
-  await capture(ctx, b.project.api_token, batch1.map(rename));
-  await capture(ctx, b.project.api_token, batch2.map(rename));
-}
+await captureWithTwins(ctx, a.project.api_token, b.project.api_token, [batch1, batch2]);
 
 const validate = posthogValidator('RetentionQueryResponse');
 type Cohort = { date: string; label: string; values: { count: number; label: string }[] };
