@@ -95,6 +95,17 @@ t.test('a request and its queries arrive as spans of one trace', async (t) => {
     t.match(query.name, /^postgresql SELECT$/);
   }
 
+  // A credential in the path reaches no span, as it reaches no log line.
+  const shareTrace = randomBytes(16).toString('hex');
+  const shareToken = randomBytes(12).toString('hex');
+  await fetch(`${base}/shared/${shareToken}.json`, {
+    headers: { traceparent: `00-${shareTrace}-${callerSpan}-01` },
+  });
+  const shared = await until(() => spans().find((s) => s.traceId === shareTrace && s.kind === 2));
+  t.ok(shared, 'a span for the shared page');
+  t.notMatch(JSON.stringify(exports.map((e) => e.body)), shareToken, 'the sharing token is not exported');
+  t.match(String(shared && attr(shared, 'url.path')), /^\/shared\/\[redacted\]/);
+
   const sent = exports[0]!;
   t.equal(sent.path, '/v1/traces');
   t.match(sent.contentType, /application\/json/);

@@ -2,6 +2,7 @@
 // every query the request runs (its handlers run inside the span's context).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { context, propagation, type Span, SpanKind, SpanStatusCode, trace, tracing } from '../core/tracing.js';
+import { redactUrl } from './logging.js';
 
 const spans = new WeakMap<FastifyRequest, Span>();
 
@@ -17,7 +18,8 @@ export function traceRequests(app: FastifyInstance): void {
         kind: SpanKind.SERVER,
         attributes: {
           'http.request.method': req.method,
-          'url.path': req.url.split('?')[0],
+          // As in the log: a sharing token, an invite id or a key in the path is a credential.
+          'url.path': redactUrl(req.url.split('?')[0]!),
           ...(route ? { 'http.route': route } : {}),
           'client.address': req.ip,
           'http.request.id': String(req.id),
