@@ -26,31 +26,67 @@ function makeAjv(coerceTypes: Options['coerceTypes']): Ajv {
 }
 
 /**
- * One compiled function per distinct schema. fastify-openapi-glue hands every route its own deep copy of
- * its schemas (the shared error responses, the environments twins of the project routes), and Ajv and
- * fast-json-stringify cache by object identity, so without this each copy was compiled again: hundreds
- * of identical generated functions, their source text and the schema copies they keep, held for the
- * process's life. A schema's JSON is its identity here; the compiled functions keep no per-route state.
+ * One function per distinct schema, compiled when it is first called. fastify-openapi-glue hands every
+ * route its own deep copy of its schemas (the shared error responses, the environments twins of the
+ * project routes), and Ajv and fast-json-stringify cache by object identity, so without this each copy was
+ * compiled again: hundreds of identical generated functions, their source text and the schema copies they
+ * keep, held for the process's life. A schema's JSON is its identity here; the compiled functions keep no
+ * per-route state. Compiling on first use makes an app ready in a fraction of the time (most processes,
+ * a worker or one test file, call few of the contract's operations); the first call of an operation pays
+ * a few milliseconds instead.
  */
-function sharedBy<F>(compile: (schema: object) => F): ((schema: object) => F) & { count(): number } {
-  const compiled = new Map<string, F>();
+function sharedBy<F extends (...args: never[]) => unknown>(
+  compile: (schema: object) => F,
+): ((schema: object) => F) & { count(): number; compileAll(): void } {
+  const shared = new Map<string, F>();
+  const pending = new Set<() => void>();
   const get = (schema: object): F => {
     const key = JSON.stringify(schema);
-    let fn = compiled.get(key);
+    let fn = shared.get(key);
     if (!fn) {
-      fn = compile(schema);
-      compiled.set(key, fn);
+      let compiled: F | undefined;
+      const compileNow = (): F => {
+        pending.delete(compileNow);
+        compiled ??= compile(schema);
+        return compiled;
+      };
+      pending.add(compileNow);
+      const lazy = function (this: unknown, ...args: Parameters<F>) {
+        compiled ??= compileNow();
+        const result = compiled.apply(this, args);
+        // Ajv reports a failure's details on the function itself.
+        (lazy as unknown as { errors: unknown }).errors = (compiled as unknown as { errors: unknown }).errors;
+        return result;
+      };
+      // Fastify hands an Ajv validator (one with a schemaEnv) the request as parent data, so that coercing
+      // a whole part (a query string's array) can replace it.
+      (lazy as unknown as { schemaEnv: boolean }).schemaEnv = true;
+      fn = lazy as unknown as F;
+      shared.set(key, fn);
     }
     return fn;
   };
-  return Object.assign(get, { count: () => compiled.size });
+  const compileAll = (): void => {
+    for (const compileNow of [...pending]) compileNow();
+  };
+  return Object.assign(get, { count: () => shared.size, compileAll });
 }
 
-const compiledCounts = new WeakMap<FastifyInstance, () => { validators: number; serializers: number }>();
+interface CompiledSchemas {
+  counts(): { validators: number; serializers: number };
+  compileAll(): void;
+}
 
-/** How many validators and serializers an app compiled (distinct schemas), for the tests. */
+const compiledSchemas = new WeakMap<FastifyInstance, CompiledSchemas>();
+
+/** How many validators and serializers an app holds (one per distinct schema), for the tests. */
 export function compiledSchemaCounts(app: FastifyInstance): { validators: number; serializers: number } | undefined {
-  return compiledCounts.get(app)?.();
+  return compiledSchemas.get(app)?.counts();
+}
+
+/** Compiles every schema not yet called (the tests check that each of the contract's compiles). */
+export function compileAllSchemas(app: FastifyInstance): void {
+  compiledSchemas.get(app)?.compileAll();
 }
 
 /** Operations that never touch the database keep answering during an outage. */
@@ -92,10 +128,15 @@ export async function registerOperations(app: FastifyInstance): Promise<void> {
   // compiled once per distinct schema.
   const serializer = sharedBy((schema) => fastJsonStringify(schema));
   app.setSerializerCompiler(({ schema }) => serializer(schema));
-  compiledCounts.set(app, () => ({
-    validators: strictValidator.count() + coercingValidator.count(),
-    serializers: serializer.count(),
-  }));
+  compiledSchemas.set(app, {
+    counts: () => ({
+      validators: strictValidator.count() + coercingValidator.count(),
+      serializers: serializer.count(),
+    }),
+    compileAll() {
+      for (const shared of [strictValidator, coercingValidator, serializer]) shared.compileAll();
+    },
+  });
 
   // These media types appear only in responses (contract, CSV, tile streams); as request bodies they are a 415.
   app.addContentTypeParser(

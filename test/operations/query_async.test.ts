@@ -131,11 +131,15 @@ t.test('DELETE stops the running statement in the database; GET answers it as ca
   t.teardown(() => void (config.queryTimeoutSeconds = saved));
   const res = await post(SLOW, { refresh: 'async', client_query_id: 'slow-1' });
   t.equal(res.status, 202);
+  const recorded = async () =>
+    rowsOf<{ backend_pid: number | null }>(
+      await db.execute(sql`select backend_pid from query_statuses where project_id = ${a.project.id} and id = 'slow-1'`),
+    );
+  // The runner records its backend as the statement starts, on another connection: wait for both.
   await until('the statement to run', async () => (await activeRuns()).length === 1);
+  await until('its backend to be recorded', async () => (await recorded())[0]?.backend_pid != null);
   t.equal((await status('slow-1')).status, 202, 'running');
-  const [running] = rowsOf<{ backend_pid: number }>(
-    await db.execute(sql`select backend_pid from query_statuses where project_id = ${a.project.id} and id = 'slow-1'`),
-  );
+  const [running] = await recorded();
   t.equal(running!.backend_pid, (await activeRuns())[0]!.pid, 'the row records the backend');
 
   const twice = await post(SLOW, { refresh: 'async', client_query_id: 'slow-1' });
