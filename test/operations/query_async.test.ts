@@ -133,7 +133,9 @@ t.test('DELETE stops the running statement in the database; GET answers it as ca
   t.equal(res.status, 202);
   const recorded = async () =>
     rowsOf<{ backend_pid: number | null }>(
-      await db.execute(sql`select backend_pid from query_statuses where project_id = ${a.project.id} and id = 'slow-1'`),
+      await db.execute(
+        sql`select backend_pid from query_statuses where project_id = ${a.project.id} and id = 'slow-1'`,
+      ),
     );
   // The runner records its backend as the statement starts, on another connection: wait for both.
   await until('the statement to run', async () => (await activeRuns()).length === 1);
