@@ -5,13 +5,7 @@ out=$(mktemp)
 # An interrupted run (Ctrl-C) skips tap's `after` script: stop the run's embedded cluster here instead.
 stop_cluster() { DATABASE_URL="${DATABASE_URL:-}" node --import tsx test/helpers/teardown.ts; rm -f "$out"; exit 130; }
 trap stop_cluster INT TERM
-files=("$@")
-if [ "${TEST_PASS:-}" = second ] && [ $# -eq 0 ]; then
-  # CI's second pass: the files marked first-pass-only (test/helpers/passes.ts) are not even started.
-  mapfile -t files < <(find test -name '*.test.ts' | sort | xargs grep -L -E '^(firstPassOnly|privateClusterOnly)\(')
-  echo "# the second pass leaves out $(( $(find test -name '*.test.ts' | wc -l) - ${#files[@]} )) files that ran in the first"
-fi
-npx tap --reporter=tap "${files[@]}" 2>&1 | tee "$out"
+npx tap --reporter=tap "$@" 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
 summary=$(grep -E '^# \{ total: [0-9]+' "$out" | tail -1)
 num() { sed -nE "s/.*$1: ([0-9]+).*/\1/p" <<<"$summary"; }

@@ -8,9 +8,6 @@ import t from 'tap';
 import { buildTestApp } from './helpers/app.js';
 import { launchChromium, needsChromium } from './helpers/chromium.js';
 import { makeTenant } from './helpers/factories.js';
-import { firstPassOnly } from './helpers/passes.js';
-
-firstPassOnly('posthog-js in the browser');
 
 // PostHog's snippet loader: one line of minified JavaScript as its onboarding hands it out, cut into parts.
 const POSTHOG_SNIPPET = [

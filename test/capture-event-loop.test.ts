@@ -10,9 +10,6 @@ import { openTestDatabase } from './helpers/db.js';
 import { rows } from './helpers/fingerprint.js';
 import { startServer } from './helpers/server-process.js';
 import { ApiError } from '../src/core/errors.js';
-import { firstPassOnly } from './helpers/passes.js';
-
-firstPassOnly('the event loop under a large body');
 
 const pad = 'p'.repeat(500);
 /** About 2 MiB of events with the values that are easy to get wrong in a copy between threads. */

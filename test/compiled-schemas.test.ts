@@ -4,9 +4,6 @@ import t from 'tap';
 import { compileAllSchemas, compiledSchemaCounts } from '../src/http/openapi.js';
 import { spec } from '../src/http/spec.js';
 import { buildTestApp } from './helpers/app.js';
-import { firstPassOnly } from './helpers/passes.js';
-
-firstPassOnly('schema compilation');
 
 t.test('validators and serializers are one per distinct schema, not one per route, each compiling', async (t) => {
   const { app, call } = await buildTestApp(t);

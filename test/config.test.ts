@@ -7,9 +7,6 @@ import t, { type Test } from 'tap';
 import { loadConfig, VARIABLES } from '../src/config.js';
 import { adminClient, createTestDatabase } from './helpers/db.js';
 import { runCli, startServer } from './helpers/server-process.js';
-import { firstPassOnly } from './helpers/passes.js';
-
-firstPassOnly('configuration checking');
 
 const root = mkdtempSync(join(tmpdir(), 'api-config-'));
 t.teardown(() => rmSync(root, { recursive: true, force: true }));

@@ -6,9 +6,6 @@ import t from 'tap';
 import { spec } from '../src/http/spec.js';
 import { buildTestApp } from './helpers/app.js';
 import { launchChromium, needsChromium } from './helpers/chromium.js';
-import { firstPassOnly } from './helpers/passes.js';
-
-firstPassOnly('the docs page');
 
 const tags = ((spec as { tags?: { name: string }[] }).tags ?? []).map((tag) => tag.name);
 

@@ -6,10 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { liveOwner, runningPostmaster, stopCluster } from '../src/db/embedded.js';
-import { firstPassOnly } from './helpers/passes.js';
 import { runCli, startServer, type ServerProcess } from './helpers/server-process.js';
-
-firstPassOnly('The embedded start-up path', 'runs with DATABASE_URL unset');
 
 if (process.env.DATABASE_URL) {
   t.plan(0, 'the embedded start-up path runs in the embedded pass of the suite');

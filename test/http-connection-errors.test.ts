@@ -6,9 +6,6 @@ import t from 'tap';
 import { API_BODY_LIMIT } from '../src/app.js';
 import { buildTestApp } from './helpers/app.js';
 import { makeTenant } from './helpers/factories.js';
-import { firstPassOnly } from './helpers/passes.js';
-
-firstPassOnly('answers below routing');
 
 const ctx = await buildTestApp(t);
 await ctx.app.listen({ host: '127.0.0.1', port: 0 });

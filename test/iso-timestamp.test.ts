@@ -1,8 +1,5 @@
 import t from 'tap';
 import { isoTimestamp } from '../src/db/queries/util.js';
-import { firstPassOnly } from './helpers/passes.js';
-
-firstPassOnly('timestamp parsing');
 
 // The forms PostgreSQL writes a timestamptz in (as text, and in JSON), in UTC and in other zones: each
 // must give what a Date of it writes, the contract's form.

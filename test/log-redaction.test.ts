@@ -7,9 +7,6 @@ import { loadConfig } from '../src/config.js';
 import { loggerOptions, redactUrl } from '../src/http/logging.js';
 import { openTestDatabase } from './helpers/db.js';
 import { makeInvite, makeTenant } from './helpers/factories.js';
-import { firstPassOnly } from './helpers/passes.js';
-
-firstPassOnly('log redaction');
 
 const lines: string[] = [];
 const stream = { write: (line: string) => void lines.push(line) };

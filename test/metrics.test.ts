@@ -3,9 +3,6 @@
 import t from 'tap';
 import { openTestDatabase } from './helpers/db.js';
 import { startServer } from './helpers/server-process.js';
-import { firstPassOnly } from './helpers/passes.js';
-
-firstPassOnly('the metrics listener');
 
 const test = await openTestDatabase();
 t.teardown(async () => {

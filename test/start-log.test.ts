@@ -3,9 +3,6 @@
 import t from 'tap';
 import { createTestDatabase } from './helpers/db.js';
 import { startServer } from './helpers/server-process.js';
-import { firstPassOnly } from './helpers/passes.js';
-
-firstPassOnly('the start-up log');
 
 t.test("the first start's key banner is a JSON log line, and the key works", async (t) => {
   const database = await createTestDatabase();

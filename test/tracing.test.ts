@@ -7,9 +7,6 @@ import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { createTestDatabase } from './helpers/db.js';
 import { startServer } from './helpers/server-process.js';
-import { firstPassOnly } from './helpers/passes.js';
-
-firstPassOnly('tracing');
 
 interface OtlpSpan {
   traceId: string;

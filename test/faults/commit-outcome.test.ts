@@ -12,10 +12,8 @@ import { openDatabase } from '../../src/db/client.js';
 import { makeTenant } from '../helpers/factories.js';
 import { rows } from '../helpers/fingerprint.js';
 import { findPgBin, startCluster } from '../helpers/pg-cluster.js';
-import { privateClusterOnly } from '../helpers/passes.js';
 import { validateResponse } from '../helpers/spec-validator.js';
 
-privateClusterOnly('Commit outcomes');
 const bin = findPgBin();
 const skip = bin
   ? false

@@ -10,9 +10,7 @@ import { openDatabase, type Database } from '../../src/db/client.js';
 import { makeTenant } from '../helpers/factories.js';
 import { rows } from '../helpers/fingerprint.js';
 import { findPgBin, startCluster, type PgCluster } from '../helpers/pg-cluster.js';
-import { privateClusterOnly } from '../helpers/passes.js';
 
-privateClusterOnly('Connection faults');
 const bin = findPgBin();
 const skip = bin
   ? false

@@ -10,9 +10,7 @@ import t from 'tap';
 import { openDatabase } from '../../src/db/client.js';
 import { rows } from '../helpers/fingerprint.js';
 import { findPgBin, startCluster } from '../helpers/pg-cluster.js';
-import { privateClusterOnly } from '../helpers/passes.js';
 
-privateClusterOnly('Driver transactions');
 const bin = findPgBin();
 const skip = bin
   ? false

@@ -17,13 +17,11 @@ import { withDatabase } from '../helpers/db.js';
 import { insertEvents, spread } from '../helpers/event-rows.js';
 import { makeTenant } from '../helpers/factories.js';
 import { findPgBin, startCluster } from '../helpers/pg-cluster.js';
-import { privateClusterOnly } from '../helpers/passes.js';
 
 const HEARTBEAT_TIMEOUT = 10;
 const HOUR = 3_600_000;
 const PER_HOUR = 400;
 
-privateClusterOnly('An export across a restart');
 const bin = findPgBin();
 t.test(
   'a restart in the middle of export runs',

@@ -10,10 +10,8 @@ import { openDatabase } from '../../src/db/client.js';
 import { makeTenant } from '../helpers/factories.js';
 import { rows } from '../helpers/fingerprint.js';
 import { findPgBin, startCluster } from '../helpers/pg-cluster.js';
-import { privateClusterOnly } from '../helpers/passes.js';
 import { startServer } from '../helpers/server-process.js';
 
-privateClusterOnly('Merge contention');
 const bin = findPgBin();
 const PEOPLE = 4;
 const ANONYMOUS = 8;

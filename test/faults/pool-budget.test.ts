@@ -5,9 +5,7 @@ import t from 'tap';
 import { openDatabase } from '../../src/db/client.js';
 import { connectionBudgetWarning, EXTRA_CONNECTIONS } from '../../src/db/pool-budget.js';
 import { createAppRole, findPgBin, startCluster } from '../helpers/pg-cluster.js';
-import { privateClusterOnly } from '../helpers/passes.js';
 
-privateClusterOnly('The connection budget');
 const bin = findPgBin();
 
 t.test(

@@ -13,10 +13,8 @@ import { withDatabase } from '../helpers/db.js';
 import { makeKey, makeTenant } from '../helpers/factories.js';
 import { rows } from '../helpers/fingerprint.js';
 import { createAppRole, findPgBin, startCluster } from '../helpers/pg-cluster.js';
-import { privateClusterOnly } from '../helpers/passes.js';
 import { startServer } from '../helpers/server-process.js';
 
-privateClusterOnly('Revocation on a restarted server');
 const bin = findPgBin();
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

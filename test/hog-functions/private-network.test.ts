@@ -3,9 +3,6 @@ import { buildTestApp } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
 import { captureServer, waitFor } from '../helpers/batch-exports.js';
 import { createDeliveryWorker } from '../../src/hog-functions/index.js';
-import { firstPassOnly } from '../helpers/passes.js';
-
-firstPassOnly('the delivery network policy');
 
 t.test('a private address is refused without ALLOW_PRIVATE_NETWORKS', async (t) => {
   const strict = await buildTestApp(t, { allowPrivateNetworks: [], hogRetryDelaySeconds: 1 });

@@ -3,9 +3,6 @@ import t from 'tap';
 import { compileProgram } from '../../src/hog-functions/compile.js';
 import { runHog } from '../../src/hog-functions/execute.js';
 import { TEMPLATES } from '../../src/hog-functions/templates/index.js';
-import { firstPassOnly } from '../helpers/passes.js';
-
-firstPassOnly('the Hog function templates');
 
 const event = { uuid: 'u', event: 'signed_up', distinct_id: 'd', properties: { email: 'a@b.c', plan: 'pro' } };
 

@@ -2,9 +2,6 @@
 // PostHog's VM (@posthog/hogvm); each expected result is worked out by hand.
 import t from 'tap';
 import { compileExpr, compileHog, compileTemplate, HogCompileError, runHog } from '../../src/hog/index.js';
-import { firstPassOnly } from '../helpers/passes.js';
-
-firstPassOnly('the Hog compiler');
 
 async function run(source: string, globals: Record<string, unknown> = {}) {
   const { bytecode } = await compileHog(source);

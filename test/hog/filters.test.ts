@@ -2,9 +2,6 @@
 // operations), then run on sample events built as PostHog's plugin server builds its filter globals.
 import t from 'tap';
 import { compileFilters, filterGlobals, matchesFilters } from '../../src/hog/filters.js';
-import { firstPassOnly } from '../helpers/passes.js';
-
-firstPassOnly('Hog filters');
 
 // STRING=32 GET_GLOBAL=1 CALL_GLOBAL=2 AND=3 OR=4 EQ=11 NOT_EQ=12 ILIKE=18 NOT_ILIKE=20 IN=21 TRUE=29 NULL=31 TUPLE=44
 t.test('bytecode of each filter shape', async (t) => {

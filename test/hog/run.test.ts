@@ -5,9 +5,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { compileHog, HOG_LIMITS, runHog } from '../../src/hog/index.js';
-import { firstPassOnly } from '../helpers/passes.js';
-
-firstPassOnly('the Hog runner');
 
 async function compiled(source: string) {
   return (await compileHog(source, { supportedFunctions: ['fetch'] })).bytecode;

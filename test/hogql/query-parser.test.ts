@@ -12,9 +12,6 @@ import {
   printQuery,
   QueryError,
 } from '../../src/hogql/query/index.js';
-import { firstPassOnly } from '../helpers/passes.js';
-
-firstPassOnly('the HogQL parser');
 
 t.test('expressions print back with their grouping', async (t) => {
   const cases: [string, string][] = [

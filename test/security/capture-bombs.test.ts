@@ -7,9 +7,6 @@ import t from 'tap';
 import { openTestDatabase } from '../helpers/db.js';
 import { startServer } from '../helpers/server-process.js';
 import { batchJson, bombs, healthDuring, percentile, rssMb, sendBomb } from '../../bench/bomb-payloads.js';
-import { firstPassOnly } from '../helpers/passes.js';
-
-firstPassOnly('decompression bombs');
 
 const MiB = 1024 * 1024;
 

@@ -7,9 +7,6 @@ import t from 'tap';
 import { openTestDatabase } from '../helpers/db.js';
 import { startServer } from '../helpers/server-process.js';
 import { firstAnswer, openRaw, type RawClient } from './helpers/sockets.js';
-import { firstPassOnly } from '../helpers/passes.js';
-
-firstPassOnly('the listener’s connection caps');
 
 const KEY = 'phx_connectioncapskey0000000000000000000000000000000';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

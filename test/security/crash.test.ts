@@ -4,9 +4,6 @@ import t from 'tap';
 import { openTestDatabase } from '../helpers/db.js';
 import { pluginJson, SOURCES, startFileServer, tarGzArchive, zipArchive } from '../helpers/plugins.js';
 import { startServer } from '../helpers/server-process.js';
-import { firstPassOnly } from '../helpers/passes.js';
-
-firstPassOnly('a hostile archive against the process');
 
 const KEY = 'phx_archivecrashkey0000000000000000000000000000000';
 

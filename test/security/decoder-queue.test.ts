@@ -3,9 +3,6 @@
 import t from 'tap';
 import { batchJson, multiMemberGzip } from '../../bench/bomb-payloads.js';
 import { configureDecoders, decodeOffThread, DecodersBusy } from '../../src/capture/decode-thread.js';
-import { firstPassOnly } from '../helpers/passes.js';
-
-firstPassOnly('the decoder queue');
 
 t.test('bodies past the decoder queue are refused with 503, the others decoded', async (t) => {
   configureDecoders({ threads: 1, queue: 2 });

@@ -5,9 +5,6 @@ import t from 'tap';
 import { openTestDatabase } from '../helpers/db.js';
 import { startServer } from '../helpers/server-process.js';
 import { openRaw, trickle, type RawClient } from './helpers/sockets.js';
-import { firstPassOnly } from '../helpers/passes.js';
-
-firstPassOnly('the listener’s deadlines');
 
 const KEY = 'phx_slowclientskey000000000000000000000000000000000';
 /** Slow-body sockets: a byte a second. */
