@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { rowsOf } from '../db/queries/util.js';
-import { projects, query_cache } from '../db/schema/index.js';
+import { query_cache } from '../db/schema/index.js';
 
 export interface CachedAnswer {
   /** The answer as the JSON text it was stored as. */
@@ -44,12 +44,6 @@ export async function writeCache(
       select cache_key from ${query_cache} where project_id = ${projectId}
       order by last_refresh desc offset ${maxRows}))`,
   );
-}
-
-/** The project's timezone, part of every cache key (the same query answers differently in another zone). */
-export async function projectTimezone(db: Db, projectId: number): Promise<string> {
-  const rows = await db.execute(sql`select timezone from ${projects} where id = ${projectId}`);
-  return rowsOf<{ timezone: string }>(rows)[0]?.timezone ?? 'UTC';
 }
 
 /** Size and hits of the whole cache (for the benchmark's report). */

@@ -4,7 +4,8 @@ import type { AsyncQueries } from '../query/async.js';
 import { isInsightNode, prepareInsight, runInsight } from '../query/kinds/index.js';
 import { runQuery, type QueryEngine } from '../query/run.js';
 import { presentQueryStatus } from '../serializers/query-statuses.js';
-import { projectTimezone, readCache, writeCache } from './cache-queries.js';
+import { readCache, writeCache } from './cache-queries.js';
+import { projectTimezone } from '../projects/queries.js';
 import { intervalOf, type RunnableNode } from './query-node.js';
 
 type QueryStatus = components['schemas']['QueryStatus'];

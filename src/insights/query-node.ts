@@ -56,7 +56,8 @@ export async function checkQuery(projectId: number, query: unknown): Promise<Run
   const { node, attr } = runnableNode(query);
   try {
     if (isInsightNode(node)) prepareInsight(node);
-    else await prepareQuery(projectId, node);
+    // Whether it compiles does not depend on the zone it would run in.
+    else await prepareQuery(projectId, node, 'UTC');
   } catch (err) {
     if (!(err instanceof ApiError) || err.statusCode !== 400) throw err;
     // The kinds name fields as in a Query API body (`query__series`); here the query may be a wrapper's source.

@@ -12,7 +12,7 @@ import {
   type ProductIntent,
 } from '../db/schema/index.js';
 import { newProjectToken } from '../tokens.js';
-import { anyOf, countWhere } from '../db/queries/util.js';
+import { anyOf, countWhere, rowsOf } from '../db/queries/util.js';
 import { prepared } from '../db/prepared.js';
 import type { Page } from '../core/paging.js';
 
@@ -291,4 +291,10 @@ export async function projectActivityPage(db: Db, projectId: number, limit: numb
       .offset((page - 1) * limit),
   ]);
   return { total, rows };
+}
+
+/** The project's timezone: where a query's days, weeks and months begin, and part of every cache key. */
+export async function projectTimezone(db: Db, projectId: number): Promise<string> {
+  const rows = await db.execute(sql`select timezone from ${projects} where id = ${projectId}`);
+  return rowsOf<{ timezone: string }>(rows)[0]?.timezone ?? 'UTC';
 }

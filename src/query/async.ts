@@ -15,6 +15,7 @@ import {
 } from '../db/queries/query-statuses.js';
 import { type InsightNode, isInsightNode, prepareInsight, runInsight } from './kinds/index.js';
 import { executeQuery, prepareQuery, type QueryEngine, type QueryNode } from './run.js';
+import { projectTimezone } from '../projects/queries.js';
 
 export const CANCELLED_MESSAGE = 'Query cancelled';
 export const STOPPED_MESSAGE =
@@ -65,7 +66,9 @@ export class AsyncQueries {
   ): Promise<QueryStatusRow> {
     if (this.stopping) throw ApiError.unavailable();
     const insight = isInsightNode(node) ? prepareInsight(node) : undefined;
-    const prepared = insight ? undefined : await prepareQuery(projectId, node as QueryNode);
+    const prepared = insight
+      ? undefined
+      : await prepareQuery(projectId, node as QueryNode, await projectTimezone(this.db, projectId));
     this.engine.limiter.check(organizationId);
     const id = clientId ?? randomUUID().replace(/-/g, '');
     const keep = keepSeconds(this.config);

@@ -8,6 +8,7 @@ import { databaseError } from './errors.js';
 import { eventsSelect, type EventsQuery } from './events-query.js';
 import { FairLimiter } from './limiter.js';
 import { Timings } from './timings.js';
+import { projectTimezone } from '../projects/queries.js';
 
 export interface HogQLQuery {
   kind: 'HogQLQuery';
@@ -45,14 +46,14 @@ export function queryEngine(db: Db, config: Config, limits?: QueryLimits): Query
   };
 }
 
-async function compile(node: QueryNode, teamId: number, timings: Timings): Promise<CompiledQuery> {
+async function compile(node: QueryNode, teamId: number, timezone: string, timings: Timings): Promise<CompiledQuery> {
   try {
     const select: Query = await timings.measure('parse', () =>
       node.kind === 'HogQLQuery' ? parseQuery(node.query) : eventsSelect(node),
     );
     const values = node.kind === 'HogQLQuery' ? (node.values ?? {}) : {};
     return timings.measure('compile', () =>
-      compileQuery(select, { teamId, values, defaultLimit: DEFAULT_ROWS, maxLimit: MAX_ROWS }),
+      compileQuery(select, { teamId, values, timezone, defaultLimit: DEFAULT_ROWS, maxLimit: MAX_ROWS }),
     );
   } catch (err) {
     // PostHog's code: hogql_syntax_error or hogql_query_error.
@@ -68,10 +69,13 @@ export interface PreparedQuery {
   timings: Timings;
 }
 
-/** Parses and compiles a query for a project: a bad query throws its 400 here, before anything runs. */
-export async function prepareQuery(teamId: number, node: QueryNode): Promise<PreparedQuery> {
+/**
+ * Parses and compiles a query for a project, its dates in the project's timezone (where toStartOfDay and
+ * the like cut, as PostHog's team timezone does): a bad query throws its 400 here, before anything runs.
+ */
+export async function prepareQuery(teamId: number, node: QueryNode, timezone: string): Promise<PreparedQuery> {
   const timings = new Timings();
-  return { node, compiled: await compile(node, teamId, timings), timings };
+  return { node, compiled: await compile(node, teamId, timezone, timings), timings };
 }
 
 /**
@@ -118,5 +122,6 @@ export async function executeQuery(
 
 /** Runs a query for one project of an organization at once (prepareQuery, then executeQuery). */
 export async function runQuery(engine: QueryEngine, organizationId: string, teamId: number, node: QueryNode) {
-  return executeQuery(engine, organizationId, await prepareQuery(teamId, node));
+  const timezone = await projectTimezone(engine.db, teamId);
+  return executeQuery(engine, organizationId, await prepareQuery(teamId, node, timezone));
 }

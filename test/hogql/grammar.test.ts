@@ -254,3 +254,59 @@ t.test('what is not compiled is a 400 naming it', async (t) => {
     t.match(res.body, { type: 'validation_error', detail }, query);
   }
 });
+
+t.test("dates are cut and answered in the project's timezone, as PostHog's team timezone", async (t) => {
+  const ny = await makeTenant(db);
+  const patched = await call('organizations_projects_partial_update', {
+    key: ny.key,
+    params: { organization_id: ny.organization.id, id: ny.project.id },
+    body: { timezone: 'America/New_York' },
+  });
+  t.equal(patched.status, 200);
+  // New York is UTC-5 until 2024-03-10 02:00 local, UTC-4 after: the local days of these four events are
+  // March 9 (23:30), March 10 (00:30 and 23:59) and March 11 (00:00). In UTC they would be two and two.
+  await insertEvents(
+    db,
+    ny.project.id,
+    ['2024-03-10T04:30:00Z', '2024-03-10T05:30:00Z', '2024-03-11T03:59:00Z', '2024-03-11T04:00:00Z'].map((at) => ({
+      event: 'tz',
+      distinct_id: 'nyc',
+      timestamp: new Date(at),
+    })),
+  );
+  const query = async (q: string) => {
+    const res = await call('query_create', {
+      key: ny.key,
+      params: { project_id: ny.project.id },
+      body: { query: { kind: 'HogQLQuery', query: q } },
+    });
+    t.equal(res.status, 200, q);
+    return res.body.results;
+  };
+  t.same(
+    await query("select toStartOfDay(timestamp) as d, count() from events where event = 'tz' group by d order by d"),
+    [
+      ['2024-03-09T00:00:00.000000-05:00', 1],
+      ['2024-03-10T00:00:00.000000-05:00', 2],
+      ['2024-03-11T00:00:00.000000-04:00', 1],
+    ],
+  );
+  t.same(await query("select toDate(timestamp), toHour(timestamp) from events where event = 'tz' order by timestamp"), [
+    ['2024-03-09', 23],
+    ['2024-03-10', 0],
+    ['2024-03-10', 23],
+    ['2024-03-11', 0],
+  ]);
+  t.same(
+    await query(
+      "select timestamp, toTimeZone(timestamp, 'UTC') from events where event = 'tz' order by timestamp limit 1",
+    ),
+    [['2024-03-09T23:30:00.000000-05:00', '2024-03-10T04:30:00.000000+00:00']],
+    "a date-time is written in the project's zone unless the query names one",
+  );
+  t.same(
+    await results("select toDate(timestamp), count() from events where event = 'tz' group by 1"),
+    [],
+    'the other project sees none of them',
+  );
+});

@@ -124,7 +124,9 @@ class Compiler {
     const offset = q.offset ? this.count(q.offset, 'OFFSET') : 0;
     const effective: Select = { ...q, limit: { k: 'const', value: limit, pos: 0 } };
     const inner = this.select({ ...q, limit: { k: 'const', value: limit + 1, pos: 0 } });
-    const values = inner.out.map((o, i) => outputSql({ ...o.typed, sql: sql`q.${sql.identifier(`c${i}`)}` }));
+    const values = inner.out.map((o, i) =>
+      outputSql(this.inZone({ ...o.typed, sql: sql`q.${sql.identifier(`c${i}`)}` })),
+    );
     return {
       sql: sql`select json_build_array(${sql.join(values, sql`, `)}) as r from (${inner.sql}) as q`,
       columns: inner.out.map((o) => o.name),
@@ -135,11 +137,20 @@ class Compiler {
     };
   }
 
+  /** A date-time is answered in the project's timezone unless the query chose one, as PostHog's team timezone. */
+  private inZone(t: Typed): Typed {
+    const zone = this.opts.timezone;
+    if (!zone || zone === 'UTC' || t.tz) return t;
+    return t.type === 'DateTime' || (t.type === 'Array' && t.elem === 'DateTime') ? { ...t, tz: zone } : t;
+  }
+
   /** A UNION (or INTERSECT, EXCEPT): the answer's row limit applies to the whole. */
   private topSet(q: Query): CompiledQuery {
     const limit = Math.min(this.opts.defaultLimit ?? 100, this.opts.maxLimit ?? 10_000);
     const inner = this.query(q, new Map());
-    const values = inner.out.map((o, i) => outputSql({ ...o.typed, sql: sql`q.${sql.identifier(`c${i}`)}` }));
+    const values = inner.out.map((o, i) =>
+      outputSql(this.inZone({ ...o.typed, sql: sql`q.${sql.identifier(`c${i}`)}` })),
+    );
     return {
       sql: sql`select json_build_array(${sql.join(values, sql`, `)}) as r from (${inner.sql}) as q
         limit ${limit + 1}::bigint`,

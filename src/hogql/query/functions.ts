@@ -403,7 +403,7 @@ const FUNCTIONS: Record<string, Fn> = {
   avg: numeric((x) => ({ sql: sql`avg(${x.sql})`, type: 'Float' })),
   min: minMax('min'),
   max: minMax('max'),
-  todate: { arity: [1, 1], run: ([x], c) => toDate(x!, c.pos) },
+  todate: { arity: [1, 1], run: ([x], c, tz) => toDate(x!, c.pos, tz) },
   todatetime: { arity: [1, 1], run: ([x], c) => toDateTime(x!, c.pos) },
   tostring: { arity: [1, 1], run: ([x]) => toText(x!) },
   toint: numeric((x) => ({ sql: sql`trunc(${x.sql})`, type: 'Int' })),

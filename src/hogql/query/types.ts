@@ -116,14 +116,15 @@ export const zone = (e: Typed, fallback?: string): SQL => {
   return tz && tz !== 'UTC' ? sql`${tz}::text` : sql.raw(`'UTC'`);
 };
 
-export function toDate(e: Typed, at?: number): Typed {
+/** A date; a date-time's day is the one of its own zone, else of `tz` (the project's), else UTC. */
+export function toDate(e: Typed, at?: number, tz?: string): Typed {
   if (e.type === 'Date' || e.type === 'Null') return e;
   if (typeof e.constant === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(e.constant)) {
     if (!dateValue(e.constant)) throw new QueryError(`Cannot convert ${JSON.stringify(e.constant)} to a date`, at);
     return { sql: sql`${e.constant}::date`, type: 'Date' };
   }
   const dt = toDateTime(e, at);
-  return { sql: sql`((${dt.sql}) at time zone ${zone(dt)})::date`, type: 'Date' };
+  return { sql: sql`((${dt.sql}) at time zone ${zone(dt, tz)})::date`, type: 'Date' };
 }
 
 export function toText(e: Typed): Typed {
