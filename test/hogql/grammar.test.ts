@@ -274,6 +274,7 @@ t.test("dates are cut and answered in the project's timezone, as PostHog's team 
       timestamp: new Date(at),
     })),
   );
+  let types: unknown;
   const query = async (q: string) => {
     const res = await call('query_create', {
       key: ny.key,
@@ -281,6 +282,7 @@ t.test("dates are cut and answered in the project's timezone, as PostHog's team 
       body: { query: { kind: 'HogQLQuery', query: q } },
     });
     t.equal(res.status, 200, q);
+    types = res.body.types;
     return res.body.results;
   };
   t.same(
@@ -304,6 +306,10 @@ t.test("dates are cut and answered in the project's timezone, as PostHog's team 
     [['2024-03-09T23:30:00.000000-05:00', '2024-03-10T04:30:00.000000+00:00']],
     "a date-time is written in the project's zone unless the query names one",
   );
+  t.same(types, [
+    ['timestamp', "DateTime64(6, 'America/New_York')"],
+    ["toTimeZone(timestamp, 'UTC')", "DateTime64(6, 'UTC')"],
+  ]);
   t.same(
     await results("select toDate(timestamp), count() from events where event = 'tz' group by 1"),
     [],

@@ -130,7 +130,7 @@ class Compiler {
     return {
       sql: sql`select json_build_array(${sql.join(values, sql`, `)}) as r from (${inner.sql}) as q`,
       columns: inner.out.map((o) => o.name),
-      types: inner.out.map((o) => clickhouseType(o.typed)),
+      types: inner.out.map((o) => clickhouseType(this.inZone(o.typed))),
       hogql: printSelect(effective),
       limit,
       offset,
@@ -155,7 +155,7 @@ class Compiler {
       sql: sql`select json_build_array(${sql.join(values, sql`, `)}) as r from (${inner.sql}) as q
         limit ${limit + 1}::bigint`,
       columns: inner.out.map((o) => o.name),
-      types: inner.out.map((o) => clickhouseType(o.typed)),
+      types: inner.out.map((o) => clickhouseType(this.inZone(o.typed))),
       hogql: `${printQuery(q)} LIMIT ${limit}`,
       limit,
       offset: 0,
