@@ -7,7 +7,7 @@ import { cpus } from 'node:os';
 import postgres from 'postgres';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
-import { prepareQuerySandbox } from '../src/db/queries/query-role.js';
+import { prepareQuerySandbox } from '../src/query/role-queries.js';
 import { prepareFunnels, runFunnels } from '../src/query/kinds/funnels.js';
 import { prepareRetention, runRetention } from '../src/query/kinds/retention.js';
 import { queryEngine } from '../src/query/run.js';

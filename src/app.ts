@@ -15,7 +15,7 @@ import { recordRequestMetrics } from './http/request-metrics.js';
 import { traceRequests } from './http/tracing.js';
 import { AsyncQueries } from './query/async.js';
 import { guardListener } from './http/listener.js';
-import { prepareQuerySandbox } from './db/queries/query-role.js';
+import { prepareQuerySandbox } from './query/role-queries.js';
 import { queryEngine, type QueryEngine } from './query/run.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';

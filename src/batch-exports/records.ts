@@ -2,7 +2,7 @@ import { and, asc, eq, inArray, notInArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import type { BatchExportRow } from './queries.js';
 import { events, person_distinct_ids, persons } from '../db/schema/index.js';
-import { filterSql } from '../db/queries/events.js';
+import { filterSql } from '../events/queries.js';
 import { parseFilterList } from '../events/filters.js';
 import { compileExport } from './hogql.js';
 import { copyBatches, inlineParams, postgresClient } from './copy-source.js';

@@ -1,4 +1,5 @@
 import { ApiError } from '../core/errors.js';
+import { dateValue } from '../core/dates.js';
 import { rejectNulInJson } from '../core/null-characters.js';
 
 export const OPERATORS = [
@@ -34,32 +35,10 @@ export type FilterNode =
 const NUMERIC = new Set<Operator>(['gt', 'gte', 'lt', 'lte']);
 const DATES = new Set<Operator>(['is_date_before', 'is_date_after', 'is_date_exact']);
 const MAX_DEPTH = 8;
-const RELATIVE = /^-(\d+)([hdwmy])$/;
-const HOURS: Record<string, number> = { h: 1, d: 24, w: 24 * 7, m: 24 * 30, y: 24 * 365 };
 
 const bad = (detail: string) => ApiError.validation('properties', detail);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isScalar = (v: unknown): v is Scalar => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
-
-/** An ISO date or PostHog's relative form (`-7d`) as an ISO instant; a date without an offset is UTC. */
-export function dateValue(value: unknown, now = new Date()): string | undefined {
-  if (typeof value !== 'string') return undefined;
-  const rel = RELATIVE.exec(value.trim());
-  if (rel) return inRange(new Date(now.getTime() - Number(rel[1]) * HOURS[rel[2]!]! * 3_600_000));
-  const text = /^\d{4}-\d{2}-\d{2}$/.test(value)
-    ? `${value}T00:00:00Z`
-    : /[zZ]|[+-]\d{2}:?\d{2}$/.test(value)
-      ? value
-      : `${value}Z`;
-  if (!/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}/.test(text)) return undefined;
-  return inRange(new Date(text));
-}
-
-/** Years 1 to 9999, as a date is written in ISO 8601 (and as PostgreSQL and Python hold them). */
-function inRange(d: Date): string | undefined {
-  const year = d.getUTCFullYear();
-  return Number.isNaN(d.getTime()) || year < 1 || year > 9999 ? undefined : d.toISOString();
-}
 
 function parseNode(raw: unknown, depth: number): FilterNode {
   if (depth > MAX_DEPTH) throw bad(`Property groups may be nested at most ${MAX_DEPTH} deep.`);

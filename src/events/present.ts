@@ -2,8 +2,8 @@ import type { components } from '../../generated/api.js';
 import { chainToElements } from '../capture/elements.js';
 import { withFields, type JsonText } from '../core/json-text.js';
 import type { Db } from '../db/client.js';
-import { personsByIds, type EventJsonRow, type EventRow } from '../db/queries/events.js';
-import { serializeEvent, serializePerson } from '../serializers/events.js';
+import { personsByIds, type EventJsonRow, type EventRow } from './queries.js';
+import { serializeEvent, serializePerson } from './serialize.js';
 
 type Schemas = components['schemas'];
 

@@ -3,7 +3,7 @@ import type { components } from '../../generated/api.js';
 import type { AsyncQueries } from '../query/async.js';
 import { isInsightNode, prepareInsight, runInsight } from '../query/kinds/index.js';
 import { runQuery, type QueryEngine } from '../query/run.js';
-import { presentQueryStatus } from '../serializers/query-statuses.js';
+import { presentQueryStatus } from '../query/status-serialize.js';
 import { readCache, writeCache } from './cache-queries.js';
 import { projectTimezone } from '../projects/queries.js';
 import { intervalOf, type RunnableNode } from './query-node.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { filterSql } from '../db/queries/events.js';
+import { filterSql } from '../events/queries.js';
 import { lockIds, PERSON_LOCK_CLASS } from '../capture/ingest.js';
 import { isoTimestamp, rowsOf } from '../db/queries/util.js';
 import { sqlState } from '../core/sql-state.js';

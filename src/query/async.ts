@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
 import { ApiError } from '../core/errors.js';
 import type { Db } from '../db/client.js';
-import { RunRefused } from '../db/queries/query.js';
+import { RunRefused } from './queries.js';
 import {
   cancelQueryStatus,
   failQueryRuns,
@@ -12,7 +12,7 @@ import {
   runApplicationName,
   startQueryStatus,
   type QueryStatusRow,
-} from '../db/queries/query-statuses.js';
+} from './status-queries.js';
 import { type InsightNode, isInsightNode, prepareInsight, runInsight } from './kinds/index.js';
 import { executeQuery, prepareQuery, type QueryEngine, type QueryNode } from './run.js';
 import { projectTimezone } from '../projects/queries.js';

@@ -1,5 +1,6 @@
 import { ApiError } from '../core/errors.js';
-import { dateValue, parsePropertyFilters, type FilterNode, type Scalar } from '../events/filters.js';
+import { dateValue } from '../core/dates.js';
+import { parsePropertyFilters, type FilterNode, type Scalar } from '../events/filters.js';
 import { parseExpression, parseOrder, QueryError, type Node, type Select } from '../hogql/query/index.js';
 
 /** PostHog's EventsQuery, trimmed to what this server answers. */

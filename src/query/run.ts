@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
-import { streamReadOnly, type QueryLimits, type RunTag } from '../db/queries/query.js';
+import { streamReadOnly, type QueryLimits, type RunTag } from './queries.js';
 import { ApiError } from '../core/errors.js';
 import { compileQuery, parseQuery, QueryError, type CompiledQuery, type Query } from '../hogql/query/index.js';
 import { AnswerRows, JsonAnswer } from './answer.js';

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import postgres from 'postgres';
 import { openDatabase, socketOptions, type Database } from '../../src/db/client.js';
 import { clusterUrl } from '../../src/db/embedded.js';
-import { queryRoleName } from '../../src/db/queries/query-role.js';
+import { queryRoleName } from '../../src/query/role-queries.js';
 
 /**
  * The embedded cluster of a test run (started by setup.ts, stopped by teardown.ts), used when

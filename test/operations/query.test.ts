@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import t from 'tap';
-import { runReadOnly } from '../../src/db/queries/query.js';
+import { runReadOnly } from '../../src/query/queries.js';
 import { sqlState } from '../../src/core/sql-state.js';
 import { buildTestApp } from '../helpers/app.js';
 import { insertEvents, insertPerson } from '../helpers/event-rows.js';

@@ -51,7 +51,7 @@ export const projects = pgTable(
     heatmaps_opt_in: boolean('heatmaps_opt_in'),
     // The settings PostHog stores for features this server does not have (recordings, surveys, web
     // vitals...): kept as written, key by key, so that clients read back what they set. Keys never
-    // written read as PostHog's defaults (src/serializers/projects.ts).
+    // written read as PostHog's defaults (src/projects/serialize.ts).
     settings: jsonb('settings').$type<Record<string, unknown>>().notNull().default({}),
     product_intents: jsonb('product_intents').$type<ProductIntent[]>().notNull().default([]),
     primary_dashboard_id: integer('primary_dashboard_id').references((): AnyPgColumn => dashboards.id, {

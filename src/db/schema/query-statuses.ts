@@ -27,6 +27,6 @@ export const query_statuses = pgTable(
     backend_start: timestamp('backend_start', { withTimezone: true }),
     expires_at: timestamp('expires_at', { withTimezone: true }).notNull(),
   },
-  // Expired rows are deleted per project (src/db/queries/query-statuses.ts), along the primary key.
+  // Expired rows are deleted per project (src/query/status-queries.ts), along the primary key.
   (t) => [primaryKey({ columns: [t.project_id, t.id] })],
 );

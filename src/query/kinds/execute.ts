@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { streamReadOnly, type RunTag } from '../../db/queries/query.js';
+import { streamReadOnly, type RunTag } from '../queries.js';
 import { AnswerRows } from '../answer.js';
 import { databaseError } from '../errors.js';
 import type { QueryEngine } from '../run.js';

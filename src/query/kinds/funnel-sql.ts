@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { filterSql } from '../../db/queries/events.js';
+import { filterSql } from '../../events/queries.js';
 import { needsPersons, type FilterNode } from '../../events/filters.js';
 import { bucketSql, type Interval, LOCAL_FORMAT, type Period } from './date-range.js';
 import { ACTOR, eventsFrom, type Series } from './series.js';

@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { ApiError } from '../../core/errors.js';
-import { filterSql } from '../../db/queries/events.js';
+import { filterSql } from '../../events/queries.js';
 import { needsPersons, type FilterNode } from '../../events/filters.js';
 import { Timings } from '../timings.js';
 import {

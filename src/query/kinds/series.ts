@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { ApiError } from '../../core/errors.js';
-import { filterSql } from '../../db/queries/events.js';
+import { filterSql } from '../../events/queries.js';
 import { needsPersons, parseFilterList, type FilterNode } from '../../events/filters.js';
 import { bucketSql, type Interval, LOCAL_FORMAT, type Period } from './date-range.js';
 

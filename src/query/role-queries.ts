@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Sql } from 'postgres';
-import type { Db } from '../client.js';
-import type { QueryLimits } from './query.js';
+import type { Db } from '../db/client.js';
+import type { QueryLimits } from './queries.js';
 
 /**
  * The tables the Query API's compiler reads (events, with their persons and distinct ids): the only

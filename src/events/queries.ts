@@ -1,11 +1,12 @@
 import { and, asc, eq, inArray, or, sql, type SQL } from 'drizzle-orm';
 import type { SelectedFields } from 'drizzle-orm/pg-core';
-import { rowsOf } from './util.js';
-import { isoText, jsonObject } from './json.js';
-import { prepared } from '../prepared.js';
-import type { Db } from '../client.js';
-import { events, person_distinct_ids, persons } from '../schema/index.js';
-import { dateValue, needsPersons, type FilterNode, type Scalar } from '../../events/filters.js';
+import { rowsOf } from '../db/queries/util.js';
+import { isoText, jsonObject } from '../db/queries/json.js';
+import { prepared } from '../db/prepared.js';
+import type { Db } from '../db/client.js';
+import { events, person_distinct_ids, persons } from '../db/schema/index.js';
+import { dateValue } from '../core/dates.js';
+import { needsPersons, type FilterNode, type Scalar } from './filters.js';
 
 export interface EventRow {
   /** The `select` values, when the listing asked for them. */

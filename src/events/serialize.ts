@@ -1,6 +1,6 @@
 import type { components } from '../../generated/api.js';
 import { chainToElements } from '../capture/elements.js';
-import type { EventRow, PersonRow } from '../db/queries/events.js';
+import type { EventRow, PersonRow } from './queries.js';
 import { toCsv } from './csv.js';
 
 type Schemas = components['schemas'];

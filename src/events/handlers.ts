@@ -4,20 +4,14 @@ import { ApiError } from '../core/errors.js';
 import { requestUrl } from '../http/pagination.js';
 import { pageOf } from '../core/paging.js';
 import { decodeCursor, encodeCursor } from '../core/cursor.js';
-import { dateValue, parsePropertyFilters } from '../events/filters.js';
-import {
-  getEvent,
-  listEvents,
-  listEventsJson,
-  personIdByUuid,
-  propertyValues,
-  type EventQuery,
-} from '../db/queries/events.js';
-import { eventsCsv } from '../serializers/events.js';
-import { presentEvents, presentEventsJson } from '../events/present.js';
+import { dateValue } from '../core/dates.js';
+import { parsePropertyFilters } from './filters.js';
+import { getEvent, listEvents, listEventsJson, personIdByUuid, propertyValues, type EventQuery } from './queries.js';
+import { eventsCsv } from './serialize.js';
+import { presentEvents, presentEventsJson } from './present.js';
 import { sendJsonText } from '../http/json-text.js';
-import { toCsv } from '../serializers/csv.js';
-import { expressionList, selectedValues, whereConditions } from '../events/expressions.js';
+import { toCsv } from './csv.js';
+import { expressionList, selectedValues, whereConditions } from './expressions.js';
 import { sqlState } from '../core/sql-state.js';
 import { isUuid, MAX_INT4 } from '../core/ids.js';
 

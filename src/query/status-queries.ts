@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
-import type { Db } from '../client.js';
-import type { query_statuses } from '../schema/query-statuses.js';
-import { rowsOf } from './util.js';
+import type { Db } from '../db/client.js';
+import type { query_statuses } from '../db/schema/query-statuses.js';
+import { rowsOf } from '../db/queries/util.js';
 
 /** A status as read: `answer` is the answer's JSON text (never parsed here: it may be tens of megabytes). */
 export type QueryStatusRow = Omit<typeof query_statuses.$inferSelect, 'answer'> & { answer: string | null };

@@ -2,10 +2,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { components } from '../../generated/api.js';
 import type { Handler, ProjectRequest, SomeHandlers } from '../http/types.js';
 import { ApiError } from '../core/errors.js';
-import { isInsightNode, prepareInsight, runInsight, type InsightNode } from '../query/kinds/index.js';
-import { runQuery, type QueryNode } from '../query/run.js';
-import { presentQueryStatus, queryStatusPieces } from '../serializers/query-statuses.js';
-import { textStream } from '../query/answer.js';
+import { isInsightNode, prepareInsight, runInsight, type InsightNode } from './kinds/index.js';
+import { runQuery, type QueryNode } from './run.js';
+import { presentQueryStatus, queryStatusPieces } from './status-serialize.js';
+import { textStream } from './answer.js';
 import type { Sent } from '../http/json-text.js';
 
 type QueryRequest = components['schemas']['QueryRequest'];

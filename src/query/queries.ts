@@ -1,7 +1,7 @@
 import type { SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Sql, TransactionSql } from 'postgres';
-import type { Db } from '../client.js';
+import type { Db } from '../db/client.js';
 
 /** Marks an asynchronous query's statement so that other processes can find and cancel it. */
 export interface RunTag {

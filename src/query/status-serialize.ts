@@ -1,5 +1,5 @@
 import type { components } from '../../generated/api.js';
-import type { QueryStatusRow } from '../db/queries/query-statuses.js';
+import type { QueryStatusRow } from './status-queries.js';
 
 type QueryStatus = components['schemas']['QueryStatus'];
 
