@@ -120,7 +120,15 @@ t.test('after SIGKILL the next start recovers by itself', async (t) => {
   const afterCrash = await start();
   t.equal(await projects(afterCrash.url), 200, 'the next start recovers from the crash');
   afterCrash.server.child.kill('SIGTERM');
-  t.equal(await afterCrash.server.exited, 0);
+  const stopped = Date.now();
+  const code = await afterCrash.server.exited;
+  // What the server logged while it stopped: the reason, should it not stop cleanly.
+  const log = afterCrash.server.output();
+  t.equal(
+    code,
+    0,
+    `stopped in ${Date.now() - stopped} ms: ${(log.stdout + log.stderr).split('\n').slice(-8).join('\n')}`,
+  );
   t.notOk(runningPostmaster(dataDir));
 });
 

@@ -1,4 +1,5 @@
 import type { Db } from '../db/client.js';
+import { afterCommit, transaction } from '../db/after-commit.js';
 import {
   schedulableExports,
   unscopedAdvanceSchedule,
@@ -102,18 +103,19 @@ async function startBackfill(
   bounds: { start_at: Date | null; end_at: Date | null; adjusted_start_at: Date | null },
   intervals: { start: Date | null; end: Date }[],
 ): Promise<string> {
-  const { backfill, runs } = await db.transaction(async (tx) => {
+  // The runs are queued once they are committed: a worker never picks up a run it cannot read yet, and a
+  // rolled-back backfill queues nothing.
+  return transaction(db, async (tx) => {
     const backfill = await insertBackfill(tx, scope, { batch_export_id: exp.id, ...bounds });
     if (!backfill) throw ApiError.notFound();
     const runs: RunRow[] = [];
     for (let i = 0; i < intervals.length; i += 1000) {
       runs.push(...(await insertRuns(tx, scope, exp.id, intervals.slice(i, i + 1000), backfill.id)));
     }
-    return { backfill, runs };
+    if (!runs.length) await setBackfillStatus(tx, scope, backfill.id, 'Completed');
+    afterCommit(tx, () => engine.enqueueRuns(runs));
+    return backfill.id;
   });
-  if (!runs.length) await setBackfillStatus(db, scope, backfill.id, 'Completed');
-  await engine.enqueueRuns(runs);
-  return backfill.id;
 }
 
 /** A one-interval backfill that exports a run's interval again (PostHog's `runs/{id}/retry`). */
@@ -151,20 +153,24 @@ export async function unpauseExport(
   backfill: boolean,
   now = new Date(),
 ): Promise<void> {
-  const row = await updateBatchExport(db, scope, exp.id, { paused: false, schedule_from: now }, { ifPaused: true });
-  if (!row || !backfill || !exp.last_paused_at) return;
-  const to = floorToGrid(now, exp.interval);
-  const intervals = intervalsBetween(exp.last_paused_at, to, exp.interval, MAX_BACKFILL_RUNS);
-  if (intervals.length) {
-    await startBackfill(
-      db,
-      scope,
-      engine,
-      exp,
-      { start_at: exp.last_paused_at, end_at: to, adjusted_start_at: null },
-      intervals,
-    );
-  }
+  const pausedAt = exp.last_paused_at;
+  // One transaction: resumed with its backfill, or neither.
+  await transaction(db, async (tx) => {
+    const row = await updateBatchExport(tx, scope, exp.id, { paused: false, schedule_from: now }, { ifPaused: true });
+    if (!row || !backfill || !pausedAt) return;
+    const to = floorToGrid(now, exp.interval);
+    const intervals = intervalsBetween(pausedAt, to, exp.interval, MAX_BACKFILL_RUNS);
+    if (intervals.length) {
+      await startBackfill(
+        tx,
+        scope,
+        engine,
+        exp,
+        { start_at: pausedAt, end_at: to, adjusted_start_at: null },
+        intervals,
+      );
+    }
+  });
 }
 
 /** Marks the export deleted and cancels whatever of it has not finished. */
@@ -217,10 +223,14 @@ export async function scheduleDueRuns(db: Db, engine: JobEngine, now = new Date(
       end_at: exp.end_at,
     });
     if (!due.length) continue;
-    created.push(...(await unscopedInsertScheduledRuns(db, exp.id, due)));
-    await unscopedAdvanceSchedule(db, exp.id, due[due.length - 1]!.end);
+    const runs = await transaction(db, async (tx) => {
+      const runs = await unscopedInsertScheduledRuns(tx, exp.id, due);
+      await unscopedAdvanceSchedule(tx, exp.id, due[due.length - 1]!.end);
+      afterCommit(tx, () => engine.enqueueRuns(runs));
+      return runs;
+    });
+    created.push(...runs);
   }
-  await engine.enqueueRuns(created);
   return created;
 }
 

@@ -134,6 +134,8 @@ t.test('connections are capped below the open-file limit, leaving files for the 
   t.teardown(() => {
     for (const c of sockets) c.socket.destroy();
   });
+  // A loaded machine may take longer than the flood's half second to answer every refusal.
+  for (let i = 0; i < 100 && refused(sockets).length < 450 - 286 - 4 + 8; i++) await sleep(100);
   t.ok(silentlyOpen(sockets).length <= 286 + 4 - 8, `${silentlyOpen(sockets).length} of 450 were let in`);
   t.ok(refused(sockets).length >= 450 - 286 - 4 + 8, `${refused(sockets).length} were refused`);
 
