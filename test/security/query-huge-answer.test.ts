@@ -23,6 +23,9 @@ await insertEvents(
 );
 const BIG = 'x'.repeat(500_000);
 const MB = 1024 * 1024;
+// How long the event loop and /_health may be held: a loaded CI machine once saw 1.1 s where an idle one sees
+// about 50 ms; the code before the cap held them 5.7 and 7 s.
+const HELD_MS = 2500;
 
 /** Runs `fn` while polling /_health and sampling RSS and the event loop; what was seen, with its result. */
 async function watched<T>(fn: () => Promise<T>) {
@@ -90,10 +93,10 @@ t.test('an answer over the byte cap is a 400, decided while the rows stream', as
     detail: /larger than 50 MB/,
     attr: null,
   });
-  t.ok(seen.healthMaxMs < 1000, `/_health answered within ${seen.healthMaxMs.toFixed(0)} ms throughout`);
+  t.ok(seen.healthMaxMs < HELD_MS, `/_health answered within ${seen.healthMaxMs.toFixed(0)} ms throughout`);
   t.ok(seen.rssGrowthMb < 200, `RSS grew by ${seen.rssGrowthMb.toFixed(0)} MB (the answer would be 200 MB)`);
   t.ok(
-    seen.loopMaxMs < 1000,
+    seen.loopMaxMs < HELD_MS,
     `the event loop (this process: server and client) was held at most ${seen.loopMaxMs.toFixed(0)} ms`,
   );
 });
@@ -117,9 +120,9 @@ t.test('a large answer under the cap is sent in slices without freezing the serv
   t.equal(got.rows, 80);
   t.equal(got.hasMore, true);
   t.ok(got.first.startsWith(BIG) && got.first.length > BIG.length, 'each row is the whole value');
-  t.ok(seen.healthMaxMs < 1000, `/_health answered within ${seen.healthMaxMs.toFixed(0)} ms throughout`);
+  t.ok(seen.healthMaxMs < HELD_MS, `/_health answered within ${seen.healthMaxMs.toFixed(0)} ms throughout`);
   t.ok(
-    seen.loopMaxMs < 1000,
+    seen.loopMaxMs < HELD_MS,
     `the event loop (this process: server and client) was held at most ${seen.loopMaxMs.toFixed(0)} ms`,
   );
   t.comment(`RSS grew by ${seen.rssGrowthMb.toFixed(0)} MB (a 40 MB answer, read by this same process)`);
@@ -181,9 +184,9 @@ t.test('asynchronous: the cap holds, and a large stored answer is read back in s
   });
   const body = JSON.parse(seen.result.text.toString()) as { query_status: { results: { results: string[][] } } };
   t.same([seen.result.status, body.query_status.results.results.length], [200, 80]);
-  t.ok(seen.healthMaxMs < 1000, `/_health answered within ${seen.healthMaxMs.toFixed(0)} ms throughout`);
+  t.ok(seen.healthMaxMs < HELD_MS, `/_health answered within ${seen.healthMaxMs.toFixed(0)} ms throughout`);
   t.ok(
-    seen.loopMaxMs < 1000,
+    seen.loopMaxMs < HELD_MS,
     `the event loop (this process: server and client) was held at most ${seen.loopMaxMs.toFixed(0)} ms`,
   );
 });
