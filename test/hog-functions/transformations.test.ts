@@ -120,8 +120,10 @@ t.test('a transformation slow on every event is stopped by its share of the batc
   t.ok(changed > 0 && changed < 400, `the function ran on ${changed} of 400 events`);
   const logs = await call('hog_functions_logs_retrieve', { key: a.key, params: { ...P, id: slow } });
   t.ok(
-    logs.body.results.some((l: { message: string }) => /skipped for the rest of it/.test(l.message)),
-    'the skip is logged',
+    // The timeout is wall-clock time: on a loaded machine one run may be preempted past 100 ms, which stops
+    // the function for the batch just the same, logged as a timeout.
+    logs.body.results.some((l: { message: string }) => /skipped for the rest of it|timed out/i.test(l.message)),
+    'the stop is logged',
   );
   await call('hog_functions_partial_update', { key: a.key, params: { ...P, id: slow }, body: { enabled: false } });
 });
