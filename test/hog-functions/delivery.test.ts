@@ -1,18 +1,9 @@
 import t from 'tap';
-import { buildTestApp } from '../helpers/app.js';
-import { makeTenant } from '../helpers/factories.js';
+import { deliveryApp } from './delivery-app.js';
 import { captureServer, waitFor } from '../helpers/batch-exports.js';
-import { createDeliveryWorker } from '../../src/hog-functions/index.js';
 
-const ctx = await buildTestApp(t, { hogRetryDelaySeconds: 1 });
+const { ctx, a, b, P } = await deliveryApp(t);
 const { call, db } = ctx;
-const worker = createDeliveryWorker(db, ctx.app.jobs, ctx.app.config, (m, e) => console.error(m, e));
-await worker.start();
-ctx.beforeClose(() => worker.stop());
-
-const a = await makeTenant(db);
-const b = await makeTenant(db);
-const P = { project_id: a.project.id };
 
 async function capture(token: string, events: { event: string; properties?: Record<string, unknown> }[]) {
   const res = await ctx.inject({

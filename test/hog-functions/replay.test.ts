@@ -1,20 +1,11 @@
 // Replay (not in PostHog): stored events of a range queued into a destination through the live delivery queue,
 // each matching event once, against a real HTTP server; the range and the tenant wall checked.
 import t from 'tap';
-import { createDeliveryWorker } from '../../src/hog-functions/index.js';
-import { buildTestApp } from '../helpers/app.js';
 import { captureServer, waitFor } from '../helpers/batch-exports.js';
-import { makeTenant } from '../helpers/factories.js';
+import { deliveryApp } from './delivery-app.js';
 
-const ctx = await buildTestApp(t, { hogRetryDelaySeconds: 1 });
+const { ctx, a, b, P } = await deliveryApp(t);
 const { call, db } = ctx;
-const worker = createDeliveryWorker(db, ctx.app.jobs, ctx.app.config, (m, e) => console.error(m, e));
-await worker.start();
-ctx.beforeClose(() => worker.stop());
-
-const a = await makeTenant(db);
-const b = await makeTenant(db);
-const P = { project_id: a.project.id };
 
 async function capture(token: string, events: { event: string; timestamp: string; n: number }[]) {
   const batch = events.map((e) => ({
