@@ -7,6 +7,7 @@ import { changesPerson, linkedIdOf, PersonPlanner, processesPerson, type PersonS
 import { knownTaxonomy, type Taxonomy } from './known-taxonomy.js';
 import { rowsOf } from '../db/queries/util.js';
 import { sqlState } from '../core/sql-state.js';
+import { allPipelined } from '../db/pipelined.js';
 
 export interface IngestProject {
   id: number;
@@ -311,7 +312,7 @@ async function replayPersons(
   });
   const idList = [...touched];
   const ids = JSON.stringify(idList);
-  const [stored, , locked, rows] = await Promise.all([
+  const [stored, , locked, rows] = await allPipelined([
     storedUuids(tx, project.id, batch),
     idList.length ? lockIds(tx, project.id, idList) : undefined,
     idList.length ? lockPersons(tx, project.id, idList) : new Set<number>(),

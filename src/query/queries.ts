@@ -2,6 +2,7 @@ import type { SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Sql, TransactionSql } from 'postgres';
 import type { Db } from '../db/client.js';
+import { allPipelined } from '../db/pipelined.js';
 
 /** Marks an asynchronous query's statement so that other processes can find and cancel it. */
 export interface RunTag {
@@ -79,7 +80,7 @@ export async function streamReadOnly(db: Db, statement: SQL, opts: StreamOptions
     // The role last, in a statement of its own (sent in the same round trip): from here on the
     // transaction reads only what the role was granted.
     const role = limits?.role ? tx.unsafe(`select set_config('role', $1, true)`, [limits.role]) : undefined;
-    await Promise.all([settings, tagged, role]);
+    await allPipelined([settings, tagged, role]);
     if (opts.tag && tagged && !(await opts.tag.onBackend((await tagged)[0]!.pid))) throw new RunRefused();
 
     let stopped = false;
