@@ -3,7 +3,7 @@ SHELL := /bin/bash
 NPX := npx --no-install
 export NODE_OPTIONS ?= --no-warnings=ExperimentalWarning
 
-.PHONY: install install-server run test check generate check-generated lint long-lines format typecheck migration \
+.PHONY: install install-server run test check generate check-generated lint long-lines folder-cycles format typecheck migration \
 	bench bench-bombs fuzz soak clean
 
 ## `make run` installs only the packages the server and the CLI need (`npm ci --omit=dev`: 242 of the 844
@@ -66,11 +66,15 @@ lint: install
 long-lines:
 	@node scripts/long-lines.mjs
 
+## No two folders of src/ import each other, through any chain (src/README.md, "The layers").
+folder-cycles:
+	@node scripts/folder-cycles.mjs
+
 ## Formats everything and applies Biome's safe fixes.
 format: install
 	$(NPX) biome check --write .
 
-check: check-generated lint long-lines typecheck
+check: check-generated lint long-lines folder-cycles typecheck
 
 ## Stops a test run's embedded PostgreSQL if an interrupted run left it going, then removes its files.
 clean:

@@ -19,6 +19,7 @@ import { prepareQuerySandbox } from './query/role-queries.js';
 import { queryEngine, type QueryEngine } from './query/run.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';
+import { handlers } from './operations/index.js';
 import { serversOf } from './http/servers.js';
 import { spec } from './http/spec.js';
 import { parseRate, RateLimiter } from './http/rate-limit.js';
@@ -135,7 +136,7 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
     transformSpecificationClone: false,
     transformSpecification: (document, req) => ({ ...document, servers: serversOf(req) }),
   });
-  await registerOperations(app);
-  await registerCapture(app);
+  await registerOperations(app, handlers);
+  await registerCapture(app, handlers);
   return app;
 }

@@ -11,7 +11,7 @@ import { loggerOptions, serializeError } from './http/logging.js';
 import { registerGauges } from './metrics/gauges.js';
 import { serveMetrics } from './metrics/serve.js';
 import { prepareSecretBox } from './secrets/index.js';
-import { sealStoredSecrets } from './secrets/seal-stored.js';
+import { sealStoredSecrets } from './stored-secrets/seal.js';
 import { logLine } from './core/log-line.js';
 import { GUARDED_EVENTS, guardProcess } from './process-guard.js';
 import { startTracing } from './tracing.js';

@@ -12,7 +12,7 @@ import { batch_exports, plugin_configs } from '../src/db/schema/index.js';
 import { rowsOf } from '../src/db/queries/util.js';
 import { prepareSecretBox, SecretBox, secretBox } from '../src/secrets/index.js';
 import { loadKey, parseKey } from '../src/secrets/key.js';
-import { sealStoredSecrets } from '../src/secrets/seal-stored.js';
+import { sealStoredSecrets } from '../src/stored-secrets/seal.js';
 import { buildTestApp, type TestContext } from './helpers/app.js';
 import { makeTenant, type Tenant } from './helpers/factories.js';
 import { insertEvents, spread } from './helpers/event-rows.js';

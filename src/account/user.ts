@@ -15,10 +15,10 @@ import {
   userOrganizations,
   type UserInput,
   type UserRow,
-} from './queries.js';
+} from '../users/queries.js';
 import { instanceTag, serializeOrganization } from '../organizations/serialize.js';
 import { serializeProjectBasic } from '../projects/serialize.js';
-import { serializeUser } from './serialize.js';
+import { serializeUser } from '../users/serialize.js';
 
 type UserBody = components['schemas']['PatchedUserRequest'];
 

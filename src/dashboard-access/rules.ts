@@ -1,4 +1,4 @@
-import type { DashboardRow } from './queries.js';
+import type { DashboardRow } from '../dashboards/queries.js';
 import { Level } from '../core/levels.js';
 import { ApiError } from '../core/errors.js';
 

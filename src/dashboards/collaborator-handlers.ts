@@ -1,4 +1,4 @@
-import { dashboardPermissions, Privilege, requireEdit, Restriction } from './access.js';
+import { dashboardPermissions, Privilege, requireEdit, Restriction } from '../dashboard-access/rules.js';
 import { permissionsOn } from './present.js';
 import {
   deleteCollaborator,

@@ -1,11 +1,11 @@
 import type { components } from '../../generated/api.js';
-import { requireEdit } from './access.js';
+import { requireEdit } from '../dashboard-access/rules.js';
 import { changeDashboard } from './update.js';
 import { refreshMode } from '../insights/cache.js';
 import { cacheContext } from '../insights/handlers.js';
 import { dashboardContext } from '../insights/load.js';
 import { permissionsOn, presentDashboard, presentDashboardPage, readDashboard } from './present.js';
-import { normalizeTags } from './tags.js';
+import { normalizeTags } from '../core/tags.js';
 import { findTemplate, findUnlistedTemplate, type DashboardTemplate } from './templates.js';
 import { streamTiles } from './stream.js';
 import { loadDashboard, viewerOf } from './load.js';

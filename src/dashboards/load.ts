@@ -1,7 +1,7 @@
 import type { Db } from '../db/client.js';
 import { getDashboard, type DashboardRow } from './queries.js';
 import { ApiError } from '../core/errors.js';
-import type { Viewer } from './access.js';
+import type { Viewer } from '../dashboard-access/rules.js';
 
 /** The viewer a signed-in caller is: their user and their level in the project's organization. */
 export function viewerOf(caller: { principal: { user: { id: number } }; tenant: { level: number } }): Viewer {

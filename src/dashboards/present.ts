@@ -2,14 +2,20 @@ import type { components } from '../../generated/api.js';
 import type { Db } from '../db/client.js';
 import type { Page } from '../core/paging.js';
 import type { CreationMode } from '../db/schema/index.js';
-import { dashboardExtras, getDashboardView, listDashboards, touchDashboard, type DashboardRow } from './queries.js';
+import { dashboardExtras } from '../dashboard-access/queries.js';
+import { getDashboardView, listDashboards, touchDashboard, type DashboardRow } from './queries.js';
 import { liveTiles, type TileView } from './tile-queries.js';
 import type { CacheContext, RefreshMode } from '../insights/cache.js';
 import { tileInsights } from '../insights/present.js';
 import { getUsers } from '../users/queries.js';
 import { accessControlVersion, serializeDashboard, tileView } from './serialize.js';
 import { withFields, type JsonText } from '../core/json-text.js';
-import { dashboardPermissions, SHARED_VIEW, type DashboardPermissions, type Viewer } from './access.js';
+import {
+  dashboardPermissions,
+  SHARED_VIEW,
+  type DashboardPermissions,
+  type Viewer,
+} from '../dashboard-access/rules.js';
 
 type Schemas = components['schemas'];
 

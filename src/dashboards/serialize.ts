@@ -1,5 +1,5 @@
 import type { components } from '../../generated/api.js';
-import type { DashboardPermissions } from './access.js';
+import type { DashboardPermissions } from '../dashboard-access/rules.js';
 import type { Collaborator } from './collaborator-queries.js';
 import type { DashboardRow } from './queries.js';
 import type { TileRow, TileView } from './tile-queries.js';

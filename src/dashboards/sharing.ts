@@ -16,7 +16,7 @@ import {
 } from './sharing-queries.js';
 import type { SecretBox } from '../secrets/index.js';
 import { serializeSharing } from './serialize.js';
-import { requireEdit, type Viewer } from './access.js';
+import { requireEdit, type Viewer } from '../dashboard-access/rules.js';
 import { permissionsOn } from './present.js';
 import { checkSharePassword, hashSharePassword, newSharePassword } from './share-passwords.js';
 import { issueShareToken, readShareToken } from './share-tokens.js';

@@ -3,7 +3,7 @@ import type { Db } from '../db/client.js';
 import { ApiError } from '../core/errors.js';
 import { pick } from '../core/pick.js';
 import { deleteInsightsOnlyOn } from '../insights/queries.js';
-import { requireEdit, requireRestrict, type Viewer } from './access.js';
+import { requireEdit, requireRestrict, type Viewer } from '../dashboard-access/rules.js';
 import { permissionsOn, presentDashboard, type TileResults } from './present.js';
 import { updateDashboard, type DashboardInput, type DashboardRow } from './queries.js';
 import { getTile, insertTiles, updateTile } from './tile-queries.js';

@@ -11,7 +11,7 @@ import {
   type EventType,
   type Ordering,
 } from './event-queries.js';
-import { normalizeTags } from '../dashboards/tags.js';
+import { normalizeTags } from '../core/tags.js';
 import { loadEventDefinition, presentEventDefinitionPage, presentEventDefinitions } from './event-definitions.js';
 import { TYPESCRIPT_GENERATOR_VERSION, typescriptModule, typescriptSchemaHash } from './event-typescript.js';
 import { jsonNameList, verificationChanges } from './common.js';

@@ -2,7 +2,7 @@
 // PostHog's rules for changing one.
 import type { components } from '../../generated/api.js';
 import { ApiError } from '../core/errors.js';
-import { normalizeTags } from '../dashboards/tags.js';
+import { normalizeTags } from '../core/tags.js';
 import type { Db } from '../db/client.js';
 import {
   getPropertyDefinition,

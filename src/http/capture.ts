@@ -7,7 +7,7 @@ import {
   IN_PLACE_INFLATE_BYTES,
   OFF_THREAD_BYTES,
 } from '../capture/decode-thread.js';
-import { handlers } from '../operations/index.js';
+import type { HandlerTable } from './openapi.js';
 import { spec } from './spec.js';
 
 declare module 'fastify' {
@@ -63,7 +63,7 @@ export function isCaptureUrl(url: string): boolean {
  * form-encoded base64 and bodies up to 20 MiB, while every API route keeps strict JSON and 1 MiB.
  * Their handlers are still the contract's, from the same handler map.
  */
-export async function registerCapture(app: FastifyInstance): Promise<void> {
+export async function registerCapture(app: FastifyInstance, handlers: HandlerTable): Promise<void> {
   configureDecoders({ threads: app.config.captureDecodeThreads, queue: app.config.captureDecodeQueue });
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
@@ -106,7 +106,7 @@ export async function registerCapture(app: FastifyInstance): Promise<void> {
       let routed = false;
       for (const [method, operation] of Object.entries(item)) {
         if (!operation || typeof operation !== 'object' || !operation['x-no-fastify-config']) continue;
-        const operationId = operation.operationId as keyof typeof handlers;
+        const operationId = operation.operationId as string;
         const handler = handlers[operationId];
         if (!handler) throw new Error(`No handler for operation ${operationId}`);
         scope.route({

@@ -3,7 +3,6 @@ import formats from 'ajv-formats';
 import fastJsonStringify from 'fast-json-stringify';
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
-import { handlers } from '../operations/index.js';
 import { authenticate } from './auth.js';
 import { ApiError } from '../core/errors.js';
 import { guardInput } from './input-guard.js';
@@ -111,12 +110,18 @@ function withDeadline(handler: RouteOptions['handler'], seconds: number): RouteO
 }
 
 /**
+ * The handler of each operationId (src/operations/index.ts), handed in by the app so that the HTTP layer
+ * depends on no resource.
+ */
+export type HandlerTable = Readonly<Record<string, unknown>>;
+
+/**
  * Binds every operation of the contract to its handler by operationId. JSON bodies are typed
  * strictly ("true" is not a boolean) while query and path parameters are coerced from strings.
  * Authentication, key scoping, scope and membership checks run in onRequest, before the body is
  * even parsed, so an anonymous or unauthorised caller learns nothing from validation errors.
  */
-export async function registerOperations(app: FastifyInstance): Promise<void> {
+export async function registerOperations(app: FastifyInstance, handlers: HandlerTable): Promise<void> {
   const strict = makeAjv(false);
   const coercing = makeAjv('array');
   const strictValidator = sharedBy((schema) => strict.compile(schema));
@@ -153,7 +158,7 @@ export async function registerOperations(app: FastifyInstance): Promise<void> {
   await app.register(openapiGlue, {
     specification: spec,
     operationResolver(operationId: string, method: string, openapiPath: string) {
-      const handler = handlers[operationId as keyof typeof handlers];
+      const handler = handlers[operationId];
       if (!handler) throw new Error(`No handler for operation ${operationId}`);
       const operation = spec.paths[openapiPath]?.[method.toLowerCase()] ?? {};
       const meta = routeMeta(openapiPath, operation, spec.security);

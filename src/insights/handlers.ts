@@ -3,7 +3,7 @@ import { ApiError } from '../core/errors.js';
 import { pageOf } from '../core/paging.js';
 import type { JsonText } from '../core/json-text.js';
 import { viewerOf } from '../dashboards/load.js';
-import { normalizeTags } from '../dashboards/tags.js';
+import { normalizeTags } from '../core/tags.js';
 import { jsonPage, sendJsonText } from '../http/json-text.js';
 import type { ProjectRequest, RequestOf, SomeHandlers } from '../http/types.js';
 import { refreshMode, type CacheContext } from './cache.js';

@@ -1,7 +1,6 @@
 import type { Db } from '../db/client.js';
 import { ApiError } from '../core/errors.js';
-import { getDashboard } from '../dashboards/queries.js';
-import { getInsight, type InsightRow } from './queries.js';
+import { dashboardContextOf, getInsight, type InsightRow } from './queries.js';
 
 /** An insight of the project; any other id, or a deleted one unless asked for, is a 404. */
 export async function loadInsight(
@@ -39,7 +38,8 @@ export async function dashboardContext(
 ): Promise<{ filters: Record<string, unknown>; variables: Record<string, unknown> } | undefined> {
   const filtersOverride = q.filters_override ? parseJson(q.filters_override, 'filters_override') : undefined;
   const variablesOverride = q.variables_override ? parseJson(q.variables_override, 'variables_override') : undefined;
-  const dashboard = q.from_dashboard === undefined ? undefined : await getDashboard(db, projectId, q.from_dashboard);
+  const dashboard =
+    q.from_dashboard === undefined ? undefined : await dashboardContextOf(db, projectId, q.from_dashboard);
   if (q.from_dashboard !== undefined && !dashboard) throw ApiError.notFound();
   if (!dashboard && !filtersOverride && !variablesOverride) return undefined;
   return {

@@ -1,8 +1,8 @@
 import type { components } from '../../generated/api.js';
 import type { Db } from '../db/client.js';
 import { Level } from '../core/levels.js';
-import { dashboardExtras } from '../dashboards/queries.js';
-import { dashboardPermissions, type Viewer } from '../dashboards/access.js';
+import { dashboardExtras } from '../dashboard-access/queries.js';
+import { dashboardPermissions, type Viewer } from '../dashboard-access/rules.js';
 import { getUsers } from '../users/queries.js';
 import { cachedAnswer, type CacheContext, type CachedResult, type RefreshMode } from './cache.js';
 import { withDashboardFilters } from './dashboard-filters.js';

@@ -289,3 +289,18 @@ export async function deleteInsightsOnlyOn(db: Db, projectId: number, dashboardI
       and not exists (select 1 from ${dashboard_tiles} t join ${dashboards} d on d.id = t.dashboard_id
         where t.insight_id = i.id and t.dashboard_id <> ${dashboardId} and not t.deleted and not d.deleted)`);
 }
+
+/** The filters and variables of a dashboard of the project (not deleted): the context an insight is read in. */
+export async function dashboardContextOf(
+  db: Db,
+  projectId: number,
+  id: number,
+): Promise<{ filters: Record<string, unknown>; variables: Record<string, unknown> } | undefined> {
+  if (!isRowId(id)) return undefined;
+  const [row] = await db
+    .select({ filters: dashboards.filters, variables: dashboards.variables })
+    .from(dashboards)
+    .where(and(eq(dashboards.id, id), eq(dashboards.project_id, projectId), eq(dashboards.deleted, false)))
+    .limit(1);
+  return row;
+}

@@ -2,9 +2,9 @@ import type { components } from '../../generated/api.js';
 import type { Db } from '../db/client.js';
 import { ApiError } from '../core/errors.js';
 import { pick } from '../core/pick.js';
-import { dashboardExtras } from '../dashboards/queries.js';
-import { dashboardPermissions, type Viewer } from '../dashboards/access.js';
-import { normalizeTags } from '../dashboards/tags.js';
+import { dashboardExtras } from '../dashboard-access/queries.js';
+import { dashboardPermissions, type Viewer } from '../dashboard-access/rules.js';
+import { normalizeTags } from '../core/tags.js';
 import {
   dashboardsByIds,
   deleteInsightTiles,

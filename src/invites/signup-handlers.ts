@@ -4,7 +4,7 @@ import { loadPrincipal, type Principal } from '../auth/queries.js';
 import { getInviteWithOrganization, isExpired } from './queries.js';
 import { getKey } from '../personal-api-keys/queries.js';
 import { acceptInvite, expiredInvite, invalidInvite } from './accept.js';
-import { describePrincipal } from '../users/users.js';
+import { describePrincipal } from '../account/user.js';
 import { isUuid } from '../core/ids.js';
 
 /** The caller's principal on an operation where a key is optional: set only when one was presented. */

@@ -9,7 +9,7 @@ import {
 } from './queries.js';
 import { sealLegacySettings } from '../plugins/config-secrets.js';
 import { secretFields as pluginSecretFields } from '../plugins/serialize.js';
-import type { SecretBox } from './index.js';
+import type { SecretBox } from '../secrets/index.js';
 
 /**
  * Encrypts the secrets stored in plain text before encryption existed: destinations' secret fields,

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { SomeHandlers } from '../http/types.js';
 import { paginated } from '../http/pagination.js';
 import { listUsers, updateUser } from './queries.js';
-import { changeUser, describeUser, loadUser } from './users.js';
+import { changeUser, describeUser, loadUser } from '../account/user.js';
 import type { components } from '../../generated/api.js';
 import { ApiError } from '../core/errors.js';
 import { pageOf } from '../core/paging.js';
