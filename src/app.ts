@@ -14,7 +14,7 @@ import { requestId } from './http/request-id.js';
 import { recordRequestMetrics } from './http/request-metrics.js';
 import { traceRequests } from './http/tracing.js';
 import { AsyncQueries } from './query/async.js';
-import { guardListener } from './http/listener.js';
+import { forwardedTrust, guardListener } from './http/listener.js';
 import { prepareQuerySandbox } from './query/role-queries.js';
 import { queryEngine, type QueryEngine } from './query/run.js';
 import { installNotFound } from './http/not-found.js';
@@ -73,8 +73,7 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
     frameworkErrors: (_err, _req, reply) => void (reply as FastifyReply).code(404).send(ApiError.notFound().body),
     // Requests refused by Node's HTTP parser (431, a bad Content-Length) are answered in the error shape too.
     clientErrorHandler,
-    // `req.ip` is the forwarded client's only behind the proxies TRUST_PROXY names.
-    trustProxy: config.trustProxy.length ? config.trustProxy : false,
+    trustProxy: forwardedTrust(config.trustProxy),
   });
   // First, so every later hook, the handler and its queries run inside the request's span (when tracing is on).
   traceRequests(app);

@@ -89,10 +89,11 @@ export interface Config {
   /** Connections past the cap still let in, to answer only the health check. */
   healthConnections: number;
   /**
-   * Addresses or CIDRs of reverse proxies whose `X-Forwarded-For` is believed: their connections are
-   * not capped per address, the forwarded client's open requests are.
+   * Addresses or CIDRs of reverse proxies whose `X-Forwarded-For` is believed, or how many hops of it
+   * are proxies (every connection then comes from one): their connections are not capped per address,
+   * the forwarded client's open requests are.
    */
-  trustProxy: string[];
+  trustProxy: string[] | number;
   /** Cut-off clients are logged once per cause per this many seconds. */
   abortLogIntervalSeconds: number;
   /**
@@ -160,6 +161,7 @@ const formatted = (format: keyof typeof FORMATS, fallback?: string): Variable =>
 });
 
 const isCidr = (s: string) => addCidr(new BlockList(), s);
+const HOPS = /^\s*([1-9]|[12]\d|3[0-2])\s*$/;
 const items = (s: string) =>
   s
     .split(',')
@@ -176,6 +178,10 @@ const FORMATS = {
     check: (s: string) => /^\s*[1-9]\d*\/(second|minute|hour|day)\s*$/.test(s),
   },
   cidrs: { allowed: 'a comma list of IP addresses or CIDRs', check: (s: string) => items(s).every(isCidr) },
+  proxies: {
+    allowed: 'a hop count from 1 to 32, or a comma list of IP addresses or CIDRs',
+    check: (s: string) => HOPS.test(s) || items(s).every(isCidr),
+  },
   'dns-servers': {
     allowed: 'a comma list of host or host:port',
     check: (s: string) => items(s).every((x) => /^(\[[0-9a-f:.]+\]|[^\s:/[\]]+|[0-9a-f:.]+)(:\d{1,5})?$/i.test(x)),
@@ -258,7 +264,7 @@ export const VARIABLES = {
   MAX_CONNECTIONS_PER_ADDRESS: integer(256, 1),
   FD_RESERVE: integer(128, 1),
   HEALTH_CONNECTIONS: integer(8, 0),
-  TRUST_PROXY: formatted('cidrs'),
+  TRUST_PROXY: formatted('proxies'),
   ABORT_LOG_INTERVAL_SECONDS: positive(60),
   OTEL_EXPORTER_OTLP_ENDPOINT: formatted('url'),
   OTEL_SERVICE_NAME: text('posthog-api'),
@@ -380,7 +386,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxConnectionsPerAddress: num('MAX_CONNECTIONS_PER_ADDRESS'),
     fdReserve: num('FD_RESERVE'),
     healthConnections: num('HEALTH_CONNECTIONS'),
-    trustProxy: list('TRUST_PROXY'),
+    trustProxy: HOPS.test(str('TRUST_PROXY') ?? '') ? Number(str('TRUST_PROXY')) : list('TRUST_PROXY'),
     abortLogIntervalSeconds: num('ABORT_LOG_INTERVAL_SECONDS'),
     // An organization's share of the query slots: half by default, never more than all of them.
     queryConcurrencyPerOrganization: Math.min(

@@ -61,7 +61,10 @@ t.test('every bad variable is named in the one line, with its value and what is 
   t.match(line, 'BATCH_EXPORT_CONCURRENCY="0": expected an integer of at least 1');
   t.match(line, 'QUERY_TIMEOUT_SECONDS="-1": expected a number above 0');
   t.match(line, 'RATE_LIMIT_BURST="5/week": expected <count>/<second|minute|hour|day>');
-  t.match(line, 'TRUST_PROXY="10.0.0.0/8,proxy.local": expected a comma list of IP addresses or CIDRs');
+  t.match(
+    line,
+    'TRUST_PROXY="10.0.0.0/8,proxy.local": expected a hop count from 1 to 32, or a comma list of IP addresses or CIDRs',
+  );
   t.match(line, 'WORKER="maybe": expected on/off, 1/0, true/false or yes/no');
   t.equal(line.split('; ').length, 7, 'seven problems, one line');
   t.equal(await users(), 0);
@@ -107,6 +110,8 @@ t.test('a valid environment: defaults, empty as unset, switches in any usual spe
   t.equal(config.queryConcurrencyPerOrganization, 4, 'half the query slots');
   t.equal(config.metricsHost, '127.0.0.1', 'METRICS_HOST defaults to HOST');
   t.same(loadConfig({ TRUST_PROXY: ' 10.0.0.0/8, ::1 ' }).trustProxy, ['10.0.0.0/8', '::1']);
+  t.equal(loadConfig({ TRUST_PROXY: ' 2 ' }).trustProxy, 2, 'a hop count');
+  for (const bad of ['0', '33', '1.5', '2,10.0.0.1']) t.throws(() => loadConfig({ TRUST_PROXY: bad }), bad);
   t.equal(
     loadConfig({ BATCH_EXPORT_RETRIES: '0', HEALTH_CONNECTIONS: '0' }).exportRetries,
     0,

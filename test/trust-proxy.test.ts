@@ -13,7 +13,7 @@ const FORWARDED = {
   'x-forwarded-host': 'analytics.example.com',
 };
 
-async function setUp(t: Test, trustProxy: string[]) {
+async function setUp(t: Test, trustProxy: string[] | number) {
   const ctx = await buildTestApp(t, { trustProxy });
   const tenant = await makeTenant(ctx.db);
   return { ctx, tenant };
@@ -61,6 +61,21 @@ t.test('behind a trusted proxy: the forwarded client, scheme and host', async (t
 t.test('a trusted CIDR works as an address does', async (t) => {
   const { ctx, tenant } = await setUp(t, ['127.0.0.0/8']);
   t.equal(await capturedIp(ctx, tenant, FORWARDED), '203.0.113.7');
+});
+
+t.test('a hop count: that many of the nearest addresses are proxies', async (t) => {
+  const chain = { 'x-forwarded-for': '198.51.100.9, 10.1.2.3' };
+  const one = await setUp(t, 1);
+  t.equal(await capturedIp(one.ctx, one.tenant, chain), '10.1.2.3', 'one hop: the last forwarded address');
+  t.equal(await capturedIp(one.ctx, one.tenant, FORWARDED), '203.0.113.7');
+  t.match(await nextLink(one.ctx, one.tenant, FORWARDED), /^https:\/\/analytics\.example\.com\//);
+  const two = await setUp(t, 2);
+  t.equal(await capturedIp(two.ctx, two.tenant, chain), '198.51.100.9', 'two hops: one further left');
+  t.equal(
+    await capturedIp(two.ctx, two.tenant, FORWARDED),
+    '203.0.113.7',
+    'a chain shorter than the count: its furthest address',
+  );
 });
 
 t.test('without TRUST_PROXY the headers are ignored', async (t) => {

@@ -36,7 +36,32 @@ export function wasCutOff(socket: Socket | undefined): boolean {
 /** A plain IPv4 address for one an IPv6 listener reports as IPv4-mapped. */
 const plainAddress = (address: string | undefined) => (address ?? '').replace(/^::ffff:(?=\d+\.)/i, '');
 
-/** `TRUST_PROXY`'s addresses and CIDRs. */
+/**
+ * Whether a connection comes from a proxy `TRUST_PROXY` trusts: one it names by address or CIDR, or
+ * any connection when it is a hop count (every client then reaches us through the proxies).
+ */
+function trustedPeers(trustProxy: string[] | number): (address: string) => boolean {
+  if (typeof trustProxy === 'number') return () => true;
+  const list = proxyList(trustProxy);
+  return (address) => isTrusted(list, address);
+}
+
+/**
+ * Fastify's `trustProxy`: `req.ip` is the forwarded client's only behind the proxies TRUST_PROXY names,
+ * or past its count of hops. Fastify refuses a bare hop count (a client that reaches the server directly
+ * could name its own address); an operator who sets one says every connection comes through the proxies,
+ * so the count is applied as proxy-addr applies it: the nearest `hops` addresses are proxies.
+ */
+export function forwardedTrust(
+  trustProxy: string[] | number,
+): string[] | false | ((address: string, hop: number) => boolean) {
+  if (typeof trustProxy === 'number') return (_address, hop) => hop < trustProxy;
+  return trustProxy.length ? trustProxy : false;
+}
+
+/** Whether `TRUST_PROXY` is set at all. */
+const behindProxies = (trustProxy: string[] | number) => typeof trustProxy === 'number' || trustProxy.length > 0;
+
 function proxyList(entries: string[]): BlockList {
   const list = new BlockList();
   for (const entry of entries) {
@@ -120,7 +145,7 @@ export function guardListener(app: FastifyInstance, config: Config, isLongUpload
   server.setTimeout(config.socketIdleTimeoutSeconds * 1000);
 
   const budget = connectionBudget(config);
-  const proxies = proxyList(config.trustProxy);
+  const fromProxy = trustedPeers(config.trustProxy);
   let open = 0;
   let lingering = 0;
   const perAddress = new Map<string, number>();
@@ -145,7 +170,7 @@ export function guardListener(app: FastifyInstance, config: Config, isLongUpload
   server.on('connection', (socket: TrackedSocket) => {
     const address = plainAddress(socket.remoteAddress);
     if (open >= budget.maxConnections + config.healthConnections) return refuse(socket, 'connection_cap', address);
-    const capped = !isTrusted(proxies, address);
+    const capped = !fromProxy(address);
     const fromAddress = perAddress.get(address) ?? 0;
     if (capped && fromAddress >= config.maxConnectionsPerAddress) {
       return refuse(socket, 'address_connection_cap', address);
@@ -214,10 +239,10 @@ export function guardListener(app: FastifyInstance, config: Config, isLongUpload
 
   // Behind a trusted proxy every client shares the proxy's connections: their open requests are
   // capped per forwarded address instead.
-  if (config.trustProxy.length) {
+  if (behindProxies(config.trustProxy)) {
     const openRequests = new Map<string, number>();
     app.addHook('onRequest', async (req, reply) => {
-      if (!isTrusted(proxies, plainAddress(req.raw.socket.remoteAddress))) return;
+      if (!fromProxy(plainAddress(req.raw.socket.remoteAddress))) return;
       const client = req.ip;
       const n = openRequests.get(client) ?? 0;
       if (n >= config.maxConnectionsPerAddress) {
