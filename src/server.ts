@@ -1,4 +1,5 @@
 import closeWithGrace from 'close-with-grace';
+import { resolve } from 'node:path';
 import { buildApp } from './app.js';
 import { createJobEngine, createWorker } from './batch-exports/index.js';
 import { createDeliveryWorker } from './hog-functions/index.js';
@@ -35,6 +36,12 @@ async function main(): Promise<void> {
 }
 
 async function serve(database: Database, stopTracing: () => Promise<void>): Promise<void> {
+  if (database.embeddedHome && database.embeddedHome !== resolve(config.dataDir)) {
+    logLine('warn', 'The postgres system user cannot reach DATA_DIR, so the embedded cluster is kept elsewhere', {
+      data_dir: resolve(config.dataDir),
+      cluster: database.embeddedHome,
+    });
+  }
   const boot = await bootstrap(database.db, { email: config.bootstrapEmail, apiKey: config.bootstrapApiKey });
   if (boot.generatedKey) {
     // Shown this once: only its hash is stored.
@@ -67,6 +74,8 @@ async function serve(database: Database, stopTracing: () => Promise<void>): Prom
   log = (msg, err) => void app.log.error({ err }, msg);
   const worker = config.worker ? createWorker(database, jobs, config, (msg, err) => log(msg, err)) : undefined;
   const deliveries = config.worker ? createDeliveryWorker(database.db, jobs, config, (m, e) => log(m, e)) : undefined;
+  // The workers start once the server listens; a signal may arrive before they have.
+  let workersStarted: Promise<void> = Promise.resolve();
   closeWithGrace({ delay: 30_000, skip: [...GUARDED_EVENTS] }, async ({ err, signal }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down: draining requests');
@@ -78,6 +87,9 @@ async function serve(database: Database, stopTracing: () => Promise<void>): Prom
     clearInterval(sweep);
     // Handlers of requests whose clients hung up may still be running: let them finish their queries.
     await app.inFlight.settled(5_000);
+    // A start still under way finishes first: stopping a half-started job engine under it, then closing
+    // the database, failed the start and the process exited 1 on a plain SIGTERM.
+    await workersStarted.catch(() => {});
     // Then running exports go back to the queue (they stay retryable) before the database goes.
     await worker?.stop();
     await deliveries?.stop();
@@ -95,11 +107,14 @@ async function serve(database: Database, stopTracing: () => Promise<void>): Prom
     app.log.info({ url: metrics.url }, 'metrics listening');
   }
   await app.listen({ host: config.host, port: config.port });
-  if (worker) {
-    await worker.start();
-    app.log.info({ worker: worker.id }, 'batch export worker started');
-  }
-  await deliveries?.start();
+  workersStarted = (async () => {
+    if (worker) {
+      await worker.start();
+      app.log.info({ worker: worker.id }, 'batch export worker started');
+    }
+    await deliveries?.start();
+  })();
+  await workersStarted;
 }
 
 main().catch((err) => {

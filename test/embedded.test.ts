@@ -5,7 +5,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { liveOwner, runningPostmaster, stopCluster } from '../src/db/embedded.js';
+import { clusterHome, liveOwner, ROOT_CLUSTERS, runningPostmaster, stopCluster } from '../src/db/embedded.js';
 import { runCli, startServer, type ServerProcess } from './helpers/server-process.js';
 
 if (process.env.DATABASE_URL) {
@@ -143,4 +143,32 @@ t.test('a data folder of the earlier embedded engine (PGlite) is refused in one 
   t.equal(lines.length, 1, lines.join('\n'));
   t.match(lines[0], /PGlite.*move it away or delete it/);
   t.notOk(existsSync(join(old, 'owner.pid')), 'and the folder is not claimed');
+});
+
+t.test('as root, a DATA_DIR the postgres user cannot reach keeps its cluster under /var/lib', async (t) => {
+  if (process.getuid?.() !== 0) return void t.plan(0, 'only root runs the cluster as the postgres system user');
+  // Root's own home is 0700 on most systems: a checkout there is this case.
+  const closed = mkdtempSync(join(tmpdir(), 'api-closed-'));
+  const inside = join(closed, 'checkout', '.data');
+  const home = clusterHome(inside);
+  t.teardown(async () => {
+    await stopCluster(inside);
+    rmSync(closed, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
+  });
+  t.match(home, new RegExp(`^${ROOT_CLUSTERS}/[0-9a-f]{16}$`), 'a folder of its own, named after DATA_DIR');
+  const { server, url } = await start({ DATA_DIR: inside, BOOTSTRAP_API_KEY: key });
+  t.equal(await projects(url), 200, 'the server starts and answers');
+  const said = server
+    .output()
+    .stdout.split('\n')
+    .filter((l) => l.includes('cluster is kept elsewhere'));
+  t.equal(said.length, 1, 'the log says where the cluster is');
+  t.equal(JSON.parse(said[0]!).cluster, home);
+  t.ok(existsSync(join(home, 'pg', 'PG_VERSION')), 'the cluster is there');
+  t.notOk(existsSync(join(inside, 'pg')), 'and not in DATA_DIR');
+  t.ok(existsSync(join(inside, 'owner.pid')), 'DATA_DIR keeps the rest (the owner, the key)');
+  server.child.kill('SIGTERM');
+  t.equal(await server.exited, 0);
+  t.notOk(runningPostmaster(inside), 'stopped with the server');
 });

@@ -32,6 +32,8 @@ export interface Database {
    */
   onAccessChange(fn: () => Promise<void>): void;
   ping(): Promise<void>;
+  /** The folder of the embedded cluster, its socket and log, when this process opened one. */
+  embeddedHome?: string;
   /** False while the database is known to be unreachable (requests then get 503 at once). */
   available(): boolean;
   close(): Promise<void>;
@@ -79,6 +81,7 @@ export async function openDatabase(opts: DbOptions): Promise<Database> {
   if (!cluster) return database;
   return {
     ...database,
+    embeddedHome: cluster.home,
     async close() {
       try {
         await database.close();

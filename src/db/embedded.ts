@@ -10,7 +10,10 @@
 //   run/            its Unix socket, mode 0700: the only place it listens (no TCP at all)
 //   postgresql.log  the server's log
 //   owner.pid       the process that started the cluster and stops it (a server, or the CLI alone)
+// As root, when the `postgres` system user cannot reach DATA_DIR (a checkout in root's 0700 home), pg/, run/
+// and postgresql.log are kept in a folder of their own under /var/lib instead (see `clusterHome`).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   chmodSync,
   chownSync,
@@ -21,6 +24,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   renameSync,
   rmSync,
   writeFileSync,
@@ -41,6 +45,8 @@ export interface ClusterSettings {
 export interface EmbeddedCluster {
   /** A postgres:// URL whose `host` parameter is the socket folder (libpq's form). */
   url: string;
+  /** The folder of the cluster, its socket and log (DATA_DIR, unless `clusterHome` moved them). */
+  home: string;
   /** Stops the cluster if this process started it; a no-op beside a running server. */
   stop(): Promise<void>;
 }
@@ -48,10 +54,44 @@ export interface EmbeddedCluster {
 /** PostgreSQL's socket file is named after the port, though nothing listens on TCP. */
 const SOCKET_PORT = 5432;
 
-export const clusterDir = (dataDir: string) => resolve(dataDir, 'pg');
-export const socketDir = (dataDir: string) => resolve(dataDir, 'run');
+/** Where clusters live whose DATA_DIR the `postgres` system user cannot reach (as root only). */
+export const ROOT_CLUSTERS = '/var/lib/posthog-management-api/clusters';
+const homes = new Map<string, string>();
+
+/**
+ * The folder holding `dataDir`'s cluster, socket and log: `dataDir` itself, unless this process is root and
+ * the `postgres` system user the cluster runs as cannot reach it. Then a folder under ROOT_CLUSTERS named
+ * after `dataDir`'s real path, so every start from the same DATA_DIR finds the same cluster. A cluster
+ * already in an unreachable `dataDir` stays there (`startCluster` then says what to do), never shadowed by
+ * an empty one elsewhere.
+ */
+export function clusterHome(dataDir: string): string {
+  const path = resolve(dataDir);
+  let home = homes.get(path);
+  if (home === undefined) {
+    home = path;
+    const as = process.getuid?.() === 0 ? runAs() : {};
+    if (as.uid !== undefined && !reachable(path, as) && !existsSync(join(path, 'pg', 'PG_VERSION'))) {
+      mkdirSync(path, { recursive: true });
+      const key = createHash('sha256').update(realpathSync(path)).digest('hex').slice(0, 16);
+      home = join(ROOT_CLUSTERS, key);
+    }
+    homes.set(path, home);
+  }
+  return home;
+}
+
+/** Whether the user the cluster runs as can reach `path` (every parent folder open to it). */
+function reachable(path: string, as: RunAs): boolean {
+  let probe = path;
+  while (!existsSync(probe)) probe = resolve(probe, '..');
+  return spawnSync('test', ['-x', probe], { uid: as.uid, gid: as.gid }).status === 0;
+}
+
+export const clusterDir = (dataDir: string) => join(clusterHome(dataDir), 'pg');
+export const socketDir = (dataDir: string) => join(clusterHome(dataDir), 'run');
 const ownerFile = (dataDir: string) => resolve(dataDir, 'owner.pid');
-const logFile = (dataDir: string) => resolve(dataDir, 'postgresql.log');
+const logFile = (dataDir: string) => join(clusterHome(dataDir), 'postgresql.log');
 
 /** The URL of the cluster in `dataDir`, for `database`. */
 export function clusterUrl(dataDir: string, database = 'postgres'): string {
@@ -247,7 +287,7 @@ function settingsFile(dataDir: string, settings: ClusterSettings): string {
 /** initdb into a scratch folder renamed into place, so a start killed half-way leaves no half cluster. */
 async function initCluster(dataDir: string, as: RunAs, fsync: boolean): Promise<void> {
   const { initdb } = await binaries();
-  const scratch = resolve(dataDir, 'pg.init');
+  const scratch = join(clusterHome(dataDir), 'pg.init');
   rmSync(scratch, { recursive: true, force: true });
   mkdirSync(scratch, { mode: 0o700 });
   own(scratch, as);
@@ -305,13 +345,18 @@ export async function startCluster(dataDir: string, settings: ClusterSettings): 
         `a shorter path.`,
     );
   }
+  const home = clusterHome(dataDir);
+  if (home !== resolve(dataDir)) {
+    mkdirSync(ROOT_CLUSTERS, { recursive: true, mode: 0o755 });
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    own(home, as);
+  }
   if (as.uid !== undefined) {
     // As root the cluster runs as `postgres`, which must be able to reach it.
-    const probe = spawnSync('test', ['-x', resolve(dataDir)], { uid: as.uid, gid: as.gid });
-    if (probe.status !== 0) {
+    if (!reachable(home, as)) {
       throw new DataDirError(
-        `The postgres system user cannot reach ${resolve(dataDir)} (a parent folder is closed to it): set DATA_DIR ` +
-          `to a folder it can reach, or run as another user.`,
+        `The postgres system user cannot reach ${home} (a parent folder is closed to it), which holds a cluster ` +
+          `made when it could: open that folder to it, move DATA_DIR to a folder it can reach, or run as another user.`,
       );
     }
   }
@@ -357,7 +402,7 @@ export async function openEmbedded(
   const owner = liveOwner(dataDir);
   if (owner !== undefined) {
     if (opts.exclusive || !runningPostmaster(dataDir)) throw inUse(dataDir, owner);
-    return { url: clusterUrl(dataDir), stop: async () => {} };
+    return { url: clusterUrl(dataDir), home: clusterHome(dataDir), stop: async () => {} };
   }
   claim(dataDir);
   try {
@@ -368,6 +413,7 @@ export async function openEmbedded(
   }
   return {
     url: clusterUrl(dataDir),
+    home: clusterHome(dataDir),
     async stop() {
       try {
         await stopCluster(dataDir);
