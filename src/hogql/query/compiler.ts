@@ -186,7 +186,7 @@ class Compiler {
       const cols = p.out.map((o, i) => {
         const c = { ...o.typed, sql: sql`${alias}.${sql.identifier(`c${i}`)}` };
         const zone = this.zoneOf(...parts.map((x) => x.out[i]!.typed));
-        return sql`${coerce(c, types[i]!, 0, zone).sql} as ${sql.identifier(`c${i}`)}`;
+        return sql`${coerce(c, types[i]!, undefined, zone).sql} as ${sql.identifier(`c${i}`)}`;
       });
       return sql`(select ${sql.join(cols, sql`, `)} from (${p.sql}) as ${alias})`;
     });

@@ -98,6 +98,7 @@ export function toNumber(e: Typed, at?: number): Typed {
 
 /** A date, or a date-time without an offset or zone (`2024-03-10`, `2024-03-10 00:00:00`): a wall-clock time. */
 const NAIVE = /^\s*\d{4}-\d{2}-\d{2}([T ]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*$/;
+/** The same pattern, for PostgreSQL's regular expressions. */
 const NAIVE_SQL = NAIVE.source;
 
 /**
