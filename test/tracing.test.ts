@@ -1,6 +1,7 @@
 // With OTEL_EXPORTER_OTLP_ENDPOINT set, the server sends OpenTelemetry spans over OTLP/HTTP: a server
 // span per request (a child of the caller's traceparent) and a client span per query, the request's child.
-// A collector stand-in (an HTTP server in this test) receives them.
+// A collector stand-in (an HTTP server in this test) receives them. They also show what a request costs in
+// statements.
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -91,6 +92,34 @@ t.test('a request and its queries arrive as spans of one trace', async (t) => {
     t.equal(attr(query, 'db.system.name'), 'postgresql');
     t.match(query.name, /^postgresql SELECT$/);
   }
+
+  // A query with a warm key reads its project's timezone from the principal: no statement of its trace
+  // looks a project up by id.
+  const queryTrace = randomBytes(16).toString('hex');
+  const ran = await fetch(`${base}/api/projects/@current/query/`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      traceparent: `00-${queryTrace}-${callerSpan}-01`,
+    },
+    body: JSON.stringify({ query: { kind: 'HogQLQuery', query: 'select toStartOfDay(now())' } }),
+  });
+  t.equal(ran.status, 200);
+  const queried = await until(() => spans().find((s) => s.traceId === queryTrace && s.kind === 2));
+  t.ok(queried, 'a span for the query request');
+  const statements = spans()
+    .filter((s) => s.traceId === queryTrace && s.kind === 3)
+    .map((s) => String(attr(s, 'db.query.text')));
+  t.ok(
+    statements.some((text) => text.includes('transaction_read_only')),
+    "the query's statements are in its trace",
+  );
+  t.same(
+    statements.filter((text) => /\bfrom\s+"?projects"?[^;]*\bwhere\s+("?projects"?\.)?"?id"?\s*=/i.test(text)),
+    [],
+    'no project is looked up by id',
+  );
 
   // A credential in the path reaches no span, as it reaches no log line.
   const shareTrace = randomBytes(16).toString('hex');

@@ -6,14 +6,23 @@ import { organization_memberships, organizations, personal_api_keys, projects, u
 export type UserRow = typeof users.$inferSelect;
 export type KeyRow = typeof personal_api_keys.$inferSelect;
 
+/**
+ * A project of the user's organizations: its organization, and its timezone (where its queries cut days),
+ * which rides here so that a project route knows it without another query.
+ */
+export interface PrincipalProject {
+  organization_id: string;
+  timezone: string;
+}
+
 /** Everything a request needs to be authorised, loaded once per key and cached (src/http/auth-cache.ts). */
 export interface Principal {
   user: UserRow;
   key: Pick<KeyRow, 'id' | 'scopes' | 'scoped_teams' | 'scoped_organizations' | 'last_used_at'>;
   /** organization id -> the user's membership level */
   memberships: Map<string, number>;
-  /** project id -> organization id, for every project of the user's organizations (oldest first) */
-  projects: Map<number, string>;
+  /** project id -> its organization and timezone, for every project of the user's organizations (oldest first) */
+  projects: Map<number, PrincipalProject>;
   /**
    * organization id -> name, for the organizations whose `members_can_use_personal_api_keys` is off
    * while this user is below administrator there: this key may not act on them or their projects.
@@ -43,7 +52,7 @@ export async function loadPrincipal(db: Db, secureValue: string): Promise<Princi
   const orgIds = memberships.map((m) => m.organization_id);
   const projectRows = orgIds.length
     ? await db
-        .select({ id: projects.id, organization_id: projects.organization_id })
+        .select({ id: projects.id, organization_id: projects.organization_id, timezone: projects.timezone })
         .from(projects)
         .where(inArray(projects.organization_id, orgIds))
         .orderBy(projects.id)
@@ -52,7 +61,7 @@ export async function loadPrincipal(db: Db, secureValue: string): Promise<Princi
     user: row.user,
     key: row.key,
     memberships: new Map(memberships.map((m) => [m.organization_id, m.level])),
-    projects: new Map(projectRows.map((p) => [p.id, p.organization_id])),
+    projects: new Map(projectRows.map(({ id, ...project }) => [id, project])),
     // Administrators (8) and owners keep their keys whatever the setting, as in PostHog.
     keyRefused: new Map(
       memberships.filter((m) => !m.keys_allowed && m.level < 8).map((m) => [m.organization_id, m.name]),
@@ -68,14 +77,14 @@ export async function touchKey(db: Db, userId: number, keyId: string): Promise<v
     .where(and(eq(personal_api_keys.id, keyId), eq(personal_api_keys.user_id, userId)));
 }
 
-/** Which organization a project belongs to, for projects outside the caller's own (to tell 403 from 404). */
-export async function unscopedProjectOrganization(db: Db, projectId: number): Promise<string | undefined> {
+/** A project outside the caller's own, as the principal holds one (to tell 403 from 404). */
+export async function unscopedProject(db: Db, projectId: number): Promise<PrincipalProject | undefined> {
   const [row] = await db
-    .select({ organization_id: projects.organization_id })
+    .select({ organization_id: projects.organization_id, timezone: projects.timezone })
     .from(projects)
     .where(eq(projects.id, projectId))
     .limit(1);
-  return row?.organization_id;
+  return row;
 }
 
 export async function unscopedOrganizationExists(db: Db, organizationId: string): Promise<boolean> {

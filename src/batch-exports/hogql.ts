@@ -91,6 +91,11 @@ export interface CompiledExport {
   key: string[] | null;
 }
 
+/**
+ * The fields and condition in the project's timezone (where days begin, where text without an offset is read).
+ * A date-time is exported as its instant in UTC, as the default fields' `timestamp` is, unless the query
+ * names a zone (toTimeZone).
+ */
 function compileFields(select: Select, fields: Field[], teamId: number, timezone?: string): CompiledExport {
   // The records' SQL always joins the event's person.
   const table = eventsTable();

@@ -5,6 +5,7 @@ import { events, person_distinct_ids, persons } from '../db/schema/index.js';
 import { filterSql } from '../events/queries.js';
 import { parseFilterList } from '../events/filters.js';
 import { compileExport } from './hogql.js';
+import { projectTimezone } from '../projects/queries.js';
 import { copyBatches, inlineParams, postgresClient } from './copy-source.js';
 import { decodeCopyRows } from './copy-text.js';
 import { earliestSession, sessionsSource } from './sessions.js';
@@ -114,7 +115,8 @@ async function eventsSource(
   if (start) where.push(sql`${events.timestamp} >= ${start.toISOString()}::timestamptz`);
   where.push(...eventFilters(exp));
   if (exp.hogql_query) {
-    const query = await compileExport(exp.hogql_query, exp.project_id);
+    // In the project's timezone, as PostHog prints an export's query for its team.
+    const query = await compileExport(exp.hogql_query, exp.project_id, await projectTimezone(db, exp.project_id));
     pairs = query.pairs;
     columns = query.columns;
     if (query.where) where.push(query.where);

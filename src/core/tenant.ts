@@ -8,7 +8,9 @@ export interface OrganizationTenant {
 /** A project route's tenant: the project and the organization that owns it. */
 export interface ProjectTenant extends OrganizationTenant {
   project_id: number;
+  /** The project's timezone (PostHog's team timezone), read with the project by authentication. */
+  timezone: string;
 }
 
-/** Either; `project_id` is set on project routes only. */
-export type Tenant = OrganizationTenant & { project_id?: number };
+/** Either; `project_id` and `timezone` are set on project routes only. */
+export type Tenant = OrganizationTenant & { project_id?: number; timezone?: string };

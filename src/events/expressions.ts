@@ -1,7 +1,7 @@
 import type { SQL } from 'drizzle-orm';
 import { compileExpression, parseExpression, QueryError, type Node } from '../hogql/query/index.js';
 import { eventsTable, jsonValue, refuseAggregates } from '../hogql/query/embedded.js';
-import { toBool } from '../hogql/query/types.js';
+import { inZone, toBool } from '../hogql/query/types.js';
 import { ApiError } from '../core/errors.js';
 import { rejectNulInJson } from '../core/null-characters.js';
 
@@ -30,10 +30,13 @@ export function expressionList(attr: string, raw: string[] | undefined): string[
   return list as string[];
 }
 
-/** Which project the expressions read, and whether they read the event's person (then persons must be joined). */
+/**
+ * Which project the expressions read, in its timezone (where days begin, text without an offset is read and
+ * date-times are written), and whether they read the event's person (then persons must be joined).
+ */
 export interface ExpressionContext {
   teamId: number;
-  timezone?: string;
+  timezone: string;
   usePerson: () => void;
 }
 
@@ -56,10 +59,12 @@ export function whereConditions(list: string[], ctx: ExpressionContext): Promise
   );
 }
 
-/** The listing's `select` expressions as JSON-valued SQL, in order. */
+/** The listing's `select` expressions as JSON-valued SQL, in order, date-times written as the Query API's. */
 export function selectedValues(list: string[], ctx: ExpressionContext): Promise<SQL[]> {
   const table = eventsTable(ctx.usePerson);
   return Promise.all(
-    list.map((text) => compile('select', text, (node) => jsonValue(node, compileExpression(node, table, ctx)))),
+    list.map((text) =>
+      compile('select', text, (node) => jsonValue(node, inZone(compileExpression(node, table, ctx), ctx.timezone))),
+    ),
   );
 }

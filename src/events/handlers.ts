@@ -81,7 +81,7 @@ export const eventHandlers = {
     const projectId = req.tenant.project_id;
     const db = req.server.db;
     let joinPersons = false;
-    const exprs = { teamId: projectId, usePerson: () => void (joinPersons = true) };
+    const exprs = { teamId: projectId, timezone: req.tenant.timezone, usePerson: () => void (joinPersons = true) };
     const csv = wantsCsv(req, q.format);
     const where = await whereConditions(expressionList('where', q.where), exprs);
     // As PostHog's, the JSON answer is events whatever `select` says; the CSV's columns are its expressions.

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/queries.js';
-import { touchKey, unscopedOrganizationExists, unscopedProjectOrganization } from '../auth/queries.js';
+import { touchKey, unscopedOrganizationExists, unscopedProject } from '../auth/queries.js';
 import { hashKeyValue } from '../tokens.js';
 import { ApiError } from '../core/errors.js';
 import { isUuid, rowIdOf } from '../core/ids.js';
@@ -36,7 +36,7 @@ function currentProjectId(p: Principal): number | undefined {
   const current = p.user.current_team_id;
   if (current !== null && p.projects.has(current)) return current;
   const org = currentOrganizationId(p);
-  for (const [id, orgId] of p.projects) if (orgId === org) return id;
+  for (const [id, project] of p.projects) if (project.organization_id === org) return id;
   return p.projects.keys().next().value;
 }
 
@@ -79,8 +79,9 @@ export function authenticate(meta: RouteMeta) {
       const self = meta.tenant.self;
       const notFound = () => (self ? ApiError.notFound() : ApiError.notFound('Project not found.'));
       if (projectId === undefined) throw notFound();
-      const orgId = principal.projects.get(projectId) ?? (await unscopedProjectOrganization(req.server.db, projectId));
-      if (!orgId) throw notFound();
+      const project = principal.projects.get(projectId) ?? (await unscopedProject(req.server.db, projectId));
+      if (!project) throw notFound();
+      const orgId = project.organization_id;
       refuseKeyIfBarred(principal, orgId);
       if (scopedTeams && !scopedTeams.includes(projectId)) {
         throw ApiError.permissionDenied(`API key does not have access to the requested project: ID ${projectId}.`);
@@ -93,7 +94,7 @@ export function authenticate(meta: RouteMeta) {
       if (level === undefined) {
         throw meta.tenant.self ? notFound() : ApiError.permissionDenied("You don't have access to the project.");
       }
-      req.tenant = { organization_id: orgId, level, project_id: projectId };
+      req.tenant = { organization_id: orgId, level, project_id: projectId, timezone: project.timezone };
       return;
     }
 

@@ -5,7 +5,6 @@ import { isInsightNode, prepareInsight, runInsight } from '../query/kinds/index.
 import { runQuery, type QueryEngine } from '../query/run.js';
 import { presentQueryStatus } from '../query/status-serialize.js';
 import { readCache, writeCache } from './cache-queries.js';
-import { projectTimezone } from '../projects/queries.js';
 import { intervalOf, type RunnableNode } from './query-node.js';
 
 type QueryStatus = components['schemas']['QueryStatus'];
@@ -87,6 +86,8 @@ export interface CacheContext {
   asyncQueries: AsyncQueries;
   organizationId: string;
   projectId: number;
+  /** The project's timezone, part of every cache key (the request's project carries it). */
+  timezone: string;
 }
 
 /** The cache fields every answer carries (PostHog's CachedQueryResponse), and the answer's text if any. */
@@ -103,11 +104,11 @@ export interface CachedResult {
 }
 
 async function compute(ctx: CacheContext, node: RunnableNode): Promise<string> {
-  const { engine, organizationId, projectId } = ctx;
+  const { engine, organizationId, projectId, timezone } = ctx;
   if (isInsightNode(node)) {
     return JSON.stringify(await runInsight({ engine, organizationId }, projectId, prepareInsight(node)));
   }
-  return (await runQuery(engine, organizationId, projectId, node)).text();
+  return (await runQuery(engine, organizationId, projectId, timezone, node)).text();
 }
 
 /**
@@ -117,9 +118,8 @@ async function compute(ctx: CacheContext, node: RunnableNode): Promise<string> {
  * in `query_status`, pollable at `/query/{id}/`) and answer with what is cached meanwhile.
  */
 export async function cachedAnswer(ctx: CacheContext, node: RunnableNode, mode: RefreshMode): Promise<CachedResult> {
-  const { engine, projectId } = ctx;
+  const { engine, projectId, timezone } = ctx;
   const db = engine.db;
-  const timezone = await projectTimezone(db, projectId);
   const key = cacheKey(projectId, timezone, node);
   const interval = intervalOf(node);
   const frequency = refreshFrequency(interval, node);
@@ -144,7 +144,7 @@ export async function cachedAnswer(ctx: CacheContext, node: RunnableNode, mode: 
     );
   };
   const inBackground = async () => {
-    const row = await ctx.asyncQueries.start(ctx.organizationId, projectId, null, node, (text, at) => store(text, at));
+    const row = await ctx.asyncQueries.start(ctx.organizationId, projectId, timezone, null, node, store);
     return presentQueryStatus(row).query_status;
   };
 

@@ -21,6 +21,7 @@ export function cacheContext(req: ProjectRequest): CacheContext {
     asyncQueries,
     organizationId: req.tenant.organization_id,
     projectId: req.tenant.project_id,
+    timezone: req.tenant.timezone,
   };
 }
 

@@ -61,7 +61,8 @@ export function withinGrants(principal: Principal, target: Grants): boolean {
   if (actingTeams && !teams?.every((id) => actingTeams.includes(id))) return false;
   if (actingOrgs) {
     const byOrgs = orgs?.every((id) => actingOrgs.includes(id)) ?? false;
-    const byTeams = teams?.every((id) => actingOrgs.includes(principal.projects.get(id) ?? '')) ?? false;
+    const byTeams =
+      teams?.every((id) => actingOrgs.includes(principal.projects.get(id)?.organization_id ?? '')) ?? false;
     if (!byOrgs && !byTeams) return false;
   }
   return true;

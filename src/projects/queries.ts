@@ -293,7 +293,10 @@ export async function projectActivityPage(db: Db, projectId: number, limit: numb
   return { total, rows };
 }
 
-/** The project's timezone: where a query's days, weeks and months begin, and part of every cache key. */
+/**
+ * The project's timezone: where a query's days, weeks and months begin. A request's project carries it
+ * (ProjectTenant); this is for work outside a request (a batch export's run).
+ */
 export async function projectTimezone(db: Db, projectId: number): Promise<string> {
   const rows = await db.execute(sql`select timezone from ${projects} where id = ${projectId}`);
   return rowsOf<{ timezone: string }>(rows)[0]?.timezone ?? 'UTC';

@@ -15,7 +15,6 @@ import {
 } from './status-queries.js';
 import { type InsightNode, isInsightNode, prepareInsight, runInsight } from './kinds/index.js';
 import { executeQuery, prepareQuery, type QueryEngine, type QueryNode } from './run.js';
-import { projectTimezone } from '../projects/queries.js';
 
 export const CANCELLED_MESSAGE = 'Query cancelled';
 export const STOPPED_MESSAGE =
@@ -60,15 +59,14 @@ export class AsyncQueries {
   async start(
     organizationId: string,
     projectId: number,
+    timezone: string,
     clientId: string | null | undefined,
     node: QueryNode | InsightNode,
     onAnswer?: (answer: string, startedAt: Date) => Promise<void>,
   ): Promise<QueryStatusRow> {
     if (this.stopping) throw ApiError.unavailable();
     const insight = isInsightNode(node) ? prepareInsight(node) : undefined;
-    const prepared = insight
-      ? undefined
-      : await prepareQuery(projectId, node as QueryNode, await projectTimezone(this.db, projectId));
+    const prepared = insight ? undefined : await prepareQuery(projectId, node as QueryNode, timezone);
     this.engine.limiter.check(organizationId);
     const id = clientId ?? randomUUID().replace(/-/g, '');
     const keep = keepSeconds(this.config);

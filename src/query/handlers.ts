@@ -38,19 +38,20 @@ const isAsync = (body: QueryRequest) => (body.refresh ? ASYNC_REFRESH.has(body.r
 
 async function query(req: FastifyRequest<{ Body: QueryRequest }> & ProjectRequest, reply: FastifyReply) {
   const node = queryNode(req.body);
-  const { organization_id, project_id } = req.tenant;
+  const { organization_id, project_id, timezone } = req.tenant;
   if (!isAsync(req.body)) {
     const { queries } = req.server;
     if (isInsightNode(node)) {
       return runInsight({ engine: queries, organizationId: organization_id }, project_id, prepareInsight(node));
     }
-    const answer = await runQuery(queries, organization_id, project_id, node);
+    const answer = await runQuery(queries, organization_id, project_id, timezone, node);
     // Written in slices as the client reads it, never as one string built and sent at once.
     return reply.type('application/json; charset=utf-8').send(answer.stream());
   }
   if (req.body.client_query_id === '')
     throw ApiError.validation('client_query_id', 'This field may not be blank.', 'blank');
-  const row = await req.server.asyncQueries.start(organization_id, project_id, req.body.client_query_id, node);
+  const { client_query_id } = req.body;
+  const row = await req.server.asyncQueries.start(organization_id, project_id, timezone, client_query_id, node);
   reply.code(202);
   return presentQueryStatus(row);
 }

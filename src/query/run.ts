@@ -8,7 +8,6 @@ import { databaseError } from './errors.js';
 import { eventsSelect, type EventsQuery } from './events-query.js';
 import { FairLimiter } from './limiter.js';
 import { Timings } from './timings.js';
-import { projectTimezone } from '../projects/queries.js';
 
 export interface HogQLQuery {
   kind: 'HogQLQuery';
@@ -120,8 +119,16 @@ export async function executeQuery(
   return new JsonAnswer('results', rows.rows, { ...rest, timings: timings.list() });
 }
 
-/** Runs a query for one project of an organization at once (prepareQuery, then executeQuery). */
-export async function runQuery(engine: QueryEngine, organizationId: string, teamId: number, node: QueryNode) {
-  const timezone = await projectTimezone(engine.db, teamId);
+/**
+ * Runs a query for one project of an organization at once (prepareQuery, then executeQuery), in the project's
+ * timezone (the request's project carries it: see ProjectTenant).
+ */
+export async function runQuery(
+  engine: QueryEngine,
+  organizationId: string,
+  teamId: number,
+  timezone: string,
+  node: QueryNode,
+) {
   return executeQuery(engine, organizationId, await prepareQuery(teamId, node, timezone));
 }

@@ -26,7 +26,7 @@ async function principalOf(req: FastifyRequest): Promise<Principal> {
  * key setting, the key's scoped projects and organizations) and carry `feature_flag:read`.
  */
 function checkReach(principal: Principal, projectId: number): void {
-  const orgId = principal.projects.get(projectId);
+  const orgId = principal.projects.get(projectId)?.organization_id;
   const { key } = principal;
   const denied = () => ApiError.permissionDenied("You don't have access to the project.");
   if (orgId === undefined || !principal.memberships.has(orgId)) throw denied();

@@ -151,6 +151,35 @@ t.test('writes that do not change access leave the cache warm', async (t) => {
   t.equal(await status(a.key, a.organization.id), 200, 'a cached principal is served without a query');
 });
 
+t.test("a project's new timezone, which the principal carries, holds on the next query", async (t) => {
+  const a = await makeTenant(db);
+  const day = async () => {
+    const res = await call('query_create', {
+      key: a.key,
+      params: { project_id: a.project.id },
+      body: { query: { kind: 'HogQLQuery', query: "select toDate(toDateTime('2024-03-10T03:00:00Z'))" } },
+    });
+    t.equal(res.status, 200);
+    return res.body.results;
+  };
+  const zone = (timezone: string) =>
+    call('organizations_projects_partial_update', {
+      key: a.key,
+      params: { organization_id: a.organization.id, id: a.project.id },
+      body: { timezone },
+    });
+  t.same(await day(), [['2024-03-10']], 'in UTC, with the key cached');
+  t.equal((await zone('America/New_York')).status, 200);
+  t.same(await day(), [['2024-03-09']], "New York's day at once");
+  // The same zone written back changes nothing, and clears nothing: shown as in the test above.
+  t.equal((await zone('America/New_York')).status, 200);
+  await db.transaction(async (tx) => {
+    await tx.execute(sql`set local session_replication_role = replica`);
+    await tx.update(users).set({ is_active: false }).where(eq(users.id, a.user.id));
+  });
+  t.same(await day(), [['2024-03-09']], 'the cached principal is still served');
+});
+
 t.test('no handler invalidates the auth cache by hand', async (t) => {
   const offenders: string[] = [];
   const walk = (dir: string) => {

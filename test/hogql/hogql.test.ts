@@ -3,11 +3,13 @@
 // what an export cannot be is refused with PostHog's words.
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import t from 'tap';
-import { events, persons } from '../../src/db/schema/index.js';
+import { events, persons, projects } from '../../src/db/schema/index.js';
 import { compileExpression, parseExpression, QueryError } from '../../src/hogql/query/index.js';
 import { eventsTable, jsonValue, refuseAggregates } from '../../src/hogql/query/embedded.js';
 import { toBool } from '../../src/hogql/query/types.js';
 import { compileHogQL } from '../../src/batch-exports/hogql.js';
+import { insertBatchExport } from '../../src/batch-exports/queries.js';
+import { jsonTexts, recordSource } from '../../src/batch-exports/records.js';
 import { ApiError } from '../../src/core/errors.js';
 import { buildTestApp } from '../helpers/app.js';
 import { insertEvents, insertPerson } from '../helpers/event-rows.js';
@@ -172,4 +174,56 @@ t.test("export queries: the schema, and refusals in PostHog's words", async (t) 
     if (typeof message === 'string') t.equal((err as ApiError).detail, message, query);
     else t.match((err as ApiError).detail, message, query);
   }
+});
+
+t.test("an export's query runs in its project's timezone", async (t) => {
+  const ny = await makeTenant(db);
+  await db.update(projects).set({ timezone: 'America/New_York' }).where(eq(projects.id, ny.project.id));
+  // New York's wall clock: Mar 9 23:30 (EST), Mar 10 00:30 (EST), Mar 10 23:59 (EDT), Mar 11 00:00 (EDT).
+  await insertEvents(
+    db,
+    ny.project.id,
+    ['2024-03-10T04:30:00Z', '2024-03-10T05:30:00Z', '2024-03-11T03:59:00Z', '2024-03-11T04:00:00Z'].map((at, i) => ({
+      event: 'tz',
+      distinct_id: `n${i + 1}`,
+      timestamp: new Date(at),
+    })),
+  );
+  const exp = await insertBatchExport(db, {
+    project_id: ny.project.id,
+    name: 'tz',
+    destination_type: 'S3',
+    destination_config: { bucket_name: 'b', region: 'us-east-1', prefix: '' },
+    paused: true,
+    hogql_query:
+      'SELECT distinct_id, toDate(timestamp) AS day, toStartOfDay(timestamp) AS start, ' +
+      "toTimeZone(timestamp, 'Asia/Kolkata') AS india FROM events WHERE timestamp >= '2024-03-10 00:00:00'",
+  });
+  const source = await recordSource(db, exp, null, new Date('2024-04-01T00:00:00Z'));
+  const records: unknown[] = [];
+  for await (const batch of source.batches(100)) records.push(...jsonTexts(batch).map((l) => JSON.parse(l)));
+  t.same(
+    records,
+    [
+      {
+        distinct_id: 'n2',
+        day: '2024-03-10',
+        start: '2024-03-10T05:00:00.000000Z',
+        india: '2024-03-10T11:00:00.000000+05:30',
+      },
+      {
+        distinct_id: 'n3',
+        day: '2024-03-10',
+        start: '2024-03-10T05:00:00.000000Z',
+        india: '2024-03-11T09:29:00.000000+05:30',
+      },
+      {
+        distinct_id: 'n4',
+        day: '2024-03-11',
+        start: '2024-03-11T04:00:00.000000Z',
+        india: '2024-03-11T09:30:00.000000+05:30',
+      },
+    ],
+    "New York's days and wall clock; instants written in UTC unless the query names a zone",
+  );
 });

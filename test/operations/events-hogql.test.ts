@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { buildTestApp } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
 import { capture, iso } from '../helpers/events.js';
+import { insertEvents } from '../helpers/event-rows.js';
 
 const ctx = await buildTestApp(t);
 const { call, db } = ctx;
@@ -113,4 +114,53 @@ t.test('select and where', async (t) => {
     attr: 'where',
     detail: /Unable to resolve field: password/,
   });
+});
+
+t.test("select and where in the project's timezone, as PostHog compiles them for its team", async (t) => {
+  const ny = await makeTenant(db);
+  const patched = await call('organizations_projects_partial_update', {
+    key: ny.key,
+    params: { organization_id: ny.organization.id, id: ny.project.id },
+    body: { timezone: 'America/New_York' },
+  });
+  t.equal(patched.status, 200);
+  // New York is UTC-5 until 2024-03-10 07:00Z, UTC-4 after: its wall clock reads Mar 9 23:30, Mar 10 00:30,
+  // Mar 10 23:59 and Mar 11 00:00.
+  await insertEvents(
+    db,
+    ny.project.id,
+    ['2024-03-10T04:30:00Z', '2024-03-10T05:30:00Z', '2024-03-11T03:59:00Z', '2024-03-11T04:00:00Z'].map((at, i) => ({
+      event: 'tz',
+      distinct_id: `n${i + 1}`,
+      timestamp: new Date(at),
+    })),
+  );
+  const listed = async (where: string[]) => {
+    const res = await call('events_list', { key: ny.key, params: { project_id: ny.project.id }, query: { where } });
+    t.equal(res.status, 200, where.join(' and '));
+    return res.body.results.map((e: any) => e.distinct_id);
+  };
+  t.same(await listed(["toDate(timestamp) = '2024-03-10'"]), ['n3', 'n2'], "the project's days");
+  t.same(
+    await listed(["timestamp >= '2024-03-10 00:00:00'", "timestamp < '2024-03-11'"]),
+    ['n3', 'n2'],
+    "text without an offset is the project's wall clock",
+  );
+  t.same(await listed(["timestamp < '2024-03-10T05:00:00Z'"]), ['n1'], 'text with one keeps it');
+  const csv = await call('events_list', {
+    key: ny.key,
+    params: { project_id: ny.project.id },
+    query: {
+      format: 'csv',
+      select: ['distinct_id', 'toDate(timestamp)', 'toStartOfDay(timestamp)', 'timestamp'],
+      where: ["toStartOfDay(timestamp) = '2024-03-10'"],
+    },
+  });
+  t.equal(
+    csv.raw,
+    'distinct_id,toDate(timestamp),toStartOfDay(timestamp),timestamp\r\n' +
+      'n3,2024-03-10,2024-03-10T00:00:00.000000-05:00,2024-03-10T23:59:00.000000-04:00\r\n' +
+      'n2,2024-03-10,2024-03-10T00:00:00.000000-05:00,2024-03-10T00:30:00.000000-05:00\r\n',
+    'date-times written in the project zone with its offset, as the Query API writes them',
+  );
 });

@@ -19,7 +19,9 @@ import {
   coerce,
   common,
   constant,
+  inZone,
   outputSql,
+  readZone,
   toBool,
   toDateTime,
   toNumber,
@@ -137,11 +139,13 @@ class Compiler {
     };
   }
 
-  /** A date-time is answered in the project's timezone unless the query chose one, as PostHog's team timezone. */
   private inZone(t: Typed): Typed {
-    const zone = this.opts.timezone;
-    if (!zone || zone === 'UTC' || t.tz) return t;
-    return t.type === 'DateTime' || (t.type === 'Array' && t.elem === 'DateTime') ? { ...t, tz: zone } : t;
+    return inZone(t, this.opts.timezone);
+  }
+
+  /** Where text and dates meeting these values become date-times: see readZone. */
+  private zoneOf(...xs: Typed[]): string | undefined {
+    return readZone(xs, this.opts.timezone);
   }
 
   /** A UNION (or INTERSECT, EXCEPT): the answer's row limit applies to the whole. */
@@ -181,7 +185,8 @@ class Compiler {
       const alias = sql.identifier(`t${this.aliasCount++}`);
       const cols = p.out.map((o, i) => {
         const c = { ...o.typed, sql: sql`${alias}.${sql.identifier(`c${i}`)}` };
-        return sql`${coerce(c, types[i]!).sql} as ${sql.identifier(`c${i}`)}`;
+        const zone = this.zoneOf(...parts.map((x) => x.out[i]!.typed));
+        return sql`${coerce(c, types[i]!, undefined, zone).sql} as ${sql.identifier(`c${i}`)}`;
       });
       return sql`(select ${sql.join(cols, sql`, `)} from (${p.sql}) as ${alias})`;
     });
@@ -446,7 +451,7 @@ class Compiler {
         return this.call(node, scope);
       case 'array': {
         const items = node.items.map((i) => this.expr(i, scope));
-        return arrayOf(items, node.pos);
+        return arrayOf(items, node.pos, this.zoneOf(...items));
       }
       case 'lambda':
         throw new QueryError(
@@ -499,7 +504,8 @@ class Compiler {
           xs.map((x) => x.type),
           node.pos,
         );
-        const [a, lo, hi] = xs.map((x) => coerce(x, t, node.pos).sql);
+        const zone = this.zoneOf(...xs);
+        const [a, lo, hi] = xs.map((x) => coerce(x, t, node.pos, zone).sql);
         return { sql: sql`(${a} ${sql.raw(node.negated ? 'not between' : 'between')} ${lo} and ${hi})`, type: 'Bool' };
       }
       case 'in':
@@ -514,7 +520,8 @@ class Compiler {
           values.map((v) => v.type),
           node.pos,
         );
-        const vs = values.map((v) => (t === 'Null' ? v : coerce(v, t, node.pos)));
+        const zone = this.zoneOf(...values);
+        const vs = values.map((v) => (t === 'Null' ? v : coerce(v, t, node.pos, zone)));
         const whens = node.branches.map(
           ([c], i) => sql`when ${toBool(this.expr(c, scope), c.pos).sql} then ${vs[i]!.sql}`,
         );
@@ -658,7 +665,8 @@ class Compiler {
     const cmp = COMPARE[node.op];
     if (cmp) {
       const t = common([l.type, r.type], at);
-      const [a, b] = t === 'Null' ? [l, r] : [coerce(l, t, at), coerce(r, t, at)];
+      const zone = this.zoneOf(l, r);
+      const [a, b] = t === 'Null' ? [l, r] : [coerce(l, t, at, zone), coerce(r, t, at, zone)];
       return { sql: sql`(${a.sql} ${sql.raw(cmp)} ${b.sql})`, type: 'Bool' };
     }
     const regex = REGEX[node.op];
@@ -671,9 +679,9 @@ class Compiler {
       if (l.type === 'Interval' && r.type === 'Interval')
         return { sql: sql`(${l.sql} ${sql.raw(node.op)} ${r.sql})`, type: 'Interval' };
       if (r.type === 'Interval' && l.type !== 'Null')
-        return { sql: sql`(${toDateTime(l, at).sql} ${sql.raw(node.op)} ${r.sql})`, type: 'DateTime' };
+        return { sql: sql`(${toDateTime(l, at, this.zoneOf()).sql} ${sql.raw(node.op)} ${r.sql})`, type: 'DateTime' };
       if (l.type === 'Interval' && node.op === '+')
-        return { sql: sql`(${toDateTime(r, at).sql} + ${l.sql})`, type: 'DateTime' };
+        return { sql: sql`(${toDateTime(r, at, this.zoneOf()).sql} + ${l.sql})`, type: 'DateTime' };
       if (l.type === 'Date' && !temporal(r))
         return { sql: sql`(${l.sql} ${sql.raw(node.op)} (${toNumber(r, at).sql})::int)`, type: 'Date' };
       if (temporal(l) || temporal(r))
@@ -704,9 +712,10 @@ class Compiler {
       const col = sub.out[0]!.typed;
       const t = common([left.type, col.type], node.pos);
       const alias = sql.identifier(`t${this.aliasCount++}`);
-      const inner = coerce({ ...col, sql: sql`${alias}.c0` }, t, node.pos);
+      const zone = this.zoneOf(left, col);
+      const inner = coerce({ ...col, sql: sql`${alias}.c0` }, t, node.pos, zone);
       return {
-        sql: sql`(${coerce(left, t, node.pos).sql} ${not} (select ${inner.sql} from (${sub.sql}) as ${alias}))`,
+        sql: sql`(${coerce(left, t, node.pos, zone).sql} ${not} (select ${inner.sql} from (${sub.sql}) as ${alias}))`,
         type: 'Bool',
       };
     }
@@ -722,11 +731,12 @@ class Compiler {
     if (!items.length) return { sql: sql.raw(node.negated ? 'true' : 'false'), type: 'Bool' };
     const t = common([left.type, ...items.map((i) => i.type)], node.pos);
     const to = t === 'Null' ? 'String' : t;
+    const zone = this.zoneOf(left, ...items);
     const list = sql.join(
-      items.map((i) => coerce(i, to, node.pos).sql),
+      items.map((i) => coerce(i, to, node.pos, zone).sql),
       sql`, `,
     );
-    return { sql: sql`(${coerce(left, to, node.pos).sql} ${not} (${list}))`, type: 'Bool' };
+    return { sql: sql`(${coerce(left, to, node.pos, zone).sql} ${not} (${list}))`, type: 'Bool' };
   }
 }
 

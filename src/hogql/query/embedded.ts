@@ -75,7 +75,8 @@ export function eventsTable(usePerson: () => void = () => {}): Binding {
 
 /**
  * A value as SQL that json_build_array()/json_build_object() write as JSON: a property with its JSON type
- * (a number stays a number, an object an object), `properties` as an object, date-times as ISO text in UTC.
+ * (a number stays a number, an object an object), `properties` as an object, date-times as ISO text: in UTC,
+ * or in their zone with its offset when they have one (toTimeZone, or inZone).
  */
 export function jsonValue(node: Node, t: Typed): SQL {
   if (node.k === 'field' && t.type === 'Prop' && t.json) return t.json;

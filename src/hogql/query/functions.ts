@@ -3,7 +3,19 @@ import type { Node } from './ast.js';
 import { QueryError } from './errors.js';
 import { INTERVAL_UNITS } from './units.js';
 import { property } from './tables.js';
-import { coerce, common, toBool, toDate, toDateTime, toNumber, toText, zone, type Type, type Typed } from './types.js';
+import {
+  coerce,
+  common,
+  readZone,
+  toBool,
+  toDate,
+  toDateTime,
+  toNumber,
+  toText,
+  zone,
+  type Type,
+  type Typed,
+} from './types.js';
 
 type Call = Extract<Node, { k: 'call' }>;
 
@@ -23,7 +35,7 @@ function truncate(unit: 'minute' | 'hour' | 'day' | 'month' | 'quarter' | 'year'
   return {
     arity: [1, 1],
     run([x], c, tz) {
-      const dt = toDateTime(x!, c.pos);
+      const dt = toDateTime(x!, c.pos, tz);
       const z = zone(dt, tz);
       const t = sql`date_trunc(${sql.raw(`'${unit}'`)}, ${dt.sql}, ${z})`;
       return asDate
@@ -37,7 +49,7 @@ function part(field: 'year' | 'month' | 'day' | 'hour' | 'minute' | 'isodow'): F
   return {
     arity: [1, 1],
     run: ([x], c, tz) => {
-      const dt = toDateTime(x!, c.pos);
+      const dt = toDateTime(x!, c.pos, tz);
       return { sql: sql`extract(${sql.raw(field)} from (${dt.sql}) at time zone ${zone(dt, tz)})::int`, type: 'Int' };
     },
   };
@@ -91,12 +103,14 @@ function minMax(fn: 'min' | 'max'): Fn {
   };
 }
 
-function combine(args: Typed[], at: number): Typed[] {
+/** Values in the type they share (`if`, `coalesce`, ...): text meeting a date-time is read in its zone. */
+function combine(args: Typed[], at: number, tz: string): Typed[] {
   const type = common(
     args.map((a) => a.type),
     at,
   );
-  return args.map((a) => coerce(a, type === 'Null' ? 'String' : type, at));
+  const zone = readZone(args, tz);
+  return args.map((a) => coerce(a, type === 'Null' ? 'String' : type, at, zone));
 }
 
 const INTERVAL_FUNCTIONS = Object.fromEntries(
@@ -125,7 +139,7 @@ export function pgType(t: Type, at?: number): string {
 }
 
 /** `[a, b, ...]`: its elements in the type they share. */
-export function arrayOf(items: Typed[], at: number): Typed {
+export function arrayOf(items: Typed[], at: number, zone?: string): Typed {
   const t = common(
     items.map((i) => i.type),
     at,
@@ -134,7 +148,7 @@ export function arrayOf(items: Typed[], at: number): Typed {
   const pg = pgType(elem, at);
   if (!items.length) return { sql: sql.raw(`array[]::${pg}[]`), type: 'Array', elem };
   return {
-    sql: sql`array[${join(items.map((i) => coerce(i, elem, at).sql))}]::${sql.raw(pg)}[]`,
+    sql: sql`array[${join(items.map((i) => coerce(i, elem, at, zone).sql))}]::${sql.raw(pg)}[]`,
     type: 'Array',
     elem,
   };
@@ -179,10 +193,10 @@ function MORE_FUNCTIONS(): Record<string, Fn> {
   const offset = (n: Typed | undefined, c: Call) => (n ? sql`(${toNumber(n, c.pos).sql})::int` : sql.raw('1'));
   const shift = (fn: 'lag' | 'lead'): Fn => ({
     arity: [1, 3],
-    run([x, n, dflt], c) {
+    run([x, n, dflt], c, tz) {
       const t = same(x!);
       const v = coerce(x!, t, c.pos);
-      const d = dflt ? sql`, ${coerce(dflt, t, c.pos).sql}` : sql``;
+      const d = dflt ? sql`, ${coerce(dflt, t, c.pos, readZone([x!], tz)).sql}` : sql``;
       return { sql: sql`${sql.raw(fn)}(${v.sql}, ${offset(n, c)}${d})`, type: t, tz: x!.tz, elem: x!.elem };
     },
   });
@@ -220,16 +234,16 @@ function MORE_FUNCTIONS(): Record<string, Fn> {
   };
   const add = (sign: '+' | '-'): Fn => ({
     arity: [2, 3],
-    run(args, c) {
+    run(args, c, tz) {
       // dateAdd('day', 1, d) as PostHog documents it, or dateAdd(d, INTERVAL 1 DAY).
       if (args.length === 2) {
         const [d, i] = args;
         if (i!.type !== 'Interval') throw new QueryError(`${c.name}(date, interval) takes an INTERVAL`, c.pos);
-        const dt = toDateTime(d!, c.pos);
+        const dt = toDateTime(d!, c.pos, tz);
         return { sql: sql`(${dt.sql} ${sql.raw(sign)} ${i!.sql})`, type: 'DateTime', tz: dt.tz };
       }
       const [u, n, d] = args;
-      const dt = toDateTime(d!, c.pos);
+      const dt = toDateTime(d!, c.pos, tz);
       const step = interval(n!, unitOf(u, c), c.pos);
       return { sql: sql`(${dt.sql} ${sql.raw(sign)} ${step.sql})`, type: 'DateTime', tz: dt.tz };
     },
@@ -265,9 +279,9 @@ function MORE_FUNCTIONS(): Record<string, Fn> {
     },
     has: {
       arity: [2, 2],
-      run([arr, x], c) {
+      run([arr, x], c, tz) {
         if (arr!.type !== 'Array') throw new QueryError('has() takes an array first', c.pos);
-        const v = coerce(x!, arr!.elem ?? 'String', c.pos);
+        const v = coerce(x!, arr!.elem ?? 'String', c.pos, readZone([arr!], tz));
         return { sql: sql`coalesce((${v.sql}) = any(${arr!.sql}), false)`, type: 'Bool' };
       },
     },
@@ -299,8 +313,8 @@ function MORE_FUNCTIONS(): Record<string, Fn> {
     },
     nullif: {
       arity: [2, 2],
-      run: (args, c) => {
-        const [a, b] = combine(args, c.pos);
+      run: (args, c, tz) => {
+        const [a, b] = combine(args, c.pos, tz);
         return { sql: sql`nullif(${a!.sql}, ${b!.sql})`, type: a!.type, tz: args[0]!.tz };
       },
     },
@@ -309,7 +323,7 @@ function MORE_FUNCTIONS(): Record<string, Fn> {
       run([u, a, b], c, tz) {
         const unit = unitOf(u, c);
         return {
-          sql: sql`(${diff(unit, toDateTime(a!, c.pos), toDateTime(b!, c.pos), tz)})::bigint`,
+          sql: sql`(${diff(unit, toDateTime(a!, c.pos, tz), toDateTime(b!, c.pos, tz), tz)})::bigint`,
           type: 'Int',
         };
       },
@@ -320,14 +334,14 @@ function MORE_FUNCTIONS(): Record<string, Fn> {
     date_sub: add('-'),
     totimezone: {
       arity: [2, 2],
-      run([x, z], c) {
+      run([x, z], c, tz) {
         const name = constantText(z, 'a time zone name', c);
         try {
           new Intl.DateTimeFormat('en', { timeZone: name });
         } catch {
           throw new QueryError(`Unknown time zone: ${name}`, c.pos);
         }
-        return { ...toDateTime(x!, c.pos), tz: name };
+        return { ...toDateTime(x!, c.pos, tz), tz: name };
       },
     },
     extract: {
@@ -404,7 +418,7 @@ const FUNCTIONS: Record<string, Fn> = {
   min: minMax('min'),
   max: minMax('max'),
   todate: { arity: [1, 1], run: ([x], c, tz) => toDate(x!, c.pos, tz) },
-  todatetime: { arity: [1, 1], run: ([x], c) => toDateTime(x!, c.pos) },
+  todatetime: { arity: [1, 1], run: ([x], c, tz) => toDateTime(x!, c.pos, tz) },
   tostring: { arity: [1, 1], run: ([x]) => toText(x!) },
   toint: numeric((x) => ({ sql: sql`trunc(${x.sql})`, type: 'Int' })),
   tofloat: numeric((x) => ({ sql: x.sql, type: 'Float' })),
@@ -419,7 +433,7 @@ const FUNCTIONS: Record<string, Fn> = {
     arity: [1, 2],
     run([x, mode], c, tz) {
       const monday = mode !== undefined && typeof mode.constant === 'number' && mode.constant % 2 === 1;
-      const dt = toDateTime(x!, c.pos);
+      const dt = toDateTime(x!, c.pos, tz);
       const z = zone(dt, tz);
       const start = monday
         ? sql`date_trunc('week', ${dt.sql}, ${z})`
@@ -437,19 +451,20 @@ const FUNCTIONS: Record<string, Fn> = {
   today: { arity: [0, 0], run: () => ({ sql: sql`(now() at time zone 'UTC')::date`, type: 'Date' }) },
   if: {
     arity: [3, 3],
-    run([cond, a, b], c) {
-      const [x, y] = combine([a!, b!], c.pos);
+    run([cond, a, b], c, tz) {
+      const [x, y] = combine([a!, b!], c.pos, tz);
       return { sql: sql`(case when ${toBool(cond!, c.pos).sql} then ${x!.sql} else ${y!.sql} end)`, type: x!.type };
     },
   },
   multiif: {
     arity: [3, 63],
-    run(args, c) {
+    run(args, c, tz) {
       if (args.length % 2 === 0)
         throw new QueryError('multiIf() takes pairs of condition and value, then a default', c.pos);
       const values = combine(
         args.filter((_, i) => i % 2 === 1 || i === args.length - 1),
         c.pos,
+        tz,
       );
       const branches: SQL[] = [];
       for (let i = 0; i + 1 < args.length; i += 2)
@@ -462,15 +477,15 @@ const FUNCTIONS: Record<string, Fn> = {
   },
   coalesce: {
     arity: [1, 32],
-    run: (args, c) => {
-      const xs = combine(args, c.pos);
+    run: (args, c, tz) => {
+      const xs = combine(args, c.pos, tz);
       return { sql: sql`coalesce(${join(xs.map((x) => x.sql))})`, type: xs[0]!.type };
     },
   },
   ifnull: {
     arity: [2, 2],
-    run: (args, c) => {
-      const xs = combine(args, c.pos);
+    run: (args, c, tz) => {
+      const xs = combine(args, c.pos, tz);
       return { sql: sql`coalesce(${join(xs.map((x) => x.sql))})`, type: xs[0]!.type };
     },
   },

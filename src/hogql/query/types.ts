@@ -96,18 +96,55 @@ export function toNumber(e: Typed, at?: number): Typed {
   throw new QueryError(`Expected a number, got ${describe(e)}`, at);
 }
 
-export function toDateTime(e: Typed, at?: number): Typed {
+/** A date, or a date-time without an offset or zone (`2024-03-10`, `2024-03-10 00:00:00`): a wall-clock time. */
+const NAIVE = /^\s*\d{4}-\d{2}-\d{2}([T ]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*$/;
+/** The same pattern, for PostgreSQL's regular expressions. */
+const NAIVE_SQL = NAIVE.source;
+
+/**
+ * A date-time. Text without an offset is a wall-clock time in `zone` (UTC when none): ClickHouse reads a
+ * string compared with a DateTime in that DateTime's zone, and PostHog's date-time columns are in the
+ * team's. Text with an offset or `Z` keeps it.
+ */
+export function toDateTime(e: Typed, at?: number, zone?: string): Typed {
   if (e.type === 'DateTime' || e.type === 'Null') return e;
-  if (e.type === 'Date') return { sql: sql`((${e.sql})::timestamp at time zone 'UTC')`, type: 'DateTime' };
+  const local = zone && zone !== 'UTC' ? zone : undefined;
+  if (e.type === 'Date')
+    return {
+      sql: sql`((${e.sql})::timestamp at time zone ${local ? sql`${local}::text` : sql.raw(`'UTC'`)})`,
+      type: 'DateTime',
+    };
   if (e.type === 'String' || e.type === 'Prop') {
     if (typeof e.constant === 'string') {
       const iso = dateValue(e.constant);
       if (!iso) throw new QueryError(`Cannot convert ${JSON.stringify(e.constant)} to a date-time`, at);
+      // dateValue read a naive text as UTC: its digits are the wall clock, read again in the zone.
+      if (local && NAIVE.test(e.constant))
+        return { sql: sql`(${iso.slice(0, -1)}::timestamp at time zone ${local}::text)`, type: 'DateTime' };
       return { sql: sql`${iso}::timestamptz`, type: 'DateTime' };
     }
-    return { sql: sql`try_timestamptz(${e.sql})`, type: 'DateTime' };
+    if (!local) return { sql: sql`try_timestamptz(${e.sql})`, type: 'DateTime' };
+    return {
+      sql: sql`(case when ${e.sql} ~ ${NAIVE_SQL}
+        then (try_timestamptz(${e.sql}) at time zone 'UTC') at time zone ${local}::text
+        else try_timestamptz(${e.sql}) end)`,
+      type: 'DateTime',
+    };
   }
   throw new QueryError(`Expected a date-time, got ${describe(e)}`, at);
+}
+
+/**
+ * The zone text and dates meeting these values are read in: the first date-time's own zone (toTimeZone), else
+ * `fallback`, the project's.
+ */
+export const readZone = (xs: Typed[], fallback?: string): string | undefined =>
+  xs.find((x) => x.type === 'DateTime' || (x.type === 'Array' && x.elem === 'DateTime'))?.tz ?? fallback;
+
+/** A date-time is answered in the project's timezone unless the query chose one, as PostHog's team timezone. */
+export function inZone(t: Typed, zone: string | undefined): Typed {
+  if (!zone || zone === 'UTC' || t.tz) return t;
+  return t.type === 'DateTime' || (t.type === 'Array' && t.elem === 'DateTime') ? { ...t, tz: zone } : t;
 }
 
 /** A date-time's zone as SQL: its own (toTimeZone) or UTC. */
@@ -116,14 +153,17 @@ export const zone = (e: Typed, fallback?: string): SQL => {
   return tz && tz !== 'UTC' ? sql`${tz}::text` : sql.raw(`'UTC'`);
 };
 
-/** A date; a date-time's day is the one of its own zone, else of `tz` (the project's), else UTC. */
+/**
+ * A date; a date-time's day is the one of its own zone, else of `tz` (the project's), else UTC, where text
+ * without an offset is read too.
+ */
 export function toDate(e: Typed, at?: number, tz?: string): Typed {
   if (e.type === 'Date' || e.type === 'Null') return e;
   if (typeof e.constant === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(e.constant)) {
     if (!dateValue(e.constant)) throw new QueryError(`Cannot convert ${JSON.stringify(e.constant)} to a date`, at);
     return { sql: sql`${e.constant}::date`, type: 'Date' };
   }
-  const dt = toDateTime(e, at);
+  const dt = toDateTime(e, at, tz);
   return { sql: sql`((${dt.sql}) at time zone ${zone(dt, tz)})::date`, type: 'Date' };
 }
 
@@ -183,16 +223,17 @@ export function common(types: Type[], at?: number): Type {
   return 'String';
 }
 
-export function coerce(e: Typed, to: Type, at?: number): Typed {
+/** `e` as a `to`; text and dates becoming date-times or dates are read in `zone` (see toDateTime). */
+export function coerce(e: Typed, to: Type, at?: number, zone?: string): Typed {
   if (e.type === to) return e;
   switch (to) {
     case 'Int':
     case 'Float':
       return toNumber(e, at);
     case 'DateTime':
-      return toDateTime(e, at);
+      return toDateTime(e, at, zone);
     case 'Date':
-      return toDate(e, at);
+      return toDate(e, at, zone);
     case 'Bool':
       return toBool(e, at);
     case 'String':
