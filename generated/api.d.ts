@@ -2714,6 +2714,8 @@ export interface paths {
          *
          *     **`TrendsQuery`**, **`LifecycleQuery`**, **`StickinessQuery`**, **`FunnelsQuery`** and **`RetentionQuery`** are PostHog's insight kinds: `series` of `EventsNode`s (`event`, `math`, `math_property`, `properties`), `dateRange`, `interval` (minute to month; buckets are zero-filled in the project's timezone, weeks start on Sunday; at most 10,000), `properties`, `breakdownFilter` (an event or person property; `breakdown_limit` values, 25 by default, the rest as `$$_posthog_breakdown_other_$$`), `compareFilter`, `trendsFilter` (`display`, `formula`), `stickinessFilter`, `funnelsFilter`, `retentionFilter`. They answer PostHog's response shape for the kind (`results` of series objects with `data`, `labels`, `days`, `count`, `label`, `action`, ...). Persons are counted as ingestion merged them (`$identify`, aliases); a person is created at the time of its first event.
          *
+         *     **`PathsQuery`** (`pathsFilter`, `dateRange`, `properties`) follows each person through the range's events, as PostHog's paths do: a page view is its `$current_url` (one trailing slash dropped), a screen its `$screen_name`, any other event its name; a gap of 30 minutes or more starts a new path, and repeats in a row count once. `results` are the links between steps, `{source, target, value, average_conversion_time}` (`1_/home` to `2_/pricing`, the time in milliseconds), most travelled first.
+         *
          *     A query that does not parse, names an unknown table, field or function, or fails on the data (a bad cast, an invalid regular expression) is a 400 `validation_error` whose `detail` says what and, for syntax errors, where (line and column). A query that runs longer than the server's `QUERY_TIMEOUT_SECONDS` (default 30) is cancelled: 400 with code `timeout_exceeded`.
          */
         post: operations["query_create"];
@@ -8020,10 +8022,49 @@ export interface components {
                 properties?: Record<string, never>[] | null;
             }[] | null;
         } | null;
+        /** @description A PathsQuery's options, as PostHog's `PathsFilter`. Required for a PathsQuery (`{}` for the defaults). */
+        InsightPathsFilter: {
+            /** @description Which events make the paths: `$pageview` (as its URL), `$screen` (as its screen name), `custom_event` (events whose name does not start with `$`), `hogql` (events as `pathsHogQLExpression` names them). Empty or absent: every event. */
+            includeEventTypes?: ("$pageview" | "$screen" | "custom_event" | "hogql")[] | null;
+            /** @description A HogQL expression over the event that names its step (with `hogql` among the types). */
+            pathsHogQLExpression?: string | null;
+            /** @description Paths start at the first step with this name (persons who never reach it are left out). */
+            startPoint?: string | null;
+            /** @description Paths end at the first step with this name, and are its last `stepLimit` steps. With both points, a path longer than `stepLimit` keeps its first and last halves around a `...` step. */
+            endPoint?: string | null;
+            /** @description Steps per path; 5 when absent or 0. */
+            stepLimit?: number | null;
+            /** @description The most links answered (the most travelled); 50 when absent or 0. */
+            edgeLimit?: number | null;
+            /** @description Links travelled fewer times are left out (no bound when 0 or absent). */
+            minEdgeWeight?: number | null;
+            /** @description Links travelled more times are left out (no bound when 0 or absent). */
+            maxEdgeWeight?: number | null;
+            /** @description Steps (URLs, screen names, event names, or a grouping's pattern) to leave out of the paths. As in PostHog, applied only together with `includeEventTypes`. */
+            excludeEvents?: string[] | null;
+            /** @description Patterns where `*` stands for any text: a step that contains a match is named by the pattern. When several match, the one whose match ends first in the step names it. */
+            pathGroupings?: string[] | null;
+            /** @description Apply the project's path cleaning rules; none are configured, so it changes nothing. */
+            pathReplacements?: boolean | null;
+            /** @description Rules applied in turn to each step's name before grouping: every match of `regex` (a PostgreSQL regular expression) is replaced by `alias` (`\1`..`\9` for its groups, `\0` for the match). */
+            localPathCleaningFilters?: {
+                regex?: string | null;
+                alias?: string | null;
+                order?: number | null;
+            }[] | null;
+            /** @description A display option; accepted and ignored. */
+            showFullUrls?: boolean | null;
+            /** @description Only for PostHog's persons of a path; ignored. */
+            pathStartKey?: string | null;
+            /** @description Only for PostHog's persons of a path; ignored. */
+            pathEndKey?: string | null;
+            /** @description Only for PostHog's persons of a path; ignored. */
+            pathDropoffKey?: string | null;
+        } | null;
         /** @description A `HogQLQuery` (`query`, `values`) or an `EventsQuery` (`select`, `where`, `orderBy`, `properties`, `event`, `personId`, `after`, `before`, `limit`, `offset`), or a `DataVisualizationNode` (an SQL chart, as PostHog's agent toolkit sends its SQL) whose `source` is a `HogQLQuery`: it answers exactly as its source does. Other fields of PostHog's query nodes (`chartSettings`, `display`, `tableSettings`...) are ignored. */
         QueryNode: {
             /** @enum {string} */
-            kind: "HogQLQuery" | "EventsQuery" | "DataVisualizationNode" | "TrendsQuery" | "LifecycleQuery" | "StickinessQuery" | "FunnelsQuery" | "RetentionQuery";
+            kind: "HogQLQuery" | "EventsQuery" | "DataVisualizationNode" | "TrendsQuery" | "LifecycleQuery" | "StickinessQuery" | "FunnelsQuery" | "RetentionQuery" | "PathsQuery";
             /** @description HogQLQuery's SELECT statement. Required for a HogQLQuery. */
             query?: string;
             /** @description HogQLQuery's values for `{placeholder}`s. */
@@ -8074,6 +8115,13 @@ export interface components {
             retentionFilter?: {
                 [key: string]: unknown;
             } | null;
+            pathsFilter?: components["schemas"]["InsightPathsFilter"];
+            /** @description PostHog's paths before, after or between the steps of a funnel; not supported (a value other than null is a 400). */
+            funnelPathsFilter?: Record<string, never> | null;
+            /** @description Aggregation by group; groups are not supported (a value other than null is a 400). */
+            aggregation_group_type_index?: number | null;
+            /** @description Accepted; every answer is computed from all the events, exactly. */
+            samplingFactor?: number | null;
         };
         QueryRequest: {
             query: components["schemas"]["QueryNode"];
@@ -8109,9 +8157,9 @@ export interface components {
             /** @description Seconds spent in each step of the query, the whole query (`.`) last. */
             readonly timings: components["schemas"]["QueryTiming"][];
         };
-        /** @description The answer to an insight query kind (`TrendsQuery`, `LifecycleQuery`, `StickinessQuery`, `FunnelsQuery`, `RetentionQuery`), in PostHog's shape for that kind. */
+        /** @description The answer to an insight query kind (`TrendsQuery`, `LifecycleQuery`, `StickinessQuery`, `FunnelsQuery`, `RetentionQuery`, `PathsQuery`), in PostHog's shape for that kind. */
         InsightQueryResponse: {
-            /** @description Series objects; for a FunnelsQuery its steps, or with a breakdown one list of steps per breakdown value. */
+            /** @description Series objects; for a FunnelsQuery its steps, or with a breakdown one list of steps per breakdown value; for a PathsQuery its links. */
             readonly results: unknown[];
             readonly isUdf?: boolean;
             readonly hasMore?: boolean;

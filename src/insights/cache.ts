@@ -106,7 +106,7 @@ export interface CachedResult {
 async function compute(ctx: CacheContext, node: RunnableNode): Promise<string> {
   const { engine, organizationId, projectId, timezone } = ctx;
   if (isInsightNode(node)) {
-    return JSON.stringify(await runInsight({ engine, organizationId }, projectId, prepareInsight(node)));
+    return JSON.stringify(await runInsight({ engine, organizationId }, projectId, await prepareInsight(node)));
   }
   return (await runQuery(engine, organizationId, projectId, timezone, node)).text();
 }

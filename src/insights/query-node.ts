@@ -55,7 +55,7 @@ export function runnableNode(query: unknown, attr = 'query'): { node: RunnableNo
 export async function checkQuery(projectId: number, query: unknown): Promise<RunnableNode> {
   const { node, attr } = runnableNode(query);
   try {
-    if (isInsightNode(node)) prepareInsight(node);
+    if (isInsightNode(node)) await prepareInsight(node);
     // Whether it compiles does not depend on the zone it would run in.
     else await prepareQuery(projectId, node, 'UTC');
   } catch (err) {

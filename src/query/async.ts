@@ -65,7 +65,7 @@ export class AsyncQueries {
     onAnswer?: (answer: string, startedAt: Date) => Promise<void>,
   ): Promise<QueryStatusRow> {
     if (this.stopping) throw ApiError.unavailable();
-    const insight = isInsightNode(node) ? prepareInsight(node) : undefined;
+    const insight = isInsightNode(node) ? await prepareInsight(node) : undefined;
     const prepared = insight ? undefined : await prepareQuery(projectId, node as QueryNode, timezone);
     this.engine.limiter.check(organizationId);
     const id = clientId ?? randomUUID().replace(/-/g, '');

@@ -42,7 +42,7 @@ async function query(req: FastifyRequest<{ Body: QueryRequest }> & ProjectReques
   if (!isAsync(req.body)) {
     const { queries } = req.server;
     if (isInsightNode(node)) {
-      return runInsight({ engine: queries, organizationId: organization_id }, project_id, prepareInsight(node));
+      return runInsight({ engine: queries, organizationId: organization_id }, project_id, await prepareInsight(node));
     }
     const answer = await runQuery(queries, organization_id, project_id, timezone, node);
     // Written in slices as the client reads it, never as one string built and sent at once.

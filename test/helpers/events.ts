@@ -52,19 +52,24 @@ export const iso = (ms: number) => new Date(ms).toISOString();
 /**
  * The tenant wall of a query-kind test: each batch captured into the project under test, then twice more into
  * another project under other distinct ids (prefixed `b-` and `c-`, aliases too), none of which may count.
+ * The twins' events carry no other properties unless `keepProperties` (paths name steps by them).
  */
 export async function captureWithTwins(
   ctx: TestContext,
   ours: string,
   theirs: string,
   batches: Record<string, any>[][],
+  { keepProperties = false } = {},
 ): Promise<void> {
   for (const batch of batches) await capture(ctx, ours, batch);
   for (const prefix of ['b-', 'c-']) {
     const rename = (e: Record<string, any>) => ({
       ...e,
       distinct_id: prefix + e.distinct_id,
-      properties: e.properties.$anon_distinct_id ? { $anon_distinct_id: prefix + e.properties.$anon_distinct_id } : {},
+      properties: {
+        ...(keepProperties ? e.properties : {}),
+        ...(e.properties.$anon_distinct_id ? { $anon_distinct_id: prefix + e.properties.$anon_distinct_id } : {}),
+      },
     });
     for (const batch of batches) await capture(ctx, theirs, batch.map(rename));
   }

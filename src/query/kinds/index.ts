@@ -2,6 +2,7 @@ import { ApiError } from '../../core/errors.js';
 import type { Executor } from './execute.js';
 import { type PreparedFunnels, prepareFunnels, runFunnels } from './funnels.js';
 import { type PreparedLifecycle, prepareLifecycle, runLifecycle } from './lifecycle.js';
+import { type PreparedPaths, preparePaths, runPaths } from './paths.js';
 import { type PreparedRetention, prepareRetention, runRetention } from './retention.js';
 import { type PreparedStickiness, prepareStickiness, runStickiness } from './stickiness.js';
 import { type PreparedTrends, prepareTrends, runTrends } from './trends.js';
@@ -13,11 +14,12 @@ export const INSIGHT_KINDS = new Set([
   'StickinessQuery',
   'FunnelsQuery',
   'RetentionQuery',
+  'PathsQuery',
 ]);
 
 /** A request's insight query node, as sent (its fields are checked by `prepareInsight`). */
 export interface InsightNode {
-  kind: 'TrendsQuery' | 'LifecycleQuery' | 'StickinessQuery' | 'FunnelsQuery' | 'RetentionQuery';
+  kind: 'TrendsQuery' | 'LifecycleQuery' | 'StickinessQuery' | 'FunnelsQuery' | 'RetentionQuery' | 'PathsQuery';
   [field: string]: unknown;
 }
 
@@ -26,12 +28,13 @@ export type PreparedInsight =
   | PreparedLifecycle
   | PreparedStickiness
   | PreparedFunnels
-  | PreparedRetention;
+  | PreparedRetention
+  | PreparedPaths;
 
 export const isInsightNode = (node: { kind: string }): node is InsightNode => INSIGHT_KINDS.has(node.kind);
 
 /** Checks an insight query for its kind: a bad one throws its 400 here, before anything runs. */
-export function prepareInsight(node: InsightNode): PreparedInsight {
+export async function prepareInsight(node: InsightNode): Promise<PreparedInsight> {
   switch (node.kind) {
     case 'TrendsQuery':
       return prepareTrends(node);
@@ -43,6 +46,8 @@ export function prepareInsight(node: InsightNode): PreparedInsight {
       return prepareFunnels(node);
     case 'RetentionQuery':
       return prepareRetention(node);
+    case 'PathsQuery':
+      return preparePaths(node);
     default:
       throw ApiError.invalidChoice('query__kind', (node as { kind: string }).kind);
   }
@@ -61,6 +66,8 @@ export async function runInsight(ex: Executor, teamId: number, prepared: Prepare
       return runFunnels(ex, teamId, prepared);
     case 'RetentionQuery':
       return runRetention(ex, teamId, prepared);
+    case 'PathsQuery':
+      return runPaths(ex, teamId, prepared);
   }
 }
 
