@@ -114,7 +114,8 @@ t.test('page views: sessions, repeats, trailing slashes, the order of links', as
 });
 
 t.test('every event when no type is chosen, in byte order of the names', async (t) => {
-  // p1 session 1: / , /pricing, clicked 10:02, /signup 10:04, /done; p2's $identify (12:04) sits between / and /pricing.
+  // p1 session 1: / , /pricing, clicked 10:02, /signup 10:04, /done; p2's $identify (12:04) sits between / and
+  // /pricing; p4: Home, Settings, purchase.
   const all = [
     link('1_/', '2_$identify', 1, 4),
     link('1_/', '2_/about', 1, 2),
@@ -257,7 +258,7 @@ t.test('asynchronous, and through the environments route', async (t) => {
     status = await call('query_retrieve', { key: a.key, params: { ...params, id } });
   }
   t.equal(status.status, 200);
-  t.same((status.body as { query_status: { results: { results: Link[] } } }).query_status.results.results, PAGE_LINKS);
+  t.same(status.body.query_status.results?.results, PAGE_LINKS);
   // An expression that does not parse is refused before anything is queued.
   const bad = await call('query_create', {
     key: a.key,
