@@ -2,7 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { filterSql } from '../../events/queries.js';
 import type { FilterNode } from '../../events/filters.js';
 import type { Period } from './date-range.js';
-import { ACTOR, eventsFrom } from './series.js';
+import { eventsFrom } from './series.js';
 
 /** PostHog's `PathType`: which events make the paths. */
 export type PathType = '$pageview' | '$screen' | 'custom_event' | 'hogql';
@@ -52,22 +52,22 @@ const named = (p: PathsPlan, type: string) =>
   p.types.length ? p.types.includes(type as PathType) : !p.excludeEvents.includes(type);
 
 /**
- * An event's step name before grouping: its name, or the HogQL expression's value; a page view's URL
- * without one trailing slash; a screen's name; then each cleaning rule's replacements in turn.
+ * An event's step name: its name, or the HogQL expression's value; a page view's URL without one trailing
+ * slash; a screen's name.
  */
 function stepName(p: PathsPlan): SQL {
   let name: SQL = sql`events.event::text`;
   if (p.hogql && named(p, 'hogql')) name = p.hogql;
   if (named(p, '$pageview')) {
+    // PostHog's replaceRegexpAll(url, '(.)/$', '\\1'), without a regular expression per event.
+    const url = sql`coalesce(events.properties ->> '$current_url', '')`;
     name = sql`case when events.event = '$pageview'
-      then regexp_replace(coalesce(events.properties ->> '$current_url', ''), '(.)/$', '\\1') else ${name} end`;
+      then case when ${url} like '_%/' then left(${url}, -1) else ${url} end else ${name} end`;
   }
   if (named(p, '$screen')) {
     name = sql`case when events.event = '$screen' then events.properties ->> '$screen_name' else ${name} end`;
   }
-  let out = sql`coalesce(${name}, '')`;
-  for (const c of p.cleaning) out = sql`regexp_replace(${out}, ${c.regex}::text, ${c.alias}::text, 'g')`;
-  return out;
+  return sql`coalesce(${name}, '')`;
 }
 
 /**
@@ -78,17 +78,21 @@ export const groupingPattern = (grouping: string) =>
   `^.*?${grouping.replace(/[^A-Za-z0-9\u0080-\uffff]/g, (c) => (c === '*' ? '.*?' : `\\${c}`))}`;
 
 /**
- * The grouping that names a step: among those that match somewhere in it, the one whose match ends first
- * (the order in which ClickHouse's multiMatchAnyIndex reports them), then the first listed.
+ * A step name as the cleaning rules and groupings leave it: each rule's replacements in turn, then the
+ * grouping that names it: among those that match somewhere in it, the one whose match ends first (the order
+ * in which ClickHouse's multiMatchAnyIndex reports them), then the first listed.
  */
-function groupedName(groupings: string[]): SQL {
+function finalName(p: PathsPlan, name: SQL): SQL {
+  let out = name;
+  for (const c of p.cleaning) out = sql`regexp_replace(${out}, ${c.regex}::text, ${c.alias}::text, 'g')`;
+  if (!p.groupings.length) return out;
   const rows = sql.join(
-    groupings.map((g, i) => sql`(${i}::int, ${g}::text, ${groupingPattern(g)}::text)`),
+    p.groupings.map((g, i) => sql`(${i}::int, ${g}::text, ${groupingPattern(g)}::text)`),
     sql`, `,
   );
   return sql`coalesce((select g.name from (values ${rows}) as g(i, name, re)
-      cross join lateral (select length(substring(raw.item from g.re)) as n) as m
-      where m.n is not null order by m.n, g.i limit 1), raw.item)`;
+      cross join lateral (select length(substring(${out} from g.re)) as n) as m
+      where m.n is not null order by m.n, g.i limit 1), ${out})`;
 }
 
 /** PostHog's event-type conditions: only with `includeEventTypes`, which also turns on `excludeEvents`. */
@@ -111,13 +115,13 @@ const stripSlash = (point: string) => (point.length > 1 && point.endsWith('/') ?
  */
 function limitedSql(p: PathsPlan): SQL {
   const n = p.stepLimit;
-  const w = sql`partition by actor, session`;
+  const w = sql`partition by pid, did, session`;
   if (p.startPoint && p.endPoint) {
     const half = Math.floor(n / 2);
-    return sql`select actor, session, ts,
+    return sql`select pid, did, session, ts,
         case when len > ${n} and j = ${half + 1} then '...' else item end as item,
         case when len <= ${n} or j <= ${half + 1} then j else j - len + ${2 * half + 1} end as pos
-      from (select actor, session, ts, item, k - si + 1 as j, ei - si + 1 as len from (
+      from (select pid, did, session, ts, item, k - si + 1 as j, ei - si + 1 as len from (
           select s.*, min(k) filter (where item = ${p.endPoint}::text and k >= si) over (${w}) as ei
           from (select steps.*, min(k) filter (where item = ${p.startPoint}::text) over (${w}) as si
             from steps) as s
@@ -126,14 +130,14 @@ function limitedSql(p: PathsPlan): SQL {
       where len <= ${n} or j <= ${half + 1} or j > len - ${half}`;
   }
   const point = p.endPoint ?? p.startPoint;
-  if (!point) return sql`select actor, session, ts, item, k as pos from steps where k <= ${n}`;
+  if (!point) return sql`select pid, did, session, ts, item, k as pos from steps where k <= ${n}`;
   const found = sql`select steps.*, min(k) filter (where item = ${stripSlash(point)}::text) over (${w}) as t
     from steps`;
   if (p.endPoint) {
-    return sql`select actor, session, ts, item, k - greatest(t - ${n}, 0) as pos from (${found}) as f
+    return sql`select pid, did, session, ts, item, k - greatest(t - ${n}, 0) as pos from (${found}) as f
       where t is not null and k <= t and k > t - ${n}`;
   }
-  return sql`select actor, session, ts, item, k - t + 1 as pos from (${found}) as f
+  return sql`select pid, did, session, ts, item, k - t + 1 as pos from (${found}) as f
     where t is not null and k >= t and k < t + ${n}`;
 }
 
@@ -152,30 +156,38 @@ export function pathsSql(p: PathsPlan): SQL {
     ...typeConds(p),
   ];
   if (p.filters) conds.push(filterSql(p.filters));
-  const raw = sql`select ${ACTOR} as actor, events.timestamp as ts, events.id as seq, ${stepName(p)} as item
+  // The person, or the distinct id of an event sent without one: an integer to sort by, most of the time.
+  const actor = sql`events.person_id as pid, case when events.person_id is null then events.distinct_id end as did`;
+  const raw = sql`select ${actor}, events.timestamp as ts, events.id as seq, ${stepName(p)} as item
     from ${eventsFrom(p.persons)} where ${and(conds)}`;
-  const item = p.groupings.length ? groupedName(p.groupings) : sql`raw.item`;
+  // Cleaning and grouping depend on the name alone: done once per name, not once per event.
+  const renamed = p.cleaning.length || p.groupings.length;
+  const names = renamed
+    ? sql`names as materialized (select d.item as raw, ${finalName(p, sql`d.item`)} as item
+        from (select distinct item from raw) as d),`
+    : sql``;
+  const source = renamed
+    ? sql`select raw.pid, raw.did, raw.ts, raw.seq, names.item from raw join names on names.raw = raw.item`
+    : sql`select pid, did, ts, seq, item from raw`;
   const excluded = p.types.length && p.excludeEvents.length ? sql`where item not in (${list(p.excludeEvents)})` : sql``;
   const having: SQL[] = [];
   if (p.minWeight) having.push(sql`count(*) >= ${p.minWeight}`);
   if (p.maxWeight) having.push(sql`count(*) <= ${p.maxWeight}`);
-  return sql`with raw as (${raw}),
-    kept as (select * from (select actor, ts, seq, ${item} as item from raw) as g ${excluded}),
-    cut as (select actor, ts, seq, item,
-        case when ts - lag(ts) over (partition by actor order by ts, seq) >= ${SESSION_GAP}
-          then 1 else 0 end as gap
-      from kept),
-    sessions as (select actor, ts, seq, item,
-        sum(gap) over (partition by actor order by ts, seq rows between unbounded preceding and current row) as session
-      from cut),
-    compact as (select actor, session, ts, seq, item from (
-        select sessions.*, lead(item) over (partition by actor, session order by ts, seq) as next from sessions) as s
+  return sql`with raw as (${raw}), ${names}
+    kept as (select * from (${source}) as g ${excluded}),
+    cut as (select pid, did, ts, seq, item, case when ts - lag(ts) over w >= ${SESSION_GAP} then 1 else 0 end as gap
+      from kept window w as (partition by pid, did order by ts, seq)),
+    sessions as (select pid, did, ts, seq, item, sum(gap) over w as session
+      from cut window w as (partition by pid, did order by ts, seq rows between unbounded preceding and current row)),
+    compact as (select pid, did, session, ts, seq, item
+      from (select sessions.*, lead(item) over w as next
+        from sessions window w as (partition by pid, did, session order by ts, seq)) as s
       where item <> coalesce(next, '')),
-    steps as (select actor, session, ts, item, row_number() over (partition by actor, session order by ts, seq) as k
-      from compact),
+    steps as (select pid, did, session, ts, item, row_number() over w as k
+      from compact window w as (partition by pid, did, session order by ts, seq)),
     limited as (${limitedSql(p)}),
     links as (select pos, item, ts, lag(item) over w as prev, lag(ts) over w as prev_ts
-      from limited window w as (partition by actor, session order by pos)),
+      from limited window w as (partition by pid, did, session order by pos)),
     counted as (select (pos - 1)::text || '_' || prev as source, pos::text || '_' || item as target,
         count(*) as value, avg(extract(epoch from ts - prev_ts))::float8 as seconds
       from links where pos > 1 group by 1, 2 ${having.length ? sql`having ${and(having)}` : sql``})
