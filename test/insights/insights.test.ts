@@ -48,6 +48,11 @@ t.test('bad queries are 400s naming the field', async (t) => {
     [{ kind: 'InsightVizNode', source: { kind: 'Nope' } }, 'query__source__kind', 'invalid_choice'],
     [{ kind: 'InsightVizNode' }, 'query__source', 'required'],
     [{ kind: 'InsightVizNode', source: { kind: 'TrendsQuery' } }, 'query__source__series', 'required'],
+    [
+      { kind: 'InsightVizNode', source: { kind: 'PathsQuery', pathsFilter: { pathsHogQLExpression: 'event ||' } } },
+      'query__source__pathsFilter__pathsHogQLExpression',
+      'hogql_syntax_error',
+    ],
     [{ kind: 'HogQLQuery', query: 'select nope(' }, 'query', 'hogql_syntax_error'],
     [{ kind: 'HogQLQuery', query: 'select no_such_field from events' }, 'query', ''],
     [{ kind: 'DataVisualizationNode', source: { kind: 'HogQLQuery', query: '' } }, 'query__source__query', 'blank'],

@@ -277,6 +277,32 @@ t.test('asynchronous, and through the environments route', async (t) => {
   t.same((env.body as { results: Link[] }).results.slice(0, 1), [link('1_/', '2_/pricing', 2, 3)]);
 });
 
+t.test('a saved insight: checked when saved, computed on a refresh', async (t) => {
+  const source = { kind: 'PathsQuery', dateRange: JUNE_1, pathsFilter: PAGES };
+  const made = await call('insights_create', {
+    key: a.key,
+    params: { project_id: a.project.id },
+    body: { name: 'Paths', query: { kind: 'InsightVizNode', source } } as never,
+  });
+  t.equal(made.status, 201);
+  const id = (made.body as { id: number }).id;
+  const read = await call('insights_retrieve', {
+    key: a.key,
+    params: { project_id: a.project.id, id },
+    query: { refresh: 'blocking' },
+  });
+  t.same(read.body.result, PAGE_LINKS);
+  const bad = await call('insights_create', {
+    key: a.key,
+    params: { project_id: a.project.id },
+    body: {
+      name: 'Bad paths',
+      query: { kind: 'InsightVizNode', source: { ...source, pathsFilter: { stepLimit: 'five' } } },
+    } as never,
+  });
+  t.match(bad.body, { type: 'validation_error', attr: 'query__source__pathsFilter__stepLimit' });
+});
+
 t.test('bad input and access', async (t) => {
   const cases: [Record<string, unknown>, string | RegExp][] = [
     [{ pathsFilter: null }, 'query__pathsFilter'],
