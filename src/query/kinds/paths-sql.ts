@@ -105,7 +105,7 @@ function typeConds(p: PathsPlan): SQL[] {
   return any.length ? [sql`(${sql.join(any, sql` or `)})`] : [];
 }
 
-/** `1_` is PostHog's first step: strips one trailing slash from a lone start or end point, as PostHog does. */
+/** A lone start or end point loses one trailing slash, as page URLs do (PostHog's `target_point`). */
 const stripSlash = (point: string) => (point.length > 1 && point.endsWith('/') ? point.slice(0, -1) : point);
 
 /**
