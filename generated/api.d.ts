@@ -551,7 +551,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/dashboards/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -578,7 +581,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/dashboards/create_from_template_json/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -601,7 +607,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/dashboards/create_unlisted_dashboard/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -624,7 +633,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/dashboards/{id}/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -661,7 +673,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/dashboards/{id}/move_tile/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -686,7 +701,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/dashboards/{id}/stream_tiles/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -873,7 +891,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/insights/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -900,7 +921,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/insights/{id}/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -2897,7 +2921,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/persons/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -2920,7 +2947,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/persons/activity/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -2943,7 +2973,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/persons/bulk_delete/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -2966,7 +2999,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/persons/{id}/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -3000,7 +3036,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/persons/{id}/activity/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -3025,7 +3064,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/persons/{id}/update_property/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -3050,7 +3092,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/persons/{id}/delete_property/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -3075,7 +3120,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/persons/{id}/split/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -3100,7 +3148,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/persons/{id}/delete_events/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -4313,7 +4364,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/dashboards/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -4340,7 +4394,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/dashboards/create_from_template_json/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -4363,7 +4420,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/dashboards/create_unlisted_dashboard/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -4386,7 +4446,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/dashboards/{id}/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -4423,7 +4486,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/dashboards/{id}/move_tile/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -4448,7 +4514,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/dashboards/{id}/stream_tiles/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -4635,7 +4704,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/insights/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -4662,7 +4734,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/insights/{id}/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -5353,7 +5428,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/persons/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -5376,7 +5454,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/persons/activity/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -5399,7 +5480,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/persons/bulk_delete/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -5422,7 +5506,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/persons/{id}/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -5459,7 +5546,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/persons/{id}/activity/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -5484,7 +5574,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/persons/{id}/update_property/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -5509,7 +5602,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/persons/{id}/delete_property/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -5534,7 +5630,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/persons/{id}/split/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -5559,7 +5658,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/persons/{id}/delete_events/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -8793,12 +8895,18 @@ export interface components {
         OrganizationId: string;
         /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
         ProjectId: string;
+        /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+        DashboardFormat: "json" | "txt";
         /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
         Refresh: "force_cache" | "blocking" | "force_blocking" | "async" | "lazy_async" | "force_async" | "async_except_on_cache_miss" | "true" | "false";
         /** @description Dashboard filters (JSON) applied to the query instead of the dashboard's own. */
         FiltersOverride: string;
         /** @description Query variable values (JSON) applied instead of the dashboard's own. */
         VariablesOverride: string;
+        /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+        InsightFormat: "csv" | "json";
+        /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+        PersonFormat: "csv" | "json";
         /** @description The batch export's UUID. */
         BatchExportPathId: string;
         /** @description The batch export's UUID. */
@@ -10046,6 +10154,8 @@ export interface operations {
     dashboards_list: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
                 /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
                 limit?: components["parameters"]["Limit"];
                 /** @description The initial index from which to return the results. */
@@ -10071,6 +10181,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PaginatedDashboardBasicList"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10083,7 +10194,10 @@ export interface operations {
     };
     dashboards_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10104,6 +10218,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10118,7 +10233,10 @@ export interface operations {
     };
     dashboards_create_from_template_json_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10139,6 +10257,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10153,7 +10272,10 @@ export interface operations {
     };
     dashboards_create_unlisted_dashboard_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10174,6 +10296,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10198,6 +10321,8 @@ export interface operations {
     dashboards_retrieve: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
                 /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
                 refresh?: components["parameters"]["Refresh"];
                 /** @description Dashboard filters (JSON) applied to the query instead of the dashboard's own. */
@@ -10223,6 +10348,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10235,7 +10361,10 @@ export interface operations {
     };
     dashboards_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10258,6 +10387,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10272,7 +10402,10 @@ export interface operations {
     };
     dashboards_destroy: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10301,7 +10434,10 @@ export interface operations {
     };
     dashboards_partial_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10324,6 +10460,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10338,7 +10475,10 @@ export interface operations {
     };
     dashboards_move_tile_partial_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10361,6 +10501,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10376,6 +10517,8 @@ export interface operations {
     dashboards_stream_tiles_retrieve: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
                 /** @description The grid whose reading order the tiles follow; anything but `xs` means `sm`. */
                 layoutSize?: string;
                 /** @description The same as `layoutSize`. */
@@ -10680,6 +10823,8 @@ export interface operations {
     insights_list: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
                 /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
                 limit?: components["parameters"]["Limit"];
                 /** @description The initial index from which to return the results. */
@@ -10712,6 +10857,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PaginatedInsightList"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10724,7 +10870,10 @@ export interface operations {
     };
     insights_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10745,6 +10894,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Insight"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10760,6 +10910,8 @@ export interface operations {
     insights_retrieve: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
                 /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
                 refresh?: "force_cache" | "blocking" | "force_blocking" | "async" | "lazy_async" | "force_async" | "async_except_on_cache_miss" | "true" | "false";
                 /** @description Dashboard filters (JSON) applied to the query instead of the dashboard's own. */
@@ -10786,6 +10938,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Insight"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10798,7 +10951,10 @@ export interface operations {
     };
     insights_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10821,6 +10977,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Insight"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10835,7 +10992,10 @@ export interface operations {
     };
     insights_destroy: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10864,7 +11024,10 @@ export interface operations {
     };
     insights_partial_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10887,6 +11050,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Insight"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -14815,6 +14979,8 @@ export interface operations {
     persons_list: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 /** @description Only the person with this distinct id. */
                 distinct_id?: string;
                 /** @description Only persons whose `email` property is exactly this. */
@@ -14844,6 +15010,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PaginatedPersonList"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -14857,6 +15024,8 @@ export interface operations {
     persons_activity_retrieve: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 page?: number;
                 limit?: number;
             };
@@ -14876,6 +15045,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonActivityPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -14889,6 +15059,8 @@ export interface operations {
     persons_bulk_delete_create: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 /** @description Also delete every event of the person (its events by person, and every event of its distinct ids), in the same transaction as the person. PostHog queues this for a weekly job. */
                 delete_events?: boolean;
                 ids?: string[];
@@ -14935,7 +15107,10 @@ export interface operations {
     };
     persons_retrieve: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -14954,6 +15129,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Person"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -14966,7 +15142,10 @@ export interface operations {
     };
     persons_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -15009,6 +15188,8 @@ export interface operations {
     persons_destroy: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 /** @description Also delete every event of the person (its events by person, and every event of its distinct ids), in the same transaction as the person. PostHog queues this for a weekly job. */
                 delete_events?: boolean;
             };
@@ -15042,7 +15223,10 @@ export interface operations {
     };
     persons_partial_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -15085,6 +15269,8 @@ export interface operations {
     persons_activity_retrieve_2: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 page?: number;
                 limit?: number;
             };
@@ -15106,6 +15292,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonActivityPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -15119,6 +15306,8 @@ export interface operations {
     persons_update_property_create: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 key?: string;
                 value?: string;
             };
@@ -15163,6 +15352,8 @@ export interface operations {
     persons_delete_property_create: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 $unset?: string;
             };
             header?: never;
@@ -15192,6 +15383,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonSuccess"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -15206,7 +15398,10 @@ export interface operations {
     };
     persons_split_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -15229,6 +15424,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonSuccess"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -15243,7 +15439,10 @@ export interface operations {
     };
     persons_delete_events_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -17640,6 +17839,8 @@ export interface operations {
     environments_dashboards_list: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
                 /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
                 limit?: components["parameters"]["Limit"];
                 /** @description The initial index from which to return the results. */
@@ -17665,6 +17866,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PaginatedDashboardBasicList"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17677,7 +17879,10 @@ export interface operations {
     };
     environments_dashboards_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -17698,6 +17903,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17712,7 +17918,10 @@ export interface operations {
     };
     environments_dashboards_create_from_template_json_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -17733,6 +17942,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17747,7 +17957,10 @@ export interface operations {
     };
     environments_dashboards_create_unlisted_dashboard_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -17768,6 +17981,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17792,6 +18006,8 @@ export interface operations {
     environments_dashboards_retrieve: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
                 /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
                 refresh?: components["parameters"]["Refresh"];
                 /** @description Dashboard filters (JSON) applied to the query instead of the dashboard's own. */
@@ -17817,6 +18033,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17829,7 +18046,10 @@ export interface operations {
     };
     environments_dashboards_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -17852,6 +18072,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17866,7 +18087,10 @@ export interface operations {
     };
     environments_dashboards_destroy: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -17895,7 +18119,10 @@ export interface operations {
     };
     environments_dashboards_partial_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -17918,6 +18145,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17932,7 +18160,10 @@ export interface operations {
     };
     environments_dashboards_move_tile_partial_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -17955,6 +18186,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17970,6 +18202,8 @@ export interface operations {
     environments_dashboards_stream_tiles_retrieve: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
                 /** @description The grid whose reading order the tiles follow; anything but `xs` means `sm`. */
                 layoutSize?: string;
                 /** @description The same as `layoutSize`. */
@@ -18274,6 +18508,8 @@ export interface operations {
     environments_insights_list: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
                 /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
                 limit?: components["parameters"]["Limit"];
                 /** @description The initial index from which to return the results. */
@@ -18306,6 +18542,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PaginatedInsightList"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -18318,7 +18555,10 @@ export interface operations {
     };
     environments_insights_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -18339,6 +18579,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Insight"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -18354,6 +18595,8 @@ export interface operations {
     environments_insights_retrieve: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
                 /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
                 refresh?: "force_cache" | "blocking" | "force_blocking" | "async" | "lazy_async" | "force_async" | "async_except_on_cache_miss" | "true" | "false";
                 /** @description Dashboard filters (JSON) applied to the query instead of the dashboard's own. */
@@ -18380,6 +18623,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Insight"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -18392,7 +18636,10 @@ export interface operations {
     };
     environments_insights_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -18415,6 +18662,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Insight"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -18429,7 +18677,10 @@ export interface operations {
     };
     environments_insights_destroy: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -18458,7 +18709,10 @@ export interface operations {
     };
     environments_insights_partial_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -18481,6 +18735,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Insight"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -20016,6 +20271,8 @@ export interface operations {
     environments_persons_list: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 /** @description Only the person with this distinct id. */
                 distinct_id?: string;
                 /** @description Only persons whose `email` property is exactly this. */
@@ -20045,6 +20302,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PaginatedPersonList"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -20058,6 +20316,8 @@ export interface operations {
     environments_persons_activity_retrieve: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 page?: number;
                 limit?: number;
             };
@@ -20077,6 +20337,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonActivityPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -20090,6 +20351,8 @@ export interface operations {
     environments_persons_bulk_delete_create: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 /** @description Also delete every event of the person (its events by person, and every event of its distinct ids), in the same transaction as the person. PostHog queues this for a weekly job. */
                 delete_events?: boolean;
                 ids?: string[];
@@ -20136,7 +20399,10 @@ export interface operations {
     };
     environments_persons_retrieve: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -20155,6 +20421,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Person"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -20167,7 +20434,10 @@ export interface operations {
     };
     environments_persons_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -20210,6 +20480,8 @@ export interface operations {
     environments_persons_destroy: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 /** @description Also delete every event of the person (its events by person, and every event of its distinct ids), in the same transaction as the person. PostHog queues this for a weekly job. */
                 delete_events?: boolean;
             };
@@ -20243,7 +20515,10 @@ export interface operations {
     };
     environments_persons_partial_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -20286,6 +20561,8 @@ export interface operations {
     environments_persons_activity_retrieve_2: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 page?: number;
                 limit?: number;
             };
@@ -20307,6 +20584,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonActivityPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -20320,6 +20598,8 @@ export interface operations {
     environments_persons_update_property_create: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 key?: string;
                 value?: string;
             };
@@ -20364,6 +20644,8 @@ export interface operations {
     environments_persons_delete_property_create: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 $unset?: string;
             };
             header?: never;
@@ -20393,6 +20675,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonSuccess"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -20407,7 +20690,10 @@ export interface operations {
     };
     environments_persons_split_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -20430,6 +20716,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonSuccess"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -20444,7 +20731,10 @@ export interface operations {
     };
     environments_persons_delete_events_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
