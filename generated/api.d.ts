@@ -2300,7 +2300,7 @@ export interface paths {
         };
         /**
          * List the project's Hog functions
-         * @description Functions not deleted, by `execution_order` then creation, in the slim shape.
+         * @description Functions not deleted, by `execution_order` then creation, in the slim shape. The filters are PostHog's filterset's (exact matches, all of them applying together) and its search.
          */
         get: operations["hog_functions_list"];
         put?: never;
@@ -13464,11 +13464,19 @@ export interface operations {
                 /** @description The initial index from which to return the results. */
                 offset?: components["parameters"]["Offset"];
                 /** @description Types to list; several may be separated by commas. */
-                type?: string;
+                type?: string[];
                 /** @description The older spelling of `type`, a comma list. */
                 types?: string;
                 enabled?: boolean;
-                /** @description Matches name or description, case-insensitively. */
+                /** @description The function with this id. */
+                id?: string;
+                /** @description Functions created by the user with this id. A user id that made none here (or names no user) finds nothing, as an id of another organization's user would: it is not checked against other tenants' users. */
+                created_by?: number;
+                /** @description Functions with exactly this time, to the millisecond (the precision answers give it in): ISO 8601 (`2024-05-01T12:00:00.123Z`, a space for the `T`, an offset or none for UTC) or a bare date for its midnight, as Django's date-time field reads it. Anything else is a 400 "Enter a valid date/time.". */
+                created_at?: string;
+                /** @description Functions with exactly this time, to the millisecond (the precision answers give it in): ISO 8601 (`2024-05-01T12:00:00.123Z`, a space for the `T`, an offset or none for UTC) or a bare date for its midnight, as Django's date-time field reads it. Anything else is a 400 "Enter a valid date/time.". */
+                updated_at?: string;
+                /** @description As PostHog's search filter: the text is split into terms at spaces and commas (a quoted phrase stays one term), and a function matches when every term is in its name or description, case-insensitively. */
                 search?: string;
             };
             header?: never;
@@ -18756,11 +18764,19 @@ export interface operations {
                 /** @description The initial index from which to return the results. */
                 offset?: components["parameters"]["Offset"];
                 /** @description Types to list; several may be separated by commas. */
-                type?: string;
+                type?: string[];
                 /** @description The older spelling of `type`, a comma list. */
                 types?: string;
                 enabled?: boolean;
-                /** @description Matches name or description, case-insensitively. */
+                /** @description The function with this id. */
+                id?: string;
+                /** @description Functions created by the user with this id. A user id that made none here (or names no user) finds nothing, as an id of another organization's user would: it is not checked against other tenants' users. */
+                created_by?: number;
+                /** @description Functions with exactly this time, to the millisecond (the precision answers give it in): ISO 8601 (`2024-05-01T12:00:00.123Z`, a space for the `T`, an offset or none for UTC) or a bare date for its midnight, as Django's date-time field reads it. Anything else is a 400 "Enter a valid date/time.". */
+                created_at?: string;
+                /** @description Functions with exactly this time, to the millisecond (the precision answers give it in): ISO 8601 (`2024-05-01T12:00:00.123Z`, a space for the `T`, an offset or none for UTC) or a bare date for its midnight, as Django's date-time field reads it. Anything else is a 400 "Enter a valid date/time.". */
+                updated_at?: string;
+                /** @description As PostHog's search filter: the text is split into terms at spaces and commas (a quoted phrase stays one term), and a function matches when every term is in its name or description, case-insensitively. */
                 search?: string;
             };
             header?: never;
