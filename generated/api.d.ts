@@ -1210,7 +1210,7 @@ export interface paths {
         get?: never;
         /**
          * Set a member's level
-         * @description As the PATCH, with `level` required.
+         * @description As the PATCH (PostHog's PUT requires no field either: `level` has a default in its model, so a body without it changes nothing and answers the membership).
          */
         put: operations["members_update"];
         post?: never;
@@ -6221,7 +6221,7 @@ export interface components {
             };
             readonly customer_id: string | null;
             enforce_2fa: boolean | null;
-            members_can_invite: boolean;
+            members_can_invite: boolean | null;
             members_can_use_personal_api_keys: boolean;
             allow_publicly_shared_resources: boolean;
             /** @description Active members. (PostHog's published schema calls it a string; its responses carry a number.) */
@@ -6246,8 +6246,8 @@ export interface components {
             logo_media_id?: string | null;
             is_member_join_email_enabled?: boolean;
             enforce_2fa?: boolean | null;
-            /** @description When false, only administrators and owners may invite. */
-            members_can_invite?: boolean;
+            /** @description When false (or null, which PostHog's model also allows and reads the same way), only administrators and owners may invite. */
+            members_can_invite?: boolean | null;
             /** @description When false, members below administrator cannot use personal API keys on this organization. */
             members_can_use_personal_api_keys?: boolean;
             /** @description When false, dashboards of this organization cannot be shared publicly. */
@@ -6269,8 +6269,8 @@ export interface components {
             logo_media_id?: string | null;
             is_member_join_email_enabled?: boolean;
             enforce_2fa?: boolean | null;
-            /** @description When false, only administrators and owners may invite. */
-            members_can_invite?: boolean;
+            /** @description When false (or null, which PostHog's model also allows and reads the same way), only administrators and owners may invite. */
+            members_can_invite?: boolean | null;
             /** @description When false, members below administrator cannot use personal API keys on this organization. */
             members_can_use_personal_api_keys?: boolean;
             /** @description When false, dashboards of this organization cannot be shared publicly. */
@@ -6674,7 +6674,7 @@ export interface components {
             };
             readonly customer_id: string | null;
             enforce_2fa: boolean | null;
-            members_can_invite: boolean;
+            members_can_invite: boolean | null;
             members_can_use_personal_api_keys: boolean;
             allow_publicly_shared_resources: boolean;
             /** @description Active members. (PostHog's published schema calls it a string; its responses carry a number.) */
@@ -7517,7 +7517,7 @@ export interface components {
             results: components["schemas"]["OrganizationMember"][];
         };
         OrganizationMemberRequest: {
-            level: components["schemas"]["MembershipLevel"];
+            level?: components["schemas"]["MembershipLevel"];
         };
         PatchedOrganizationMemberRequest: {
             level?: components["schemas"]["MembershipLevel"];
@@ -8526,10 +8526,10 @@ export interface components {
             }[];
         };
         /**
-         * @description What is exported. `events` (default) selects events by `timestamp`; `persons` selects persons by when they were last updated; `sessions` selects sessions by their last event. This server keeps no sessions table: a session is the events that share a `$session_id` property, aggregated when it is exported (PostHog's session fields: `session_id`, `team_id`, `distinct_id`, `start_timestamp`, `end_timestamp`, `urls`, `entry_current_url`, `end_current_url`, `pageview_count`, `autocapture_count`, `screen_count`, `event_count`). A session that gains events after it was exported is exported again with the interval of its new last event, as PostHog re-exports an updated session; destinations that upsert (Postgres) keep one row per `session_id`.
-         * @enum {string}
+         * @description What is exported. `events` (the default when a create leaves it out) selects events by `timestamp`; null, which PostHog's model also stores, runs as `events`, as PostHog's workflows run it; `persons` selects persons by when they were last updated; `sessions` selects sessions by their last event. This server keeps no sessions table: a session is the events that share a `$session_id` property, aggregated when it is exported (PostHog's session fields: `session_id`, `team_id`, `distinct_id`, `start_timestamp`, `end_timestamp`, `urls`, `entry_current_url`, `end_current_url`, `pageview_count`, `autocapture_count`, `screen_count`, `event_count`). A session that gains events after it was exported is exported again with the interval of its new last event, as PostHog re-exports an updated session; destinations that upsert (Postgres) keep one row per `session_id`.
+         * @enum {string|null}
          */
-        BatchExportModel: "events" | "persons" | "sessions";
+        BatchExportModel: "events" | "persons" | "sessions" | null;
         /** @enum {string} */
         BatchExportDestinationType: "S3" | "Postgres" | "HTTP" | "NoOp";
         /** @description The destination's settings, by type. **S3**: `bucket_name`, `region` (required), `prefix`, `aws_access_key_id`, `aws_secret_access_key`, `endpoint_url` (any S3-compatible server), `file_format` (`JSONLines`), `compression` (`gzip`, `brotli` or null), `use_virtual_style_addressing`. Objects are written as `<prefix>/<data_interval_start>-<data_interval_end>.jsonl[.gz|.br]`. **Postgres**: `host`, `database`, `user`, `password` (required), `port` (5432), `schema` (`public`), `table_name` (`events`, or `persons` for the persons model), `has_self_signed_cert`; the table is created if missing and a retried run never duplicates rows. **HTTP**: `url`, `token` (required); batches are POSTed as PostHog's capture format `{"api_key": token, "historical_migration": true, "batch": [...]}`, so one server can export into another. **NoOp**: nothing. Every type also takes `include_events` and `exclude_events` (lists of event names). Secret fields (`aws_access_key_id`, `aws_secret_access_key`, `user`, `password`, `token`) are never returned. */

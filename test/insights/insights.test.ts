@@ -91,6 +91,7 @@ t.test('list filters', async (t) => {
   t.same(await ids({ search: 'Filter', saved: false }), [i2.id, i3.id]);
   t.same(await ids({ search: 'Filter', favorited: true }), [i1.id]);
   t.same(await ids({ short_id: i3.short_id }), [i3.id]);
+  t.same(await ids({ short_id: `${i3.short_id}-and-more` }), [], 'any text is a short id to match, as PostHog');
   t.same(await ids({ search: 'Filter', created_by: other.user.id }), [i3.id]);
   t.same(await ids({ dashboards: `[${d1.id}]` }), [i2.id, i3.id]);
   t.same(await ids({ dashboards: `[${d1.id},${d2.id}]` }), [i2.id], 'on every dashboard named');
