@@ -69,6 +69,7 @@ t.test('list filters PostHog’s filterset adds: id, created_by, created_at, upd
     params: P,
     body: { type: 'destination', name: 'Member hook', description: 'Sends a daily digest', hog: "print('x')" },
   });
+  t.equal(made.status, 201);
   const foreign = await call('hog_functions_create', {
     key: b.key,
     params: { project_id: b.project.id },

@@ -153,8 +153,7 @@ t.test('members_can_invite', async (t) => {
     'null stops members as false does',
   );
   t.equal(
-    (await call('invites_create', { key: admin.key, params: org, body: { target_email: email('admin-null') } }))
-      .status,
+    (await call('invites_create', { key: admin.key, params: org, body: { target_email: email('admin-null') } })).status,
     201,
   );
 });
