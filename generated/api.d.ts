@@ -6880,26 +6880,6 @@ export interface components {
          * @enum {string}
          */
         CreationMode: "default" | "template" | "duplicate" | "unlisted";
-        /** @description A user as embedded in other objects, or null (e.g. once the user is gone). */
-        NullableUserBasic: {
-            readonly id: number;
-            /** Format: uuid */
-            readonly uuid: string;
-            distinct_id: string | null;
-            first_name: string;
-            last_name: string;
-            /** Format: email */
-            email: string;
-            is_email_verified: boolean | null;
-            hedgehog_config: {
-                [key: string]: unknown;
-            } | null;
-            /**
-             * @description The role the user gave themselves (`PATCH /api/users/@me/`); null until they do.
-             * @enum {string|null}
-             */
-            role_at_organization: "engineering" | "data" | "product" | "founder" | "leadership" | "marketing" | "sales" | "other" | "" | null;
-        } | null;
         /** @description Tag names; stored trimmed, lower-cased and de-duplicated, returned sorted. */
         Tags: string[];
         /**
@@ -6920,7 +6900,8 @@ export interface components {
             pinned: boolean;
             /** Format: date-time */
             readonly created_at: string;
-            created_by: components["schemas"]["NullableUserBasic"];
+            /** @description Who created it (UserBasic, as PostHog); null once that user is deleted, as PostHog answers then. */
+            readonly created_by: components["schemas"]["UserBasic"] | null;
             /** @description True while the dashboard's public sharing is enabled. */
             readonly is_shared: boolean;
             deleted: boolean;
@@ -7000,10 +6981,12 @@ export interface components {
         /** @description A text tile's text; null for an insight tile. */
         DashboardTileText: {
             body: string;
-            created_by: components["schemas"]["NullableUserBasic"];
+            /** @description Who created it (UserBasic, as PostHog); null once that user is deleted, as PostHog answers then. */
+            readonly created_by: components["schemas"]["UserBasic"] | null;
             /** Format: date-time */
             last_modified_at: string;
-            last_modified_by: components["schemas"]["NullableUserBasic"];
+            /** @description Who changed it last (UserBasic, as PostHog); null once that user is deleted. */
+            readonly last_modified_by: components["schemas"]["UserBasic"] | null;
         } | null;
         DashboardTile: {
             id: number;
@@ -7030,7 +7013,8 @@ export interface components {
             pinned: boolean;
             /** Format: date-time */
             readonly created_at: string;
-            created_by: components["schemas"]["NullableUserBasic"];
+            /** @description Who created it (UserBasic, as PostHog); null once that user is deleted, as PostHog answers then. */
+            readonly created_by: components["schemas"]["UserBasic"] | null;
             /** @description True while the dashboard's public sharing is enabled. */
             readonly is_shared: boolean;
             deleted: boolean;
@@ -7227,6 +7211,11 @@ export interface components {
             settings?: components["schemas"]["SharingSettings"];
             password_required?: boolean;
         };
+        /** @description A sharing configuration once saved (a refresh saves it), so with its creation time. */
+        SavedSharingConfiguration: components["schemas"]["SharingConfiguration"] & {
+            /** Format: date-time */
+            readonly created_at: string;
+        };
         SharePasswordRequest: {
             /** @description At least 8 characters; blank or left out, a random password is generated. */
             raw_password?: string;
@@ -7295,7 +7284,8 @@ export interface components {
             filters_hash?: string | null;
             /** Format: date-time */
             created_at: string;
-            created_by: components["schemas"]["NullableUserBasic"];
+            /** @description Who created it (UserBasic, as PostHog); null once that user is deleted, as PostHog answers then. */
+            readonly created_by: components["schemas"]["UserBasic"] | null;
             description: string | null;
             /** Format: date-time */
             updated_at: string;
@@ -7304,7 +7294,8 @@ export interface components {
             saved: boolean;
             /** Format: date-time */
             last_modified_at: string;
-            last_modified_by: components["schemas"]["NullableUserBasic"];
+            /** @description Who changed it last (UserBasic, as PostHog); null once that user is deleted. */
+            readonly last_modified_by: components["schemas"]["UserBasic"] | null;
             is_sample: boolean;
             effective_restriction_level: components["schemas"]["RestrictionLevel"];
             effective_privilege_level: components["schemas"]["PrivilegeLevel"];
@@ -7441,7 +7432,8 @@ export interface components {
             level: components["schemas"]["MembershipLevel"];
             /** @description True once the invite is more than 3 days old. */
             readonly is_expired: boolean;
-            created_by: components["schemas"]["NullableUserBasic"];
+            /** @description Who created it (UserBasic, as PostHog); null once that user is deleted, as PostHog answers then. */
+            readonly created_by: components["schemas"]["UserBasic"] | null;
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
@@ -7726,44 +7718,6 @@ export interface components {
             description: string | null;
             deleted: boolean;
         };
-        HogFunctionStatus: {
-            state: number;
-            tokens: number;
-        } | null;
-        HogFunctionMinimal: {
-            /** Format: uuid */
-            id: string;
-            type: string;
-            name: string | null;
-            description: string;
-            /** Format: date-time */
-            created_at: string;
-            created_by: components["schemas"]["NullableUserBasic"];
-            /** Format: date-time */
-            updated_at: string;
-            enabled: boolean;
-            hog: string;
-            filters: {
-                [key: string]: unknown;
-            } | null;
-            icon_url: string | null;
-            template: {
-                [key: string]: unknown;
-            } | null;
-            status: components["schemas"]["HogFunctionStatus"];
-            execution_order: number | null;
-        };
-        PaginatedHogFunctionMinimalList: {
-            count: number;
-            next: string | null;
-            previous: string | null;
-            results: components["schemas"]["HogFunctionMinimal"][];
-        };
-        /**
-         * @description PostHog's function types. Only `destination` and `transformation` run here; the others are refused with a 400 on `type`.
-         * @enum {string}
-         */
-        HogFunctionRequestType: "destination" | "site_destination" | "internal_destination" | "source_webhook" | "site_app" | "transformation";
         InputsSchemaItem: {
             /** @enum {string} */
             type: "string" | "number" | "boolean" | "dictionary" | "choice" | "json" | "integration" | "integration_field" | "email";
@@ -7784,6 +7738,68 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        HogFunctionTemplate: {
+            id: string;
+            name: string;
+            description: string | null;
+            code: string;
+            code_language: string;
+            inputs_schema: components["schemas"]["InputsSchemaItem"][];
+            type: string;
+            status: string;
+            category: string[];
+            free: boolean;
+            icon_url: string | null;
+            filters: {
+                [key: string]: unknown;
+            } | null;
+            masking: {
+                [key: string]: unknown;
+            } | null;
+            mapping_templates: ({
+                name: string;
+            } & {
+                [key: string]: unknown;
+            })[] | null;
+        };
+        HogFunctionStatus: {
+            state: number;
+            tokens: number;
+        } | null;
+        HogFunctionMinimal: {
+            /** Format: uuid */
+            id: string;
+            type: string;
+            name: string | null;
+            description: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description Who created it (UserBasic, as PostHog); null once that user is deleted, as PostHog answers then. */
+            readonly created_by: components["schemas"]["UserBasic"] | null;
+            /** Format: date-time */
+            updated_at: string;
+            enabled: boolean;
+            hog: string;
+            filters: {
+                [key: string]: unknown;
+            } | null;
+            icon_url: string | null;
+            /** @description The template the function was made from (as `hog_function_templates_retrieve` answers it). */
+            template: components["schemas"]["HogFunctionTemplate"] | null;
+            status: components["schemas"]["HogFunctionStatus"];
+            execution_order: number | null;
+        };
+        PaginatedHogFunctionMinimalList: {
+            count: number;
+            next: string | null;
+            previous: string | null;
+            results: components["schemas"]["HogFunctionMinimal"][];
+        };
+        /**
+         * @description PostHog's function types. Only `destination` and `transformation` run here; the others are refused with a 400 on `type`.
+         * @enum {string}
+         */
+        HogFunctionRequestType: "destination" | "site_destination" | "internal_destination" | "source_webhook" | "site_app" | "transformation";
         HogFunctionFilters: {
             /**
              * @default events
@@ -7840,18 +7856,18 @@ export interface components {
             description: string;
             /** Format: date-time */
             created_at: string;
-            created_by: components["schemas"]["NullableUserBasic"];
+            /** @description Who created it (UserBasic, as PostHog); null once that user is deleted, as PostHog answers then. */
+            readonly created_by: components["schemas"]["UserBasic"] | null;
             /** Format: date-time */
             updated_at: string;
             enabled: boolean;
             hog: string;
             filters: {
                 [key: string]: unknown;
-            } | null;
+            };
             icon_url: string | null;
-            template: {
-                [key: string]: unknown;
-            } | null;
+            /** @description The template the function was made from (as `hog_function_templates_retrieve` answers it). */
+            template: components["schemas"]["HogFunctionTemplate"] | null;
             status: components["schemas"]["HogFunctionStatus"];
             execution_order: number | null;
             bytecode: unknown[] | null;
@@ -7863,9 +7879,7 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
-            masking: {
-                [key: string]: unknown;
-            } | null;
+            masking: components["schemas"]["HogFunctionMasking"];
             mappings: {
                 [key: string]: unknown;
             }[] | null;
@@ -7910,28 +7924,6 @@ export interface components {
             failed: number;
             /** Format: date-time */
             created_at: string;
-        };
-        HogFunctionTemplate: {
-            id: string;
-            name: string;
-            description: string | null;
-            code: string;
-            code_language: string;
-            inputs_schema: components["schemas"]["InputsSchemaItem"][];
-            type: string;
-            status: string;
-            category: string[];
-            free: boolean;
-            icon_url: string | null;
-            filters: {
-                [key: string]: unknown;
-            } | null;
-            masking: {
-                [key: string]: unknown;
-            } | null;
-            mapping_templates: {
-                [key: string]: unknown;
-            }[] | null;
         };
         PaginatedPluginConfigList: {
             count: number;
@@ -10739,7 +10731,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SharingConfiguration"];
+                    "application/json": components["schemas"]["SavedSharingConfiguration"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -18432,7 +18424,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SharingConfiguration"];
+                    "application/json": components["schemas"]["SavedSharingConfiguration"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -10,35 +10,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { deref, operations, type Schema } from './helpers/spec-ops.js';
+import { type Doc, nullable, resolve, shape, theirDeref, theirOperations, typeOf } from './posthog-schema/compare.js';
 import {
   REQUEST_ARTIFACTS,
   REQUEST_DEVIATIONS,
   requestDifference,
   type Difference,
 } from './posthog-schema/request-differences.js';
-
-type Doc = { paths: Record<string, Record<string, any>>; components: Record<string, any> };
-const shape = (path: string) => path.replace(/\{[^}]+\}|@me/g, '{}');
-
-/** A schema with its `$ref`s followed and a lone `allOf` merged, keeping the wrapper's own keywords. */
-function resolve(follow: (node: any) => any, node: any): Schema {
-  let out = follow(node) ?? {};
-  while (out.allOf?.length === 1) {
-    const { allOf, ...own } = out;
-    out = { ...follow(allOf[0]), ...own };
-  }
-  return out;
-}
-
-function theirDeref(doc: Doc, node: any): Schema {
-  for (let i = 0; node?.$ref && i < 50; i++) {
-    node = String(node.$ref)
-      .replace(/^#\//, '')
-      .split('/')
-      .reduce((acc: any, p) => acc?.[p], doc);
-  }
-  return node ?? {};
-}
 
 /**
  * Fields whose PostHog schema reads wider than PostHog's behaviour: a reference must name an existing
@@ -72,10 +50,6 @@ function narrower(ours: Schema, theirs: Schema): string | undefined {
   const missing = want.filter((v) => !have.includes(v));
   return missing.length ? missing.join(', ') : undefined;
 }
-
-const typeOf = (s: Schema): string | undefined =>
-  s.type ?? (s.properties ? 'object' : s.oneOf || s.anyOf ? 'union' : undefined);
-const nullable = (s: Schema) => s.nullable === true || (Array.isArray(s.enum) && s.enum.includes(null));
 
 /** Whether a value of type `theirs` is one of `ours`'s (a number takes an integer; a union of objects is one). */
 function takesType(ours: Schema, theirs: Schema, resolveTheirs: (n: any) => Schema): boolean {
@@ -132,10 +106,7 @@ function bodyGaps(at: string, oursRaw: any, theirsRaw: any, theirs: (n: any) => 
 }
 
 function compare(doc: Doc): { found: string[]; used: Set<Difference> } {
-  const theirs = new Map<string, { op: any; item: any }>();
-  for (const [path, item] of Object.entries(doc.paths))
-    for (const [method, op] of Object.entries(item))
-      if (op?.operationId) theirs.set(`${method.toUpperCase()} ${shape(path)}`, { op, item });
+  const theirs = theirOperations(doc);
   const resolveTheirs = (node: any) => resolve((n) => theirDeref(doc, n), node);
   const found: string[] = [];
   const used = new Set<Difference>();
