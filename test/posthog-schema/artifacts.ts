@@ -70,15 +70,12 @@ export const ARTIFACTS: readonly Artifact[] = [
   {
     ops: CREATOR_OPS,
     gap: /^\/(results\/\*\/)?(created_by|last_modified_by) type must be object$/,
-    reason:
-      NULLABLE_UNMARKED +
-      ' (the user who made or last changed it was deleted: the key is SET_NULL and UserBasicSerializer answers null)',
+    reason: `${NULLABLE_UNMARKED} (its user was deleted: the key is SET_NULL and UserBasicSerializer answers null)`,
   },
   {
     ops: ['users_list', 'users_retrieve', 'users_partial_update', 'users_update'],
     gap: /^\/(results\/\*\/)?(team|organization) type must be object$/,
-    reason:
-      NULLABLE_UNMARKED + ' (a user with no current project or organization: current_team and organization are null)',
+    reason: `${NULLABLE_UNMARKED} (a user without a current project or organization: both are null)`,
   },
   {
     ops: [
