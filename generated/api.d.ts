@@ -551,7 +551,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/dashboards/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -578,7 +581,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/dashboards/create_from_template_json/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -601,7 +607,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/dashboards/create_unlisted_dashboard/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -624,7 +633,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/dashboards/{id}/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -661,7 +673,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/dashboards/{id}/move_tile/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -686,7 +701,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/dashboards/{id}/stream_tiles/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -873,7 +891,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/insights/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -900,7 +921,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/insights/{id}/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -1186,7 +1210,7 @@ export interface paths {
         get?: never;
         /**
          * Set a member's level
-         * @description As the PATCH, with `level` required.
+         * @description As the PATCH (PostHog's PUT requires no field either: `level` has a default in its model, so a body without it changes nothing and answers the membership).
          */
         put: operations["members_update"];
         post?: never;
@@ -2276,7 +2300,7 @@ export interface paths {
         };
         /**
          * List the project's Hog functions
-         * @description Functions not deleted, by `execution_order` then creation, in the slim shape.
+         * @description Functions not deleted, by `execution_order` then creation, in the slim shape. The filters are PostHog's filterset's (exact matches, all of them applying together) and its search.
          */
         get: operations["hog_functions_list"];
         put?: never;
@@ -2899,7 +2923,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/persons/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -2922,7 +2949,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/persons/activity/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -2945,7 +2975,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/persons/bulk_delete/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -2968,7 +3001,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/persons/{id}/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -3002,7 +3038,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/persons/{id}/activity/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -3027,7 +3066,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/persons/{id}/update_property/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -3052,7 +3094,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/persons/{id}/delete_property/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -3077,7 +3122,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/persons/{id}/split/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -3102,7 +3150,10 @@ export interface paths {
     };
     "/api/projects/{project_id}/persons/{id}/delete_events/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -4315,7 +4366,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/dashboards/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -4342,7 +4396,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/dashboards/create_from_template_json/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -4365,7 +4422,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/dashboards/create_unlisted_dashboard/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -4388,7 +4448,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/dashboards/{id}/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -4425,7 +4488,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/dashboards/{id}/move_tile/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -4450,7 +4516,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/dashboards/{id}/stream_tiles/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -4637,7 +4706,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/insights/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -4664,7 +4736,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/insights/{id}/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -5355,7 +5430,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/persons/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -5378,7 +5456,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/persons/activity/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -5401,7 +5482,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/persons/bulk_delete/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -5424,7 +5508,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/persons/{id}/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -5461,7 +5548,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/persons/{id}/activity/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -5486,7 +5576,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/persons/{id}/update_property/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -5511,7 +5604,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/persons/{id}/delete_property/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -5536,7 +5632,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/persons/{id}/split/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -5561,7 +5660,10 @@ export interface paths {
     };
     "/api/environments/{project_id}/persons/{id}/delete_events/": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -6121,7 +6223,7 @@ export interface components {
             };
             readonly customer_id: string | null;
             enforce_2fa: boolean | null;
-            members_can_invite: boolean;
+            members_can_invite: boolean | null;
             members_can_use_personal_api_keys: boolean;
             allow_publicly_shared_resources: boolean;
             /** @description Active members. (PostHog's published schema calls it a string; its responses carry a number.) */
@@ -6146,8 +6248,8 @@ export interface components {
             logo_media_id?: string | null;
             is_member_join_email_enabled?: boolean;
             enforce_2fa?: boolean | null;
-            /** @description When false, only administrators and owners may invite. */
-            members_can_invite?: boolean;
+            /** @description When false (or null, which PostHog's model also allows and reads the same way), only administrators and owners may invite. */
+            members_can_invite?: boolean | null;
             /** @description When false, members below administrator cannot use personal API keys on this organization. */
             members_can_use_personal_api_keys?: boolean;
             /** @description When false, dashboards of this organization cannot be shared publicly. */
@@ -6169,8 +6271,8 @@ export interface components {
             logo_media_id?: string | null;
             is_member_join_email_enabled?: boolean;
             enforce_2fa?: boolean | null;
-            /** @description When false, only administrators and owners may invite. */
-            members_can_invite?: boolean;
+            /** @description When false (or null, which PostHog's model also allows and reads the same way), only administrators and owners may invite. */
+            members_can_invite?: boolean | null;
             /** @description When false, members below administrator cannot use personal API keys on this organization. */
             members_can_use_personal_api_keys?: boolean;
             /** @description When false, dashboards of this organization cannot be shared publicly. */
@@ -6574,7 +6676,7 @@ export interface components {
             };
             readonly customer_id: string | null;
             enforce_2fa: boolean | null;
-            members_can_invite: boolean;
+            members_can_invite: boolean | null;
             members_can_use_personal_api_keys: boolean;
             allow_publicly_shared_resources: boolean;
             /** @description Active members. (PostHog's published schema calls it a string; its responses carry a number.) */
@@ -6780,26 +6882,6 @@ export interface components {
          * @enum {string}
          */
         CreationMode: "default" | "template" | "duplicate" | "unlisted";
-        /** @description A user as embedded in other objects, or null (e.g. once the user is gone). */
-        NullableUserBasic: {
-            readonly id: number;
-            /** Format: uuid */
-            readonly uuid: string;
-            distinct_id: string | null;
-            first_name: string;
-            last_name: string;
-            /** Format: email */
-            email: string;
-            is_email_verified: boolean | null;
-            hedgehog_config: {
-                [key: string]: unknown;
-            } | null;
-            /**
-             * @description The role the user gave themselves (`PATCH /api/users/@me/`); null until they do.
-             * @enum {string|null}
-             */
-            role_at_organization: "engineering" | "data" | "product" | "founder" | "leadership" | "marketing" | "sales" | "other" | "" | null;
-        } | null;
         /** @description Tag names; stored trimmed, lower-cased and de-duplicated, returned sorted. */
         Tags: string[];
         /**
@@ -6820,7 +6902,8 @@ export interface components {
             pinned: boolean;
             /** Format: date-time */
             readonly created_at: string;
-            created_by: components["schemas"]["NullableUserBasic"];
+            /** @description Who created it (UserBasic, as PostHog); null once that user is deleted, as PostHog answers then. */
+            readonly created_by: components["schemas"]["UserBasic"] | null;
             /** @description True while the dashboard's public sharing is enabled. */
             readonly is_shared: boolean;
             deleted: boolean;
@@ -6900,10 +6983,12 @@ export interface components {
         /** @description A text tile's text; null for an insight tile. */
         DashboardTileText: {
             body: string;
-            created_by: components["schemas"]["NullableUserBasic"];
+            /** @description Who created it (UserBasic, as PostHog); null once that user is deleted, as PostHog answers then. */
+            readonly created_by: components["schemas"]["UserBasic"] | null;
             /** Format: date-time */
             last_modified_at: string;
-            last_modified_by: components["schemas"]["NullableUserBasic"];
+            /** @description Who changed it last (UserBasic, as PostHog); null once that user is deleted. */
+            readonly last_modified_by: components["schemas"]["UserBasic"] | null;
         } | null;
         DashboardTile: {
             id: number;
@@ -6930,7 +7015,8 @@ export interface components {
             pinned: boolean;
             /** Format: date-time */
             readonly created_at: string;
-            created_by: components["schemas"]["NullableUserBasic"];
+            /** @description Who created it (UserBasic, as PostHog); null once that user is deleted, as PostHog answers then. */
+            readonly created_by: components["schemas"]["UserBasic"] | null;
             /** @description True while the dashboard's public sharing is enabled. */
             readonly is_shared: boolean;
             deleted: boolean;
@@ -7127,6 +7213,11 @@ export interface components {
             settings?: components["schemas"]["SharingSettings"];
             password_required?: boolean;
         };
+        /** @description A sharing configuration once saved (a refresh saves it), so with its creation time. */
+        SavedSharingConfiguration: components["schemas"]["SharingConfiguration"] & {
+            /** Format: date-time */
+            readonly created_at: string;
+        };
         SharePasswordRequest: {
             /** @description At least 8 characters; blank or left out, a random password is generated. */
             raw_password?: string;
@@ -7195,7 +7286,8 @@ export interface components {
             filters_hash?: string | null;
             /** Format: date-time */
             created_at: string;
-            created_by: components["schemas"]["NullableUserBasic"];
+            /** @description Who created it (UserBasic, as PostHog); null once that user is deleted, as PostHog answers then. */
+            readonly created_by: components["schemas"]["UserBasic"] | null;
             description: string | null;
             /** Format: date-time */
             updated_at: string;
@@ -7204,7 +7296,8 @@ export interface components {
             saved: boolean;
             /** Format: date-time */
             last_modified_at: string;
-            last_modified_by: components["schemas"]["NullableUserBasic"];
+            /** @description Who changed it last (UserBasic, as PostHog); null once that user is deleted. */
+            readonly last_modified_by: components["schemas"]["UserBasic"] | null;
             is_sample: boolean;
             effective_restriction_level: components["schemas"]["RestrictionLevel"];
             effective_privilege_level: components["schemas"]["PrivilegeLevel"];
@@ -7341,7 +7434,8 @@ export interface components {
             level: components["schemas"]["MembershipLevel"];
             /** @description True once the invite is more than 3 days old. */
             readonly is_expired: boolean;
-            created_by: components["schemas"]["NullableUserBasic"];
+            /** @description Who created it (UserBasic, as PostHog); null once that user is deleted, as PostHog answers then. */
+            readonly created_by: components["schemas"]["UserBasic"] | null;
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
@@ -7417,7 +7511,7 @@ export interface components {
             results: components["schemas"]["OrganizationMember"][];
         };
         OrganizationMemberRequest: {
-            level: components["schemas"]["MembershipLevel"];
+            level?: components["schemas"]["MembershipLevel"];
         };
         PatchedOrganizationMemberRequest: {
             level?: components["schemas"]["MembershipLevel"];
@@ -7626,44 +7720,6 @@ export interface components {
             description: string | null;
             deleted: boolean;
         };
-        HogFunctionStatus: {
-            state: number;
-            tokens: number;
-        } | null;
-        HogFunctionMinimal: {
-            /** Format: uuid */
-            id: string;
-            type: string;
-            name: string | null;
-            description: string;
-            /** Format: date-time */
-            created_at: string;
-            created_by: components["schemas"]["NullableUserBasic"];
-            /** Format: date-time */
-            updated_at: string;
-            enabled: boolean;
-            hog: string;
-            filters: {
-                [key: string]: unknown;
-            } | null;
-            icon_url: string | null;
-            template: {
-                [key: string]: unknown;
-            } | null;
-            status: components["schemas"]["HogFunctionStatus"];
-            execution_order: number | null;
-        };
-        PaginatedHogFunctionMinimalList: {
-            count: number;
-            next: string | null;
-            previous: string | null;
-            results: components["schemas"]["HogFunctionMinimal"][];
-        };
-        /**
-         * @description PostHog's function types. Only `destination` and `transformation` run here; the others are refused with a 400 on `type`.
-         * @enum {string}
-         */
-        HogFunctionRequestType: "destination" | "site_destination" | "internal_destination" | "source_webhook" | "site_app" | "transformation";
         InputsSchemaItem: {
             /** @enum {string} */
             type: "string" | "number" | "boolean" | "dictionary" | "choice" | "json" | "integration" | "integration_field" | "email";
@@ -7684,6 +7740,68 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        HogFunctionTemplate: {
+            id: string;
+            name: string;
+            description: string | null;
+            code: string;
+            code_language: string;
+            inputs_schema: components["schemas"]["InputsSchemaItem"][];
+            type: string;
+            status: string;
+            category: string[];
+            free: boolean;
+            icon_url: string | null;
+            filters: {
+                [key: string]: unknown;
+            } | null;
+            masking: {
+                [key: string]: unknown;
+            } | null;
+            mapping_templates: ({
+                name: string;
+            } & {
+                [key: string]: unknown;
+            })[] | null;
+        };
+        HogFunctionStatus: {
+            state: number;
+            tokens: number;
+        } | null;
+        HogFunctionMinimal: {
+            /** Format: uuid */
+            id: string;
+            type: string;
+            name: string | null;
+            description: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description Who created it (UserBasic, as PostHog); null once that user is deleted, as PostHog answers then. */
+            readonly created_by: components["schemas"]["UserBasic"] | null;
+            /** Format: date-time */
+            updated_at: string;
+            enabled: boolean;
+            hog: string;
+            filters: {
+                [key: string]: unknown;
+            } | null;
+            icon_url: string | null;
+            /** @description The template the function was made from (as `hog_function_templates_retrieve` answers it). */
+            template: components["schemas"]["HogFunctionTemplate"] | null;
+            status: components["schemas"]["HogFunctionStatus"];
+            execution_order: number | null;
+        };
+        PaginatedHogFunctionMinimalList: {
+            count: number;
+            next: string | null;
+            previous: string | null;
+            results: components["schemas"]["HogFunctionMinimal"][];
+        };
+        /**
+         * @description PostHog's function types. Only `destination` and `transformation` run here; the others are refused with a 400 on `type`.
+         * @enum {string}
+         */
+        HogFunctionRequestType: "destination" | "site_destination" | "internal_destination" | "source_webhook" | "site_app" | "transformation";
         HogFunctionFilters: {
             /**
              * @default events
@@ -7740,18 +7858,18 @@ export interface components {
             description: string;
             /** Format: date-time */
             created_at: string;
-            created_by: components["schemas"]["NullableUserBasic"];
+            /** @description Who created it (UserBasic, as PostHog); null once that user is deleted, as PostHog answers then. */
+            readonly created_by: components["schemas"]["UserBasic"] | null;
             /** Format: date-time */
             updated_at: string;
             enabled: boolean;
             hog: string;
             filters: {
                 [key: string]: unknown;
-            } | null;
+            };
             icon_url: string | null;
-            template: {
-                [key: string]: unknown;
-            } | null;
+            /** @description The template the function was made from (as `hog_function_templates_retrieve` answers it). */
+            template: components["schemas"]["HogFunctionTemplate"] | null;
             status: components["schemas"]["HogFunctionStatus"];
             execution_order: number | null;
             bytecode: unknown[] | null;
@@ -7763,9 +7881,7 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
-            masking: {
-                [key: string]: unknown;
-            } | null;
+            masking: components["schemas"]["HogFunctionMasking"];
             mappings: {
                 [key: string]: unknown;
             }[] | null;
@@ -7810,28 +7926,6 @@ export interface components {
             failed: number;
             /** Format: date-time */
             created_at: string;
-        };
-        HogFunctionTemplate: {
-            id: string;
-            name: string;
-            description: string | null;
-            code: string;
-            code_language: string;
-            inputs_schema: components["schemas"]["InputsSchemaItem"][];
-            type: string;
-            status: string;
-            category: string[];
-            free: boolean;
-            icon_url: string | null;
-            filters: {
-                [key: string]: unknown;
-            } | null;
-            masking: {
-                [key: string]: unknown;
-            } | null;
-            mapping_templates: {
-                [key: string]: unknown;
-            }[] | null;
         };
         PaginatedPluginConfigList: {
             count: number;
@@ -8472,10 +8566,10 @@ export interface components {
             }[];
         };
         /**
-         * @description What is exported. `events` (default) selects events by `timestamp`; `persons` selects persons by when they were last updated; `sessions` selects sessions by their last event. This server keeps no sessions table: a session is the events that share a `$session_id` property, aggregated when it is exported (PostHog's session fields: `session_id`, `team_id`, `distinct_id`, `start_timestamp`, `end_timestamp`, `urls`, `entry_current_url`, `end_current_url`, `pageview_count`, `autocapture_count`, `screen_count`, `event_count`). A session that gains events after it was exported is exported again with the interval of its new last event, as PostHog re-exports an updated session; destinations that upsert (Postgres) keep one row per `session_id`.
-         * @enum {string}
+         * @description What is exported. `events` (the default when a create leaves it out) selects events by `timestamp`; null, which PostHog's model also stores, runs as `events`, as PostHog's workflows run it; `persons` selects persons by when they were last updated; `sessions` selects sessions by their last event. This server keeps no sessions table: a session is the events that share a `$session_id` property, aggregated when it is exported (PostHog's session fields: `session_id`, `team_id`, `distinct_id`, `start_timestamp`, `end_timestamp`, `urls`, `entry_current_url`, `end_current_url`, `pageview_count`, `autocapture_count`, `screen_count`, `event_count`). A session that gains events after it was exported is exported again with the interval of its new last event, as PostHog re-exports an updated session; destinations that upsert (Postgres) keep one row per `session_id`.
+         * @enum {string|null}
          */
-        BatchExportModel: "events" | "persons" | "sessions";
+        BatchExportModel: "events" | "persons" | "sessions" | null;
         /** @enum {string} */
         BatchExportDestinationType: "S3" | "Postgres" | "HTTP" | "NoOp";
         /** @description The destination's settings, by type. **S3**: `bucket_name`, `region` (required), `prefix`, `aws_access_key_id`, `aws_secret_access_key`, `endpoint_url` (any S3-compatible server), `file_format` (`JSONLines`), `compression` (`gzip`, `brotli` or null), `use_virtual_style_addressing`. Objects are written as `<prefix>/<data_interval_start>-<data_interval_end>.jsonl[.gz|.br]`. **Postgres**: `host`, `database`, `user`, `password` (required), `port` (5432), `schema` (`public`), `table_name` (`events`, or `persons` for the persons model), `has_self_signed_cert`; the table is created if missing and a retried run never duplicates rows. **HTTP**: `url`, `token` (required); batches are POSTed as PostHog's capture format `{"api_key": token, "historical_migration": true, "batch": [...]}`, so one server can export into another. **NoOp**: nothing. Every type also takes `include_events` and `exclude_events` (lists of event names). Secret fields (`aws_access_key_id`, `aws_secret_access_key`, `user`, `password`, `token`) are never returned. */
@@ -8841,12 +8935,18 @@ export interface components {
         OrganizationId: string;
         /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
         ProjectId: string;
+        /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+        DashboardFormat: "json" | "txt";
         /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
         Refresh: "force_cache" | "blocking" | "force_blocking" | "async" | "lazy_async" | "force_async" | "async_except_on_cache_miss" | "true" | "false";
         /** @description Dashboard filters (JSON) applied to the query instead of the dashboard's own. */
         FiltersOverride: string;
         /** @description Query variable values (JSON) applied instead of the dashboard's own. */
         VariablesOverride: string;
+        /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+        InsightFormat: "csv" | "json";
+        /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+        PersonFormat: "csv" | "json";
         /** @description The batch export's UUID. */
         BatchExportPathId: string;
         /** @description The batch export's UUID. */
@@ -10094,6 +10194,8 @@ export interface operations {
     dashboards_list: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
                 /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
                 limit?: components["parameters"]["Limit"];
                 /** @description The initial index from which to return the results. */
@@ -10119,6 +10221,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PaginatedDashboardBasicList"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10131,7 +10234,10 @@ export interface operations {
     };
     dashboards_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10152,6 +10258,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10166,7 +10273,10 @@ export interface operations {
     };
     dashboards_create_from_template_json_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10187,6 +10297,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10201,7 +10312,10 @@ export interface operations {
     };
     dashboards_create_unlisted_dashboard_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10222,6 +10336,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10246,6 +10361,8 @@ export interface operations {
     dashboards_retrieve: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
                 /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
                 refresh?: components["parameters"]["Refresh"];
                 /** @description Dashboard filters (JSON) applied to the query instead of the dashboard's own. */
@@ -10271,6 +10388,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10283,7 +10401,10 @@ export interface operations {
     };
     dashboards_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10306,6 +10427,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10320,7 +10442,10 @@ export interface operations {
     };
     dashboards_destroy: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10349,7 +10474,10 @@ export interface operations {
     };
     dashboards_partial_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10372,6 +10500,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10386,7 +10515,10 @@ export interface operations {
     };
     dashboards_move_tile_partial_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10409,6 +10541,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10424,6 +10557,8 @@ export interface operations {
     dashboards_stream_tiles_retrieve: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
                 /** @description The grid whose reading order the tiles follow; anything but `xs` means `sm`. */
                 layoutSize?: string;
                 /** @description The same as `layoutSize`. */
@@ -10644,7 +10779,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SharingConfiguration"];
+                    "application/json": components["schemas"]["SavedSharingConfiguration"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10728,6 +10863,8 @@ export interface operations {
     insights_list: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
                 /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
                 limit?: components["parameters"]["Limit"];
                 /** @description The initial index from which to return the results. */
@@ -10760,6 +10897,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PaginatedInsightList"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10772,7 +10910,10 @@ export interface operations {
     };
     insights_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10793,6 +10934,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Insight"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10808,6 +10950,8 @@ export interface operations {
     insights_retrieve: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
                 /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
                 refresh?: "force_cache" | "blocking" | "force_blocking" | "async" | "lazy_async" | "force_async" | "async_except_on_cache_miss" | "true" | "false";
                 /** @description Dashboard filters (JSON) applied to the query instead of the dashboard's own. */
@@ -10834,6 +10978,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Insight"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10846,7 +10991,10 @@ export interface operations {
     };
     insights_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10869,6 +11017,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Insight"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10883,7 +11032,10 @@ export interface operations {
     };
     insights_destroy: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10912,7 +11064,10 @@ export interface operations {
     };
     insights_partial_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -10935,6 +11090,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Insight"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -13348,11 +13504,19 @@ export interface operations {
                 /** @description The initial index from which to return the results. */
                 offset?: components["parameters"]["Offset"];
                 /** @description Types to list; several may be separated by commas. */
-                type?: string;
+                type?: string[];
                 /** @description The older spelling of `type`, a comma list. */
                 types?: string;
                 enabled?: boolean;
-                /** @description Matches name or description, case-insensitively. */
+                /** @description The function with this id. */
+                id?: string;
+                /** @description Functions created by the user with this id. A user id that made none here (or names no user) finds nothing, as an id of another organization's user would: it is not checked against other tenants' users. */
+                created_by?: number;
+                /** @description Functions with exactly this time, to the millisecond (the precision answers give it in): ISO 8601 (`2024-05-01T12:00:00.123Z`, a space for the `T`, an offset or none for UTC) or a bare date for its midnight, as Django's date-time field reads it. Anything else is a 400 "Enter a valid date/time.". */
+                created_at?: string;
+                /** @description Functions with exactly this time, to the millisecond (the precision answers give it in): ISO 8601 (`2024-05-01T12:00:00.123Z`, a space for the `T`, an offset or none for UTC) or a bare date for its midnight, as Django's date-time field reads it. Anything else is a 400 "Enter a valid date/time.". */
+                updated_at?: string;
+                /** @description As PostHog's search filter: the text is split into terms at spaces and commas (a quoted phrase stays one term), and a function matches when every term is in its name or description, case-insensitively. */
                 search?: string;
             };
             header?: never;
@@ -14863,6 +15027,8 @@ export interface operations {
     persons_list: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 /** @description Only the person with this distinct id. */
                 distinct_id?: string;
                 /** @description Only persons whose `email` property is exactly this. */
@@ -14892,6 +15058,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PaginatedPersonList"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -14905,6 +15072,8 @@ export interface operations {
     persons_activity_retrieve: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 page?: number;
                 limit?: number;
             };
@@ -14924,6 +15093,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonActivityPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -14937,6 +15107,8 @@ export interface operations {
     persons_bulk_delete_create: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 /** @description Also delete every event of the person (its events by person, and every event of its distinct ids), in the same transaction as the person. PostHog queues this for a weekly job. */
                 delete_events?: boolean;
                 ids?: string[];
@@ -14983,7 +15155,10 @@ export interface operations {
     };
     persons_retrieve: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -15002,6 +15177,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Person"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -15014,7 +15190,10 @@ export interface operations {
     };
     persons_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -15057,6 +15236,8 @@ export interface operations {
     persons_destroy: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 /** @description Also delete every event of the person (its events by person, and every event of its distinct ids), in the same transaction as the person. PostHog queues this for a weekly job. */
                 delete_events?: boolean;
             };
@@ -15090,7 +15271,10 @@ export interface operations {
     };
     persons_partial_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -15133,6 +15317,8 @@ export interface operations {
     persons_activity_retrieve_2: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 page?: number;
                 limit?: number;
             };
@@ -15154,6 +15340,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonActivityPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -15167,6 +15354,8 @@ export interface operations {
     persons_update_property_create: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 key?: string;
                 value?: string;
             };
@@ -15211,6 +15400,8 @@ export interface operations {
     persons_delete_property_create: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 $unset?: string;
             };
             header?: never;
@@ -15240,6 +15431,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonSuccess"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -15254,7 +15446,10 @@ export interface operations {
     };
     persons_split_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -15277,6 +15472,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonSuccess"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -15291,7 +15487,10 @@ export interface operations {
     };
     persons_delete_events_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -17688,6 +17887,8 @@ export interface operations {
     environments_dashboards_list: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
                 /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
                 limit?: components["parameters"]["Limit"];
                 /** @description The initial index from which to return the results. */
@@ -17713,6 +17914,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PaginatedDashboardBasicList"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17725,7 +17927,10 @@ export interface operations {
     };
     environments_dashboards_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -17746,6 +17951,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17760,7 +17966,10 @@ export interface operations {
     };
     environments_dashboards_create_from_template_json_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -17781,6 +17990,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17795,7 +18005,10 @@ export interface operations {
     };
     environments_dashboards_create_unlisted_dashboard_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -17816,6 +18029,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17840,6 +18054,8 @@ export interface operations {
     environments_dashboards_retrieve: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
                 /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
                 refresh?: components["parameters"]["Refresh"];
                 /** @description Dashboard filters (JSON) applied to the query instead of the dashboard's own. */
@@ -17865,6 +18081,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17877,7 +18094,10 @@ export interface operations {
     };
     environments_dashboards_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -17900,6 +18120,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17914,7 +18135,10 @@ export interface operations {
     };
     environments_dashboards_destroy: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -17943,7 +18167,10 @@ export interface operations {
     };
     environments_dashboards_partial_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -17966,6 +18193,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17980,7 +18208,10 @@ export interface operations {
     };
     environments_dashboards_move_tile_partial_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -18003,6 +18234,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dashboard"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -18018,6 +18250,8 @@ export interface operations {
     environments_dashboards_stream_tiles_retrieve: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `txt`, PostHog's renderer for server-sent events: the same answer as `text/event-stream`, one event whose data is the JSON (`data: {...}` and a blank line), so an `EventSource` reads it as one message. An `Accept: text/event-stream` header also selects it. Errors stay JSON; `stream_tiles` is a stream whatever this says. */
+                format?: components["parameters"]["DashboardFormat"];
                 /** @description The grid whose reading order the tiles follow; anything but `xs` means `sm`. */
                 layoutSize?: string;
                 /** @description The same as `layoutSize`. */
@@ -18238,7 +18472,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SharingConfiguration"];
+                    "application/json": components["schemas"]["SavedSharingConfiguration"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -18322,6 +18556,8 @@ export interface operations {
     environments_insights_list: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
                 /** @description Number of results to return per page. Defaults to 100; values above 1000 are clamped to 1000. */
                 limit?: components["parameters"]["Limit"];
                 /** @description The initial index from which to return the results. */
@@ -18354,6 +18590,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PaginatedInsightList"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -18366,7 +18603,10 @@ export interface operations {
     };
     environments_insights_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -18387,6 +18627,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Insight"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -18402,6 +18643,8 @@ export interface operations {
     environments_insights_retrieve: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
                 /** @description Whether to compute the results, as PostHog: `force_cache` (the default) serves the cached result or none, never computing; `blocking` serves a fresh cached result, else computes; `force_blocking` always computes; `async` and `lazy_async` (a cached result counts as fresh for longer) serve a fresh cached result, else start the computation in the background and answer at once with its `query_status`; `force_async` always starts one. `true` means `blocking`, `false` `force_cache`. */
                 refresh?: "force_cache" | "blocking" | "force_blocking" | "async" | "lazy_async" | "force_async" | "async_except_on_cache_miss" | "true" | "false";
                 /** @description Dashboard filters (JSON) applied to the query instead of the dashboard's own. */
@@ -18428,6 +18671,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Insight"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -18440,7 +18684,10 @@ export interface operations {
     };
     environments_insights_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -18463,6 +18710,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Insight"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -18477,7 +18725,10 @@ export interface operations {
     };
     environments_insights_destroy: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -18506,7 +18757,10 @@ export interface operations {
     };
     environments_insights_partial_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the same answer as `text/csv`, written as PostHog's CSV renderer writes it. The whole answer is one row (a page too: its `count`, `next`, `previous` and each insight's fields under `results.0.`, `results.1.`, ...); nested objects and lists become dotted columns (`query.kind`, `tags.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["InsightFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -18529,6 +18783,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Insight"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -18549,11 +18804,19 @@ export interface operations {
                 /** @description The initial index from which to return the results. */
                 offset?: components["parameters"]["Offset"];
                 /** @description Types to list; several may be separated by commas. */
-                type?: string;
+                type?: string[];
                 /** @description The older spelling of `type`, a comma list. */
                 types?: string;
                 enabled?: boolean;
-                /** @description Matches name or description, case-insensitively. */
+                /** @description The function with this id. */
+                id?: string;
+                /** @description Functions created by the user with this id. A user id that made none here (or names no user) finds nothing, as an id of another organization's user would: it is not checked against other tenants' users. */
+                created_by?: number;
+                /** @description Functions with exactly this time, to the millisecond (the precision answers give it in): ISO 8601 (`2024-05-01T12:00:00.123Z`, a space for the `T`, an offset or none for UTC) or a bare date for its midnight, as Django's date-time field reads it. Anything else is a 400 "Enter a valid date/time.". */
+                created_at?: string;
+                /** @description Functions with exactly this time, to the millisecond (the precision answers give it in): ISO 8601 (`2024-05-01T12:00:00.123Z`, a space for the `T`, an offset or none for UTC) or a bare date for its midnight, as Django's date-time field reads it. Anything else is a 400 "Enter a valid date/time.". */
+                updated_at?: string;
+                /** @description As PostHog's search filter: the text is split into terms at spaces and commas (a quoted phrase stays one term), and a function matches when every term is in its name or description, case-insensitively. */
                 search?: string;
             };
             header?: never;
@@ -20064,6 +20327,8 @@ export interface operations {
     environments_persons_list: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 /** @description Only the person with this distinct id. */
                 distinct_id?: string;
                 /** @description Only persons whose `email` property is exactly this. */
@@ -20093,6 +20358,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PaginatedPersonList"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -20106,6 +20372,8 @@ export interface operations {
     environments_persons_activity_retrieve: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 page?: number;
                 limit?: number;
             };
@@ -20125,6 +20393,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonActivityPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -20138,6 +20407,8 @@ export interface operations {
     environments_persons_bulk_delete_create: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 /** @description Also delete every event of the person (its events by person, and every event of its distinct ids), in the same transaction as the person. PostHog queues this for a weekly job. */
                 delete_events?: boolean;
                 ids?: string[];
@@ -20184,7 +20455,10 @@ export interface operations {
     };
     environments_persons_retrieve: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -20203,6 +20477,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Person"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -20215,7 +20490,10 @@ export interface operations {
     };
     environments_persons_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -20258,6 +20536,8 @@ export interface operations {
     environments_persons_destroy: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 /** @description Also delete every event of the person (its events by person, and every event of its distinct ids), in the same transaction as the person. PostHog queues this for a weekly job. */
                 delete_events?: boolean;
             };
@@ -20291,7 +20571,10 @@ export interface operations {
     };
     environments_persons_partial_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -20334,6 +20617,8 @@ export interface operations {
     environments_persons_activity_retrieve_2: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 page?: number;
                 limit?: number;
             };
@@ -20355,6 +20640,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonActivityPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -20368,6 +20654,8 @@ export interface operations {
     environments_persons_update_property_create: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 key?: string;
                 value?: string;
             };
@@ -20412,6 +20700,8 @@ export interface operations {
     environments_persons_delete_property_create: {
         parameters: {
             query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
                 $unset?: string;
             };
             header?: never;
@@ -20441,6 +20731,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonSuccess"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -20455,7 +20746,10 @@ export interface operations {
     };
     environments_persons_split_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
@@ -20478,6 +20772,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonSuccess"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -20492,7 +20787,10 @@ export interface operations {
     };
     environments_persons_delete_events_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (the default) or `csv`: the answer as `text/csv`, written as PostHog's paginated CSV renderer writes it, one row per item of `results`. A CSV list is every matching person, newest first, up to 10,000 (`limit` and `offset` do not apply, as PostHog exports all of them up to its own cap); an answer that is not a page is one row. Nested objects and lists become dotted columns (`properties.email`, `distinct_ids.0`), in sorted order; true and false read `True` and `False`, null an empty cell. An `Accept: text/csv` header also selects it. Errors stay JSON. */
+                format?: components["parameters"]["PersonFormat"];
+            };
             header?: never;
             path: {
                 /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */

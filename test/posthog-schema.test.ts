@@ -15,15 +15,12 @@ import { capture } from './helpers/events.js';
 import { makeMember, makeTenant } from './helpers/factories.js';
 import { exampleBody, Fixtures } from './helpers/fixtures.js';
 import type { OperationId } from '../src/http/types.js';
-import { operations, pathParams, type Op } from './helpers/spec-ops.js';
+import { deref, operations, pathParams, type Op } from './helpers/spec-ops.js';
 import { nullableComposition } from './helpers/spec-validator.js';
 import { artifactOf } from './posthog-schema/artifacts.js';
 import { KNOWN_GAPS } from './posthog-schema/known-gaps.js';
+import { type Doc, resolve, responseGaps, shape, theirDeref, theirOperations } from './posthog-schema/compare.js';
 
-type Doc = { paths: Record<string, Record<string, any>>; components: Record<string, any> };
-
-/** A path template with its parameter names (and our literal `@me`) reduced to a placeholder. */
-const shape = (path: string) => path.replace(/\{[^}]+\}|@me/g, '{}');
 const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 const ORDER: Record<string, number> = { GET: 0, POST: 1, PUT: 1, PATCH: 1, DELETE: 2 };
 
@@ -217,6 +214,33 @@ async function compare(posthog: Doc) {
   if (process.env.POSTHOG_SCHEMA_GAPS === 'print') console.error(JSON.stringify(printed, null, 2));
 }
 
+/**
+ * The same comparison made on the schemas alone, for every answer our contract allows, not only those the
+ * fixtures produce (a creator who was deleted, a field a fixture leaves null): each difference is one of
+ * PostHog's generator artifacts or fails.
+ */
+function compareSchemas(posthog: Doc) {
+  const theirs = theirOperations(posthog);
+  const resolveTheirs = (node: any) => resolve((n) => theirDeref(posthog, n), node);
+  t.test('every answer our contract allows, against PostHog’s schema', async (t) => {
+    for (const op of operations) {
+      if (op.path.startsWith('/api/environments/')) continue;
+      const match = theirs.get(`${op.method} ${shape(op.path)}`);
+      if (!match) continue;
+      for (const [status, response] of Object.entries<any>(op.raw.responses ?? {})) {
+        const mine = deref(response)?.content?.['application/json']?.schema;
+        const their = match.op.responses?.[status]?.content?.['application/json']?.schema;
+        if (!/^2/.test(status) || !mine || !their) continue;
+        for (const gap of responseGaps('', mine, their, resolveTheirs)) {
+          const artifact = artifactOf(op.operationId, gap);
+          if (artifact) t.pass(`${op.operationId} ${status} ${gap}: PostHog's generator artifact (${artifact})`);
+          else t.fail(`${op.operationId} ${status} ${gap}: not in PostHog's generator artifacts`);
+        }
+      }
+    }
+  });
+}
+
 const schemaPath = fileURLToPath(
   new URL('../../shared/reference/posthog-schema/posthog-current.json', import.meta.url),
 );
@@ -227,5 +251,7 @@ if (!existsSync(schemaPath)) {
       'from the repository root): nothing to compare against',
   });
 } else {
-  await compare(JSON.parse(readFileSync(schemaPath, 'utf8')));
+  const posthog = JSON.parse(readFileSync(schemaPath, 'utf8'));
+  compareSchemas(posthog);
+  await compare(posthog);
 }

@@ -214,6 +214,9 @@ function personsSource(db: Db, exp: BatchExportRow, start: Date | null, end: Dat
   };
 }
 
+/** What an export exports: a null model (PostHog's model allows it) runs as `events`, as PostHog's workflows do. */
+export const exportModel = (exp: { model: string | null }): string => exp.model ?? 'events';
+
 /** `deadlineMs` bounds each step of reading (see copyBatches). */
 export async function recordSource(
   db: Db,

@@ -7,7 +7,7 @@ import type { TenantNetwork } from '../net/index.js';
 import type { SecretBox } from '../secrets/index.js';
 import { describeError, withDeadline } from './deadline.js';
 import { NonRetryableError, openDestination, type DestinationWriter } from './destinations/index.js';
-import { recordSource, type RecordBatch } from './records.js';
+import { exportModel, recordSource, type RecordBatch } from './records.js';
 
 export interface RunAttempt {
   runId: string;
@@ -115,7 +115,7 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
     const attempt = run.attempts > 1 ? ` (attempt ${run.attempts})` : '';
     await log(
       'INFO',
-      `Batch export run started: ${exp.model} from ${describe(run.data_interval_start)} to ` +
+      `Batch export run started: ${exportModel(exp)} from ${describe(run.data_interval_start)} to ` +
         `${describe(run.data_interval_end)}${attempt}`,
     );
     const source = await recordSource(db, exp, run.data_interval_start, run.data_interval_end, stepMs);

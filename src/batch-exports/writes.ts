@@ -21,6 +21,7 @@ import { checkDestinationNetwork } from './destination-network.js';
 import { checkSecretNotRedirected, openDestinationSecrets, sealDestinationSecrets } from './destination-secrets.js';
 import { runTestStep, stepCount } from './destination-tests.js';
 import { compileHogQL } from './hogql.js';
+import { exportModel } from './records.js';
 
 type Schemas = components['schemas'];
 
@@ -42,7 +43,7 @@ function merge(old: Record<string, unknown>, patch: Record<string, unknown>): Re
 }
 
 interface Shape {
-  model: string;
+  model: string | null;
   destination_type: string;
   hogql_query: string | null;
   filters: unknown;
@@ -50,10 +51,11 @@ interface Shape {
 
 /** The rules that span fields, checked on the export as it will be after the write. */
 function checkExport(e: Shape): void {
-  if (e.destination_type === 'HTTP' && e.model !== 'events') {
+  const model = exportModel(e);
+  if (e.destination_type === 'HTTP' && model !== 'events') {
     throw ApiError.validation(null, 'HTTP batch exports only support the events model');
   }
-  if (e.hogql_query && e.model !== 'events') {
+  if (e.hogql_query && model !== 'events') {
     throw ApiError.validation('hogql_query', 'A HogQL query can only be used with the events model');
   }
   if (e.hogql_query && e.destination_type === 'HTTP') {
@@ -62,7 +64,7 @@ function checkExport(e: Shape): void {
       'HTTP batch exports send events in the capture format and take no HogQL query',
     );
   }
-  if (parseFilterList(e.filters, 'filters') && e.model !== 'events') {
+  if (parseFilterList(e.filters, 'filters') && model !== 'events') {
     throw ApiError.validation('filters', 'Filters can only be used with the events model');
   }
 }
@@ -100,7 +102,8 @@ export async function createExport(
   validateDestinationConfig(type, config);
   await checkDestinationNetwork(type, config, deps.network);
   const hogql = body.hogql_query || null;
-  const model = body.model ?? 'events';
+  // As PostHog's model field: absent is `events`, an explicit null is stored (and runs as `events`).
+  const model = body.model === undefined ? 'events' : body.model;
   const filters = filtersOf(body.filters);
   checkExport({ model, destination_type: type, hogql_query: hogql, filters });
   const schema = hogql ? await compileHogQL(hogql) : null;
@@ -155,7 +158,7 @@ export async function updateExport(
     values.schema = values.hogql_query ? await compileHogQL(values.hogql_query) : null;
   }
   checkExport({
-    model: values.model ?? exp.model,
+    model: values.model !== undefined ? values.model : exp.model,
     destination_type: values.destination_type ?? exp.destination_type,
     hogql_query: values.hogql_query !== undefined ? values.hogql_query : exp.hogql_query,
     filters: values.filters !== undefined ? values.filters : exp.filters,
@@ -191,7 +194,7 @@ export async function testStepOnExport(
   if (type === exp.destination_type) checkSecretNotRedirected(type, exp.destination_config, patch, config);
   const clear = merge(openDestinationSecrets(deps.box, type, stored), patch);
   // The table the export writes to when the config names none (its model's name), as the writer does.
-  if (type === 'Postgres' && !clear.table_name) clear.table_name = exp.model;
+  if (type === 'Postgres' && !clear.table_name) clear.table_name = exportModel(exp);
   return runTestStep(type, index, clear, deps.network);
 }
 

@@ -155,7 +155,7 @@ export function serializeSharePassword({
 export function serializeSharing(
   s: SharingRow,
   passwords: SharePasswordWithCreator[],
-): Schemas['SharingConfiguration'] {
+): Schemas['SavedSharingConfiguration'] {
   return {
     created_at: s.created_at.toISOString(),
     enabled: s.enabled,

@@ -1,11 +1,15 @@
-/** RFC 4180: CRLF line ends; a field holding a comma, quote or line break is quoted, quotes doubled. */
+import { csvLine } from '../core/csv.js';
+
+/** A cell's text: lists (and empty objects) as JSON. */
 function cell(value: unknown): string {
   if (value === null || value === undefined) return '';
-  const text = typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  return typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
 }
 
-/** Nested objects become dotted columns (`properties.$browser`), as PostHog's CSV renderer does; lists stay JSON. */
+/**
+ * Nested objects become dotted columns (`properties.$browser`), as PostHog's CSV renderer makes them; lists
+ * stay one JSON column here, where that renderer (core/csv.ts) would open them into `.0`, `.1`, ...
+ */
 export function flatten(
   value: Record<string, unknown>,
   prefix = '',
@@ -29,7 +33,5 @@ export function toCsv(records: Record<string, unknown>[], leading: string[]): st
   const rest = new Set<string>();
   for (const r of flat) for (const k of Object.keys(r)) if (!leading.includes(k)) rest.add(k);
   const header = [...leading, ...[...rest].sort()];
-  const lines = [header.map(cell).join(',')];
-  for (const r of flat) lines.push(header.map((h) => cell(r[h])).join(','));
-  return `${lines.join('\r\n')}\r\n`;
+  return [csvLine(header), ...flat.map((r) => csvLine(header.map((h) => cell(r[h]))))].join('');
 }

@@ -10,6 +10,7 @@ import { getEvent, listEvents, listEventsJson, personIdByUuid, propertyValues, t
 import { eventsCsv } from './serialize.js';
 import { presentEvents, presentEventsJson } from './present.js';
 import { sendJsonText } from '../http/json-text.js';
+import { answerFormat } from '../http/renderers.js';
 import { toCsv } from './csv.js';
 import { expressionList, selectedValues, whereConditions } from './expressions.js';
 import { sqlState } from '../core/sql-state.js';
@@ -18,9 +19,8 @@ import { isUuid, MAX_INT4 } from '../core/ids.js';
 const VALUES_WINDOW_MS = 7 * 24 * 3_600_000;
 const COLUMNS = ['event', 'distinct_id'];
 
-function wantsCsv(req: FastifyRequest, format: string | undefined): boolean {
-  return format === 'csv' || (format === undefined && /\btext\/csv\b/i.test(req.headers.accept ?? ''));
-}
+/** PostHog's events viewset adds a CSV renderer; the listing writes its own (its columns follow `select`). */
+const wantsCsv = (req: FastifyRequest): boolean => answerFormat(req) === 'csv';
 
 async function sendCsv(reply: FastifyReply, body: string): Promise<never> {
   await reply.type('text/csv; charset=utf-8').send(body);
@@ -82,7 +82,7 @@ export const eventHandlers = {
     const db = req.server.db;
     let joinPersons = false;
     const exprs = { teamId: projectId, timezone: req.tenant.timezone, usePerson: () => void (joinPersons = true) };
-    const csv = wantsCsv(req, q.format);
+    const csv = wantsCsv(req);
     const where = await whereConditions(expressionList('where', q.where), exprs);
     // As PostHog's, the JSON answer is events whatever `select` says; the CSV's columns are its expressions.
     const expressions = csv ? expressionList('select', q.select) : [];
@@ -141,7 +141,7 @@ export const eventHandlers = {
     const row = await getEvent(req.server.db, projectId, req.params.id.toLowerCase());
     if (!row) throw ApiError.notFound(`No events exist for event UUID ${req.params.id}`);
     const [event] = await presentEvents(req.server.db, projectId, [row], req.query.include_person === true);
-    if (wantsCsv(req, req.query.format)) return sendCsv(reply, eventsCsv([event!]));
+    if (wantsCsv(req)) return sendCsv(reply, eventsCsv([event!]));
     return event!;
   },
 
@@ -161,7 +161,7 @@ export const eventHandlers = {
       since: new Date(Date.now() - VALUES_WINDOW_MS),
     });
     const results = names.map((name) => ({ name }));
-    if (wantsCsv(req, q.format)) return sendCsv(reply, toCsv(results, ['name']));
+    if (wantsCsv(req)) return sendCsv(reply, toCsv(results, ['name']));
     return results;
   },
 } satisfies SomeHandlers;

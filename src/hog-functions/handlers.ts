@@ -1,5 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../core/errors.js';
+import { djangoDateTime } from '../core/dates.js';
+import { MAX_INT4 } from '../core/ids.js';
+import { searchTerms } from '../core/search-terms.js';
 import { pageOf } from '../core/paging.js';
 import { paginated } from '../http/pagination.js';
 import type { ProjectRequest, SomeHandlers } from '../http/types.js';
@@ -17,15 +20,20 @@ import { readLogs } from './telemetry.js';
 import { TEMPLATES, templateById } from './templates/index.js';
 import { deliveryRetryDelay } from './settings.js';
 
-const commaList = (...values: (string | undefined)[]) =>
-  values.flatMap((v) =>
-    v
-      ? v
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean)
-      : [],
-  );
+const commaList = (...values: (string | string[] | undefined)[]) =>
+  values
+    .flat()
+    .flatMap((v) => (v ? v.split(',') : []))
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/** A date-time filter as django-filter reads it: what Django's field refuses is its 400 on the parameter. */
+function exactTime(attr: string, value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  const instant = djangoDateTime(value);
+  if (!instant) throw ApiError.validation(attr, 'Enter a valid date/time.', 'invalid');
+  return instant;
+}
 
 const pathFunction = (req: ProjectRequest & { params: { id: string } }, withDeleted = false) =>
   loadHogFunction(req.server.db, req.tenant, req.params.id, withDeleted);
@@ -50,7 +58,12 @@ export const hogFunctionHandlers = {
       {
         types: commaList(q.type, q.types),
         ...(q.enabled !== undefined ? { enabled: q.enabled } : {}),
-        search: q.search,
+        id: q.id?.toLowerCase().replace(/^urn:uuid:/, ''),
+        // No user has an id past int4, so none made a function: nothing matches.
+        createdBy: q.created_by === undefined ? undefined : q.created_by <= MAX_INT4 ? q.created_by : -1,
+        createdAt: exactTime('created_at', q.created_at),
+        updatedAt: exactTime('updated_at', q.updated_at),
+        searchTerms: searchTerms(q.search ?? ''),
       },
       page,
     );

@@ -20,8 +20,18 @@ const withCreator = (db: Db) =>
 export interface ListFilter {
   types?: string[];
   enabled?: boolean;
-  search?: string;
+  id?: string;
+  createdBy?: number;
+  /** Instants as PostgreSQL reads them, matched to the millisecond the answers show. */
+  createdAt?: string;
+  updatedAt?: string;
+  /** Every term must be in the name or the description. */
+  searchTerms?: string[];
 }
+
+const likeOf = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+const sameMillisecond = (column: typeof hog_functions.created_at, instant: string) =>
+  sql`date_trunc('milliseconds', ${column}) = date_trunc('milliseconds', ${instant}::timestamptz)`;
 
 export async function listHogFunctions(
   db: Db,
@@ -32,8 +42,12 @@ export async function listHogFunctions(
   const conds: SQL[] = [eq(hog_functions.project_id, projectId), eq(hog_functions.deleted, false)];
   if (filter.types?.length) conds.push(inArray(hog_functions.type, filter.types));
   if (filter.enabled !== undefined) conds.push(eq(hog_functions.enabled, filter.enabled));
-  if (filter.search) {
-    const like = `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  if (filter.id !== undefined) conds.push(eq(hog_functions.id, filter.id));
+  if (filter.createdBy !== undefined) conds.push(eq(hog_functions.created_by, filter.createdBy));
+  if (filter.createdAt !== undefined) conds.push(sameMillisecond(hog_functions.created_at, filter.createdAt));
+  if (filter.updatedAt !== undefined) conds.push(sameMillisecond(hog_functions.updated_at, filter.updatedAt));
+  for (const term of filter.searchTerms ?? []) {
+    const like = likeOf(term);
     conds.push(or(ilike(hog_functions.name, like), ilike(hog_functions.description, like)) as SQL);
   }
   const where = and(...conds);

@@ -35,11 +35,13 @@ export function serializeHogFunction(view: HogFunctionView): Schemas['HogFunctio
   for (const key of Object.keys(fn.encrypted_inputs)) inputs[key] = SECRET;
   return {
     ...minimal(view),
+    filters: fn.filters,
     bytecode: fn.bytecode ?? null,
     transpiled: null,
     inputs_schema: fn.inputs_schema as Schemas['HogFunction']['inputs_schema'],
     inputs,
-    masking: fn.masking ?? null,
+    // Stored only as the request schema's HogFunctionMasking (ttl and hash required) with its bytecode added.
+    masking: (fn.masking as Schemas['HogFunctionMasking'] | null) ?? null,
     mappings: fn.mappings ?? null,
   };
 }

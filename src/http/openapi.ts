@@ -6,8 +6,9 @@ import openapiGlue from 'fastify-openapi-glue';
 import { authenticate } from './auth.js';
 import { ApiError } from '../core/errors.js';
 import { guardInput } from './input-guard.js';
+import { isRenderer, renderAnswer, rendererMediaType, type Renderer } from './renderers.js';
 import { routeMeta } from './route-meta.js';
-import { spec } from './spec.js';
+import { spec, type Spec, type SpecOperation } from './spec.js';
 
 const ajvOptions: Options = {
   useDefaults: true,
@@ -88,6 +89,51 @@ export function compileAllSchemas(app: FastifyInstance): void {
   compiledSchemas.get(app)?.compileAll();
 }
 
+type QueryParam = { $ref?: string; in?: string; name?: string; 'x-renderer'?: unknown };
+
+/**
+ * The renderer an operation's `format` parameter names (`x-renderer`), besides JSON. Every success that
+ * answers JSON must also declare the renderer's media type, or the contract would not say what it sends.
+ */
+function rendererOf(operationId: string, operation: SpecOperation, params: QueryParam[]): Renderer | undefined {
+  const named = params.find((p) => p.name === 'format')?.['x-renderer'];
+  if (named === undefined) return undefined;
+  if (!isRenderer(named)) throw new Error(`${operationId}: unknown x-renderer ${String(named)}`);
+  const responses = (operation.responses ?? {}) as Record<string, { content?: Record<string, unknown> }>;
+  for (const [status, response] of Object.entries(responses)) {
+    const content = response?.content ?? {};
+    if (/^2/.test(status) && content['application/json'] && !content[rendererMediaType(named)])
+      throw new Error(`${operationId}: ${status} answers JSON but does not declare ${rendererMediaType(named)}`);
+  }
+  return named;
+}
+
+/**
+ * The contract with each path item's parameters copied into its operations (an operation's own parameter of the
+ * same name and place wins, as OpenAPI says). fastify-openapi-glue replaces the path item's query parameters
+ * with the operation's when both have some, so a path-level `format` would otherwise go unchecked.
+ */
+function withPathParameters(doc: Spec): Spec {
+  const key = (p: QueryParam) => {
+    const resolved = p.$ref ? (doc.components.parameters?.[p.$ref.split('/').pop()!] as QueryParam) : p;
+    return `${resolved?.in} ${resolved?.name}`;
+  };
+  const paths: Spec['paths'] = {};
+  for (const [path, item] of Object.entries(doc.paths)) {
+    const { parameters, ...operations } = item as Record<string, SpecOperation> & { parameters?: QueryParam[] };
+    const shared = parameters ?? [];
+    paths[path] = Object.fromEntries(
+      Object.entries(operations).map(([method, op]) => {
+        if (!op || typeof op !== 'object' || !('operationId' in op)) return [method, op];
+        const own = (op.parameters ?? []) as QueryParam[];
+        const names = new Set(own.map(key));
+        return [method, { ...op, parameters: [...shared.filter((p) => !names.has(key(p))), ...own] }];
+      }),
+    );
+  }
+  return { ...doc, paths };
+}
+
 /** Operations that never touch the database keep answering during an outage. */
 const NO_DATABASE = new Set(['health_retrieve', 'schema_retrieve']);
 
@@ -156,7 +202,7 @@ export async function registerOperations(app: FastifyInstance, handlers: Handler
       ),
   );
   await app.register(openapiGlue, {
-    specification: spec,
+    specification: withPathParameters(spec),
     operationResolver(operationId: string, method: string, openapiPath: string) {
       const handler = handlers[operationId];
       if (!handler) throw new Error(`No handler for operation ${operationId}`);
@@ -165,28 +211,24 @@ export async function registerOperations(app: FastifyInstance, handlers: Handler
       const hasJsonBody = Boolean(
         (operation.requestBody as { content?: Record<string, unknown> } | undefined)?.content?.['application/json'],
       );
-      const queryNames = new Set(
-        (
-          [
-            ...((spec.paths[openapiPath]?.parameters ?? []) as unknown[]),
-            ...((operation.parameters ?? []) as unknown[]),
-          ] as {
-            $ref?: string;
-            in?: string;
-            name?: string;
-          }[]
-        )
-          .map((p) => (p.$ref ? (spec.components.parameters?.[p.$ref.split('/').pop()!] as typeof p) : p))
-          .filter((p) => p?.in === 'query')
-          .map((p) => p.name!),
-      );
+      const queryParams = (
+        [
+          ...((spec.paths[openapiPath]?.parameters ?? []) as unknown[]),
+          ...((operation.parameters ?? []) as unknown[]),
+        ] as QueryParam[]
+      )
+        .map((p) => (p.$ref ? (spec.components.parameters?.[p.$ref.split('/').pop()!] as QueryParam) : p))
+        .filter((p) => p?.in === 'query');
+      const queryNames = new Set(queryParams.map((p) => p.name!));
+      const renderer = rendererOf(operationId, operation, queryParams);
       return {
         handler: withDeadline(handler as RouteOptions['handler'], app.config.requestDeadlineSeconds),
-        config: { operationId } as RouteOptions['config'],
+        config: { operationId, renderer } as RouteOptions['config'],
         onRequest: [
           ...(NO_DATABASE.has(operationId) ? [] : [refuseWhileDatabaseDown]),
           ...(meta.scopes ? [authenticate(meta)] : []),
         ],
+        ...(renderer ? { onSend: renderAnswer } : {}),
         preValidation: async (req: FastifyRequest) => guardInput(req, hasJsonBody, queryNames),
         ...(operation['x-body-limit'] ? { bodyLimit: Number(operation['x-body-limit']) } : {}),
       } as unknown as RouteOptions;

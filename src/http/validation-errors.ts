@@ -53,7 +53,8 @@ function customError(error: AjvError): { code: string; detail: string } | undefi
 
 /**
  * Turns the first ajv failure into DRF's wording and codes. A schema may carry
- * `x-error-detail` ("Invalid scope: {value}") for the messages PostHog words itself; such an error
+ * `x-error-detail` ("Invalid scope: {value}"; `{property}` names a key `additionalProperties` refuses) for the
+ * messages PostHog words itself; such an error
  * names the whole field, not an index inside it.
  */
 export function validationErrorBody(errors: FastifySchemaValidationError[]): ApiError {
@@ -62,7 +63,9 @@ export function validationErrorBody(errors: FastifySchemaValidationError[]): Api
   const custom = error.keyword === 'required' ? undefined : customError(error);
   if (custom) {
     attr = attr?.replace(/(__\d+)+$/, '') ?? null;
-    return ApiError.validation(attr, custom.detail.replace('{value}', String(error.data)), custom.code);
+    const property = String((error.params as { additionalProperty?: unknown }).additionalProperty ?? '');
+    const detail = custom.detail.replace('{value}', String(error.data)).replace('{property}', property);
+    return ApiError.validation(attr, detail, custom.code);
   }
   const p = error.params as Record<string, unknown>;
   switch (error.keyword) {

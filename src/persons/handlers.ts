@@ -4,6 +4,7 @@ import { ApiError } from '../core/errors.js';
 import { isRowId, isUuid } from '../core/ids.js';
 import { pageOf } from '../core/paging.js';
 import { paginated } from '../http/pagination.js';
+import { answerFormat } from '../http/renderers.js';
 import { parsePropertyFilters, type FilterNode } from '../events/filters.js';
 import { deletePersonEvents, deletePersons, personIdsOf, splitPerson } from './queries.js';
 import { findPersons, loadPerson, setPersonProperties, unsetPersonProperty } from './persons.js';
@@ -11,6 +12,12 @@ import { serializePerson } from './serialize.js';
 
 /** PostHog's limit on one bulk deletion. */
 export const BULK_DELETE_LIMIT = 1000;
+
+/**
+ * The most persons one CSV answer holds. PostHog's export takes every matching person up to 300,000
+ * (CSV_EXPORT_LIMIT) from ClickHouse; one answer built in this process's memory stops sooner.
+ */
+export const PERSONS_CSV_LIMIT = 10_000;
 
 /** Only filters on person properties apply to persons (PostHog drops the others here too). */
 function personFiltersOnly(node: FilterNode | undefined): FilterNode | undefined {
@@ -41,7 +48,8 @@ async function setProperties(req: RequestOf<ItemOp>, reply: FastifyReply) {
 export const personHandlers = {
   async persons_list(req) {
     const q = req.query;
-    const page = pageOf(q);
+    // A CSV is PostHog's export of every matching person, not a page.
+    const page = answerFormat(req) === 'csv' ? { limit: PERSONS_CSV_LIMIT, offset: 0 } : pageOf(q);
     const filters = {
       distinctId: q.distinct_id,
       email: q.email,

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { sql } from 'drizzle-orm';
 import { buildTestApp } from '../helpers/app.js';
-import { makeKey, makeTenant } from '../helpers/factories.js';
+import { makeKey, makeMember, makeTenant } from '../helpers/factories.js';
 
 const ctx = await buildTestApp(t);
 const { call, db } = ctx;
@@ -52,6 +52,85 @@ t.test('list filters: type as a comma list, enabled, search', async (t) => {
   t.same((await q({ type: 'transformation,destination' })).length, 3);
   t.same(await q({ type: 'transformation', enabled: false }), ['Beta transform']);
   t.same(await q({ search: 'BETA' }), ['Beta transform']);
+});
+
+t.test('list filters PostHog’s filterset adds: id, created_by, created_at, updated_at; search terms', async (t) => {
+  const list = async (query: Record<string, string | number | boolean>, key = a.key) => {
+    const res = await call('hog_functions_list', { key, params: P, query });
+    t.equal(res.status, 200, JSON.stringify(query));
+    return res.body.results.map((r) => r.name).sort();
+  };
+  const mine = (await call('hog_functions_list', { key: a.key, params: P })).body.results;
+  const alpha = mine.find((f) => f.name === 'Alpha transform')!;
+  const beta = mine.find((f) => f.name === 'Beta transform')!;
+  const member = await makeMember(db, a);
+  const made = await call('hog_functions_create', {
+    key: member.key,
+    params: P,
+    body: { type: 'destination', name: 'Member hook', description: 'Sends a daily digest', hog: "print('x')" },
+  });
+  t.equal(made.status, 201);
+  const foreign = await call('hog_functions_create', {
+    key: b.key,
+    params: { project_id: b.project.id },
+    body: { type: 'destination', name: 'Foreign', hog: "print('x')" },
+  });
+
+  t.same(await list({ id: alpha.id }), ['Alpha transform']);
+  t.same(await list({ id: alpha.id.toUpperCase() }), ['Alpha transform'], 'a uuid in capitals');
+  t.same(await list({ id: foreign.body.id }), [], "another project's function is not found by its id");
+  t.same(await list({ created_by: member.user.id }), ['Member hook']);
+  t.same(await list({ created_by: a.user.id }), ['Alpha transform', 'Beta transform', 'Hook']);
+  t.same(await list({ created_by: b.user.id }), [], "another organization's user made nothing here");
+  t.same(await list({ created_by: 2_000_000_000 }), [], 'an id no user has');
+  t.same(await list({ created_by: a.user.id, type: 'transformation', enabled: true }), ['Alpha transform']);
+
+  // Exact times, to the millisecond answers show; any offset or none (UTC), `T` or a space, as Django reads them.
+  t.same(await list({ created_at: beta.created_at }), ['Beta transform']);
+  const utc = new Date(beta.created_at);
+  const berlin = new Date(utc.getTime() + 2 * 3_600_000).toISOString().replace('Z', '+02:00');
+  t.same(await list({ created_at: berlin }), ['Beta transform'], 'the same instant at +02:00');
+  t.same(await list({ created_at: beta.created_at.replace('T', ' ').replace('Z', '') }), ['Beta transform']);
+  t.same(await list({ created_at: `${beta.created_at.slice(0, -1)}999Z` }), ['Beta transform'], 'µs in that ms');
+  t.same(await list({ created_at: new Date(utc.getTime() + 1).toISOString() }), [], 'a millisecond later');
+  await db.execute(sql`update hog_functions set created_at = '2024-03-05T00:00:00Z' where id = ${alpha.id}`);
+  t.same(await list({ created_at: '2024-03-05' }), ['Alpha transform'], "a date is its midnight's instant");
+  const patched = await call('hog_functions_partial_update', {
+    key: a.key,
+    params: { ...P, id: beta.id },
+    body: { description: 'changed' },
+  });
+  t.not(patched.body.updated_at, beta.updated_at, 'an update moves updated_at');
+  t.same(await list({ updated_at: patched.body.updated_at }), ['Beta transform']);
+  t.same(await list({ updated_at: beta.updated_at }), []);
+
+  // DRF's search: every term in the name or the description; a quoted phrase is one term.
+  t.same(await list({ search: 'transform beta' }), ['Beta transform']);
+  t.same(await list({ search: 'transform,ALPHA' }), ['Alpha transform']);
+  t.same(await list({ search: '"transform beta"' }), [], 'a phrase must appear as written');
+  t.same(await list({ search: '"beta transform"' }), ['Beta transform']);
+  t.same(await list({ search: 'daily hook' }), ['Member hook'], 'a term may match the description');
+  t.same(await list({ search: 'foreign' }), [], "another project's functions are never searched");
+
+  const bad = async (query: Record<string, string>, attr: string, code: string, detail: string) => {
+    const res = await call('hog_functions_list', { key: a.key, params: P, query });
+    t.match(res, { status: 400, body: { type: 'validation_error', attr, code, detail } }, JSON.stringify(query));
+  };
+  await bad({ id: 'nope' }, 'id', 'invalid', 'Enter a valid UUID.');
+  await bad(
+    { created_by: 'me' },
+    'created_by',
+    'invalid_choice',
+    'Select a valid choice. That choice is not one of the available choices.',
+  );
+  await bad({ created_at: 'yesterday' }, 'created_at', 'invalid', 'Enter a valid date/time.');
+  await bad({ updated_at: '2024-02-30T10:00:00Z' }, 'updated_at', 'invalid', 'Enter a valid date/time.');
+  await bad({ created_at: '2024-01-01T25:00:00' }, 'created_at', 'invalid', 'Enter a valid date/time.');
+  t.equal((await call('hog_functions_list', { params: P, query: { id: alpha.id } })).status, 401);
+  const readOnly = await makeKey(db, a.user, ['hog_function:read']);
+  t.same(await list({ id: alpha.id }, readOnly), ['Alpha transform'], 'hog_function:read is enough');
+  const foreignKey = await call('hog_functions_list', { key: b.key, params: P, query: { id: alpha.id } });
+  t.equal(foreignKey.status, 403, "another organization's key does not reach the project");
 });
 
 t.test('secrets: sealed at rest, answered as a marker, kept when omitted or sent back', async (t) => {

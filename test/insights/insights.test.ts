@@ -96,6 +96,7 @@ t.test('list filters', async (t) => {
   t.same(await ids({ search: 'Filter', saved: false }), [i2.id, i3.id]);
   t.same(await ids({ search: 'Filter', favorited: true }), [i1.id]);
   t.same(await ids({ short_id: i3.short_id }), [i3.id]);
+  t.same(await ids({ short_id: `${i3.short_id}-and-more` }), [], 'any text is a short id to match, as PostHog');
   t.same(await ids({ search: 'Filter', created_by: other.user.id }), [i3.id]);
   t.same(await ids({ dashboards: `[${d1.id}]` }), [i2.id, i3.id]);
   t.same(await ids({ dashboards: `[${d1.id},${d2.id}]` }), [i2.id], 'on every dashboard named');
@@ -219,4 +220,89 @@ t.test('tenant walls', async (t) => {
   t.equal(missing.body.attr, 'dashboards');
   const list = json<'insights_list'>(await call('insights_list', { key: b.key, params: { project_id: b.project.id } }));
   t.equal(list.count, 0);
+});
+
+/** RFC 4180 text as rows of cells (quoted cells may hold commas, quotes and line breaks). */
+function csvCells(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted && c === '"' && text[i + 1] === '"') {
+      cell += '"';
+      i++;
+    } else if (c === '"') {
+      quoted = !quoted;
+    } else if (quoted || (c !== ',' && c !== '\r')) {
+      cell += c;
+    } else if (c === ',') {
+      row.push(cell);
+      cell = '';
+    } else {
+      rows.push([...row, cell]);
+      row = [];
+      cell = '';
+      i++; // the \n of the line end
+    }
+  }
+  return rows;
+}
+
+t.test('format=csv: PostHog’s CSV renderer, the whole answer as one row', async (t) => {
+  const made = json<'insights_create'>(
+    await create({ name: 'Views, "daily"', query: trendsQuery(), tags: ['kpi', 'growth'], saved: true }),
+  );
+  const res = await call('insights_retrieve', {
+    key: a.key,
+    params: { ...params, id: made.id },
+    query: { format: 'csv' },
+  });
+  t.equal(res.status, 200);
+  t.equal(res.headers['content-type'], 'text/csv; charset=utf-8');
+  const [header, row, ...rest] = csvCells(res.raw);
+  t.same(rest, [], 'a header and one row');
+  t.same(header, [...header!].sort(), 'columns in sorted order');
+  const cell = (name: string) => row![header!.indexOf(name)];
+  t.equal(cell('name'), 'Views, "daily"', 'quoted, quotes doubled');
+  t.equal(cell('id'), String(made.id));
+  t.equal(cell('query.kind'), 'InsightVizNode', 'nested objects open into dotted columns');
+  t.equal(cell('query.source.series.0.event'), '$pageview', 'lists by index');
+  t.same([cell('tags.0'), cell('tags.1')], ['growth', 'kpi']);
+  t.equal(cell('created_by.email'), a.user.email);
+  t.equal(cell('saved'), 'True', 'booleans as Python writes them');
+  t.equal(cell('favorited'), 'False');
+  t.equal(cell('result'), '', 'null is an empty cell');
+  t.notOk(
+    header!.some((h) => h.startsWith('dashboards')),
+    'an empty list leaves no column',
+  );
+
+  const list = await call('insights_list', {
+    key: a.key,
+    params,
+    query: { format: 'csv', short_id: made.short_id, basic: true },
+  });
+  const [listHeader, listRow, ...more] = csvCells(list.raw);
+  t.same(more, [], 'a page is one row too');
+  const listCell = (name: string) => listRow![listHeader!.indexOf(name)];
+  t.same(
+    [listCell('count'), listCell('next'), listCell('previous'), listCell('results.0.short_id')],
+    ['1', '', '', made.short_id],
+  );
+  const accepted = await call('insights_retrieve', {
+    key: a.key,
+    params: { ...params, id: made.id },
+    headers: { accept: 'text/csv' },
+  });
+  t.equal(accepted.raw, res.raw, 'Accept: text/csv selects it');
+  const walled = await call('insights_retrieve', {
+    key: b.key,
+    params: { project_id: b.project.id, id: made.id },
+    query: { format: 'csv' },
+  });
+  t.match(walled, { status: 404, headers: { 'content-type': /^application\/json/ } }, "another project's: a JSON 404");
+  const bad = await call('insights_list', { key: a.key, params, query: { format: 'txt' } });
+  t.match(bad, { status: 400, body: { code: 'invalid_choice', attr: 'format' } });
 });

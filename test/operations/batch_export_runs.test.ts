@@ -272,6 +272,16 @@ t.test('backfills list and cancel', async (t) => {
   // The same backfills in the same order (a run of the cancelled one may still be settling its counts).
   const ids = (r: { body: { results: { id: string }[] } }) => r.body.results.map((b) => b.id);
   t.same(ids(unknown), ids(list), 'an unknown ordering is the default one');
+  const ordered = async (ordering: string) =>
+    (
+      await call('projects_batch_exports_backfills_list', { key: a.key, params: P, query: { limit: 10, ordering } })
+    ).body.results.map((b) => [b.id, b.start_at] as const);
+  const byStart = await ordered('start_at');
+  const starts = byStart.map(([, start]) => start!);
+  t.equal(new Set(starts).size, 3, 'three backfills, each starting at its own time');
+  t.same(starts, [...starts].sort(), 'a known field orders the page: start_at, earliest first');
+  t.same(await ordered('-start_at'), [...byStart].reverse(), '-start_at, latest first');
+  t.same(await ordered('nope,-start_at'), [...byStart].reverse(), 'unknown terms are skipped for a known one');
   t.ok(list.body.next);
   const rest = await call('projects_batch_exports_backfills_list', {
     key: a.key,

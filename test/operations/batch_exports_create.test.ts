@@ -198,3 +198,34 @@ t.test('batch_exports_create at organization scope', async (t) => {
     t.equal(other.status, 403, 'a non-member is refused');
   });
 });
+
+t.test('a null model, which PostHog’s model field stores, is kept and counts as events', async (t) => {
+  const a = await makeTenant(db);
+  const org = { organization_id: a.organization.id };
+  const http = { type: 'HTTP' as const, config: { url: 'https://example.com/batch/', token: 't' } };
+  const made = await call('batch_exports_create', {
+    key: a.key,
+    params: org,
+    body: body({ model: null, destination: http }),
+  });
+  t.equal(made.status, 201, 'an HTTP export takes it, as it takes only events');
+  t.equal(made.body.model, null, 'answered as stored');
+  const [stored] = await db.select().from(batch_exports).where(eq(batch_exports.id, made.body.id));
+  t.equal(stored!.model, null);
+  const left = await call('batch_exports_create', { key: a.key, params: org, body: body() });
+  t.equal(left.body.model, 'events', 'left out of a create, it is events');
+  const query = await call('batch_exports_partial_update', {
+    key: a.key,
+    params: { ...org, id: left.body.id },
+    body: { model: null, hogql_query: 'SELECT event FROM events' },
+  });
+  t.match(query, { status: 200, body: { model: null } }, 'a HogQL query, for events only, is taken with it');
+  const persons = await call('batch_exports_partial_update', {
+    key: a.key,
+    params: { ...org, id: left.body.id },
+    body: { model: 'persons' },
+  });
+  t.match(persons, { status: 400, body: { attr: 'hogql_query' } }, 'the events-only rules still hold');
+  const bad = await call('batch_exports_create', { key: a.key, params: org, body: body({ model: 'groups' as never }) });
+  t.match(bad, { status: 400, body: { code: 'invalid_choice', attr: 'model' } });
+});

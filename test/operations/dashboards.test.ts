@@ -169,3 +169,67 @@ t.test('dashboards_retrieve', async (t) => {
     );
   });
 });
+
+t.test('format=txt: PostHog’s server-sent event renderer, the same answer as one event', async (t) => {
+  const a = await makeTenant(db);
+  const b = await makeTenant(db);
+  const params = { project_id: a.project.id };
+  const d = await dashboard(a, { name: 'Streamed', description: 'line one\nline two' });
+  /** The one event's data, read as an EventSource client reads it. */
+  const eventData = (raw: string) => {
+    t.match(raw, /^data: [^\n]*\n\n$/, 'one event: a data line (JSON escapes the newlines) and a blank line');
+    return JSON.parse(raw.slice('data: '.length));
+  };
+  const json = await call('dashboards_retrieve', { key: a.key, params: { ...params, id: d.id } });
+  const txt = await call('dashboards_retrieve', {
+    key: a.key,
+    params: { ...params, id: d.id },
+    query: { format: 'txt' },
+  });
+  t.equal(txt.status, 200);
+  t.equal(txt.headers['content-type'], 'text/event-stream; charset=utf-8');
+  t.same(eventData(txt.raw), json.body, 'the data is the JSON answer');
+  const list = await call('dashboards_list', { key: a.key, params, query: { format: 'txt' } });
+  t.match(eventData(list.raw), { count: 1, next: null, previous: null, results: [{ id: d.id, name: 'Streamed' }] });
+  const accepted = await call('dashboards_list', { key: a.key, params, headers: { accept: 'text/event-stream' } });
+  t.equal(accepted.raw, list.raw, 'Accept: text/event-stream selects it');
+  const both = await call('dashboards_list', {
+    key: a.key,
+    params,
+    headers: { accept: 'text/event-stream, application/json' },
+  });
+  t.equal(both.body.count, 1, 'JSON when both are acceptable, as DRF orders its renderers');
+  const created = await call('dashboards_create', {
+    key: a.key,
+    params,
+    query: { format: 'txt' },
+    body: { name: 'New' },
+  });
+  t.equal(created.status, 201);
+  t.match(eventData(created.raw), { name: 'New', tiles: [] }, 'writes render their answer too');
+  const patched = await call('dashboards_partial_update', {
+    key: a.key,
+    params: { ...params, id: d.id },
+    query: { format: 'txt' },
+    body: { name: 'Renamed' },
+  });
+  t.match(eventData(patched.raw), { id: d.id, name: 'Renamed' });
+  const stream = await call('dashboards_stream_tiles_retrieve', {
+    key: a.key,
+    params: { ...params, id: d.id },
+    query: { format: 'json' },
+  });
+  t.match(stream.raw, /^data: \{"type":"metadata"/, 'stream_tiles streams whatever format says');
+  const missing = await call('dashboards_retrieve', {
+    key: b.key,
+    params: { project_id: b.project.id, id: d.id },
+    query: { format: 'txt' },
+  });
+  t.match(
+    missing,
+    { status: 404, headers: { 'content-type': /^application\/json/ }, body: notFound() },
+    'errors stay JSON',
+  );
+  const bad = await call('dashboards_list', { key: a.key, params, query: { format: 'csv' } });
+  t.match(bad, { status: 400, body: { code: 'invalid_choice', attr: 'format' } });
+});

@@ -139,4 +139,21 @@ t.test('members_can_invite', async (t) => {
     'send_email' in res.body || 'combine_pending_invites' in res.body,
     'write-only fields are not answered, as in PostHog',
   );
+  // PostHog's model allows null, and its check (`not members_can_invite`) reads it as false.
+  const nulled = await call('organizations_partial_update', {
+    key: a.key,
+    params: { id: a.organization.id },
+    body: { members_can_invite: null },
+  });
+  t.equal(nulled.status, 200);
+  t.equal(nulled.body.members_can_invite, null, 'null is stored and answered');
+  t.same(
+    (await call('invites_create', { key: member.key, params: org, body: { target_email: email('null') } })).body,
+    denied,
+    'null stops members as false does',
+  );
+  t.equal(
+    (await call('invites_create', { key: admin.key, params: org, body: { target_email: email('admin-null') } })).status,
+    201,
+  );
 });

@@ -166,8 +166,11 @@ t.test('users_partial_update', async (t) => {
       .body,
     {
       type: 'validation_error',
+      code: 'invalid_input',
+      detail: 'Key bogus is not valid as a key for notification settings',
       attr: 'notification_settings',
     },
+    "PostHog's wording, naming the key",
   );
   t.same((await call('users_partial_update', { key: a.key, params: ME, body: { password: 'hunter2hunter2' } })).body, {
     type: 'validation_error',

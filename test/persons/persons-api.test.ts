@@ -299,3 +299,83 @@ t.test('activity: an empty page (persons keep no activity log here)', async (t) 
     404,
   );
 });
+
+t.test('format=csv: PostHog’s paginated CSV renderer, every matching person in one answer', async (t) => {
+  const { tenant, params, alice, bob, carol } = await seeded();
+  const at = (p: { created_at: Date }) => p.created_at.toISOString();
+  // Worked out by hand: every column any person has, sorted, lists and objects opened into dotted columns.
+  const header =
+    'created_at,distinct_ids.0,distinct_ids.1,id,name,' +
+    'properties.age,properties.email,properties.name,properties.plan,uuid';
+  const rows = {
+    carol: `${at(carol)},carol,,${carol.id},carol,,,,,${carol.uuid}`,
+    bob: `${at(bob)},bob,,${bob.id},Bob,25,,Bob,free,${bob.uuid}`,
+    alice: `${at(alice)},alice,${ANON},${alice.id},alice@example.com,31,alice@example.com,,pro,${alice.uuid}`,
+  };
+  const csv = await call('persons_list', { key: tenant.key, params, query: { format: 'csv', limit: 1, offset: 1 } });
+  t.equal(csv.status, 200);
+  t.equal(csv.headers['content-type'], 'text/csv; charset=utf-8');
+  t.equal(
+    csv.raw,
+    `${header}\r\n${rows.carol}\r\n${rows.bob}\r\n${rows.alice}\r\n`,
+    'all three, newest first: a CSV is not a page',
+  );
+  const accepted = await call('persons_list', { key: tenant.key, params, headers: { accept: 'text/csv' } });
+  t.equal(accepted.raw, csv.raw, 'Accept: text/csv selects it too');
+  const preferJson = await call('persons_list', {
+    key: tenant.key,
+    params,
+    headers: { accept: 'text/csv, application/json' },
+  });
+  t.equal(preferJson.body.count, 3, 'JSON first among equally specific types, as DRF negotiates');
+  const filtered = await call('persons_list', { key: tenant.key, params, query: { format: 'csv', search: 'bo' } });
+  t.equal(
+    filtered.raw,
+    `created_at,distinct_ids.0,id,name,properties.age,properties.name,properties.plan,uuid\r\n` +
+      `${at(bob)},bob,${bob.id},Bob,25,Bob,free,${bob.uuid}\r\n`,
+    'filters apply; the columns are those of the rows sent',
+  );
+  const one = await call('persons_retrieve', {
+    key: tenant.key,
+    params: { ...params, id: alice.uuid },
+    query: { format: 'csv' },
+  });
+  t.equal(
+    one.raw,
+    'created_at,distinct_ids.0,distinct_ids.1,id,name,properties.age,properties.email,properties.plan,uuid\r\n' +
+      `${at(alice)},alice,${ANON},${alice.id},alice@example.com,31,alice@example.com,pro,${alice.uuid}\r\n`,
+    'a retrieve is one row',
+  );
+  const split = await call('persons_split_create', {
+    key: tenant.key,
+    params: { ...params, id: carol.id },
+    query: { format: 'csv' },
+  });
+  t.equal(split.status, 201);
+  t.equal(split.raw, 'success\r\nTrue\r\n', 'Python writes true as True');
+  const json404 = await call('persons_retrieve', {
+    key: tenant.key,
+    params: { ...params, id: 999999 },
+    query: { format: 'csv' },
+  });
+  t.match(json404, {
+    status: 404,
+    headers: { 'content-type': /^application\/json/ },
+    body: { type: 'invalid_request' },
+  });
+  const other = await makeTenant(db);
+  const walled = await call('persons_list', {
+    key: other.key,
+    params: { project_id: other.project.id },
+    query: { format: 'csv' },
+  });
+  t.equal(walled.raw, '', "another project's CSV holds none of these persons (no rows, no header)");
+  const foreign = await call('persons_retrieve', {
+    key: other.key,
+    params: { project_id: other.project.id, id: alice.id },
+    query: { format: 'csv' },
+  });
+  t.equal(foreign.status, 404);
+  const bad = await call('persons_list', { key: tenant.key, params, query: { format: 'xml' } });
+  t.match(bad, { status: 400, body: { code: 'invalid_choice', attr: 'format' } });
+});

@@ -3,7 +3,7 @@ import postgres from 'postgres';
 import type { PostgresConfig } from '../destination-config.js';
 import { pgSocket } from '../destination-network.js';
 import { withDeadline } from '../deadline.js';
-import type { ExportColumn, RecordBatch } from '../records.js';
+import { exportModel, type ExportColumn, type RecordBatch } from '../records.js';
 import { NonRetryableError, type DestinationContext, type DestinationWriter } from './types.js';
 
 const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
@@ -97,7 +97,7 @@ export async function postgresWriter({
 }: DestinationContext): Promise<DestinationWriter> {
   const c = exp.destination_config as PostgresConfig;
   const schema: string = c.schema || 'public';
-  const table: string = c.table_name || (exp.model === 'events' ? 'events' : exp.model);
+  const table: string = c.table_name || exportModel(exp);
   const target = `${ident(schema)}.${ident(table)}`;
   const sql = await destinationClient(c, network, { connectTimeoutSeconds: 10, idleTimeoutSeconds: 30 });
   const columns = source.columns;
@@ -108,7 +108,7 @@ export async function postgresWriter({
     const rest = columns.filter((col) => !source.key!.includes(col.name));
     const updates = rest.map((col) => `${ident(col.name)} = excluded.${ident(col.name)}`).join(', ');
     conflict =
-      exp.model !== 'events' && rest.length
+      exportModel(exp) !== 'events' && rest.length
         ? ` on conflict (${keyCols}) do update set ${updates}`
         : ` on conflict (${keyCols}) do nothing`;
   }

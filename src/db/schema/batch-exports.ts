@@ -30,7 +30,8 @@ export const batch_exports = pgTable(
       .notNull()
       .references(() => projects.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
-    model: varchar('model', { length: 64 }).notNull().default('events'),
+    // Nullable as PostHog's: null runs as `events` (batch-exports/records.ts exportModel).
+    model: varchar('model', { length: 64 }).default('events'),
     destination_type: varchar('destination_type', { length: 64 }).notNull(),
     destination_config: jsonb('destination_config').$type<Record<string, unknown>>().notNull().default({}),
     interval: varchar('interval', { length: 64 }).notNull().default('hour'),

@@ -13,7 +13,8 @@ export const organizations = pgTable('organizations', {
   is_member_join_email_enabled: boolean('is_member_join_email_enabled').notNull().default(true),
   enforce_2fa: boolean('enforce_2fa'),
   customer_id: varchar('customer_id', { length: 200 }),
-  members_can_invite: boolean('members_can_invite').notNull().default(true),
+  // Nullable as PostHog's model: null reads as false (members below administrator cannot invite).
+  members_can_invite: boolean('members_can_invite').default(true),
   members_can_use_personal_api_keys: boolean('members_can_use_personal_api_keys').notNull().default(true),
   allow_publicly_shared_resources: boolean('allow_publicly_shared_resources').notNull().default(true),
   // PostHog's defaults: AI data processing neither approved nor refused, Bayesian experiments, and
