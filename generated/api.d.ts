@@ -1053,7 +1053,7 @@ export interface paths {
         };
         /**
          * A publicly shared dashboard or insight
-         * @description Needs no key. A request that accepts `text/html` (a browser) gets a page a person can read: the name, description and date range, each insight drawn as a chart and each text tile rendered as Markdown, as the share's settings say (`whitelabel`, `noHeader`, `legend`, `hideExtraDetails`); its scripts come from this server (`/shared/assets/`) under a strict Content-Security-Policy, and it may be embedded in a frame. Any other request (`application/json`, `*\/*`, no Accept header) gets the shared dashboard (or insight) as JSON, read-only (`effective_privilege_level` 21), with its insights' results (a fresh cached one, else computed). A password-protected share also needs `Authorization: Bearer <shareToken>` (or the cookie the unlock sets), the token `POST /shared/{access_token}` gives for one of its passwords; without one, JSON is a 401 and the page asks for a password.
+         * @description Needs no key. A request that prefers `text/html` to JSON (a browser) gets a page a person can read: the name, description and date range, each insight drawn as a chart and each text tile rendered as Markdown, as the share's settings say (`whitelabel`, `noHeader`, `legend`, `hideExtraDetails`); its scripts come from this server (`/shared/assets/`) under a strict Content-Security-Policy, and it may be embedded in a frame. Any other request (`application/json`, `*\/*`, no Accept header) gets the shared dashboard (or insight) as JSON, read-only (`effective_privilege_level` 21), with its insights' results (a fresh cached one, else computed). A password-protected share also needs `Authorization: Bearer <shareToken>` (or the cookie the unlock sets), the token `POST /shared/{access_token}` gives for one of its passwords; without one, JSON is a 401 and the page asks for a password.
          */
         get: operations["shared_dashboard_retrieve"];
         put?: never;
@@ -11381,10 +11381,28 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description A viewer's date range that is not a date (`attr` names it); a browser is shown a page saying so. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            /** @description No enabled share has this token (a disabled share, a rotated token, a deleted dashboard or insight, an organization that forbids publicly shared resources). A browser (a request that accepts `text/html`) is shown a page saying so. */
+            /** @description A viewer's date range on a share whose settings do not allow one; a browser is shown a page saying so. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description No enabled share has this token (a disabled share, a rotated token, a deleted dashboard or insight, an organization that forbids publicly shared resources). A browser (a request that prefers `text/html`) is shown a page saying so. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11426,7 +11444,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description No enabled share has this token (a disabled share, a rotated token, a deleted dashboard or insight, an organization that forbids publicly shared resources). A browser (a request that accepts `text/html`) is shown a page saying so. */
+            /** @description No enabled share has this token (a disabled share, a rotated token, a deleted dashboard or insight, an organization that forbids publicly shared resources). A browser (a request that prefers `text/html`) is shown a page saying so. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11471,7 +11489,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description No enabled share has this token (a disabled share, a rotated token, a deleted dashboard or insight, an organization that forbids publicly shared resources). A browser (a request that accepts `text/html`) is shown a page saying so. */
+            /** @description No enabled share has this token (a disabled share, a rotated token, a deleted dashboard or insight, an organization that forbids publicly shared resources). A browser (a request that prefers `text/html`) is shown a page saying so. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11513,7 +11531,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description No enabled share has this token (a disabled share, a rotated token, a deleted dashboard or insight, an organization that forbids publicly shared resources). A browser (a request that accepts `text/html`) is shown a page saying so. */
+            /** @description No enabled share has this token (a disabled share, a rotated token, a deleted dashboard or insight, an organization that forbids publicly shared resources). A browser (a request that prefers `text/html`) is shown a page saying so. */
             404: {
                 headers: {
                     [name: string]: unknown;
