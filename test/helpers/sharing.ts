@@ -77,5 +77,4 @@ export async function sharedDashboard(
 }
 
 /** Chromium's Accept header for a page it navigates to. */
-export const BROWSER_ACCEPT =
-  'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
+export const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';

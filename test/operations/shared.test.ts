@@ -5,8 +5,8 @@ import { eq } from 'drizzle-orm';
 import t from 'tap';
 import { dashboards } from '../../src/db/schema/index.js';
 import { buildTestApp } from '../helpers/app.js';
-import { makeTenant } from '../helpers/factories.js';
-import { BROWSER_ACCEPT, pageviews, sharedDashboard } from '../helpers/sharing.js';
+import { makeKey, makeMember, makeTenant } from '../helpers/factories.js';
+import { BROWSER_ACCEPT, pageviews, sharedDashboard, viewsQuery } from '../helpers/sharing.js';
 
 const ctx = await buildTestApp(t);
 const { call, db } = ctx;
@@ -57,12 +57,18 @@ t.test('a shared dashboard as JSON, for scripts', async (t) => {
 
   const ex = await exported(s.token);
   t.equal(ex.status, 200);
-  t.match(ex.body, { type: 'scene', accessToken: s.token, legend: true, noHeader: true, dashboard: { id: s.dashboardId } });
+  t.match(ex.body, {
+    type: 'scene',
+    accessToken: s.token,
+    legend: true,
+    noHeader: true,
+    dashboard: { id: s.dashboardId },
+  });
   t.notOk('whitelabel' in ex.body, 'settings that are off are left out, as PostHog does');
   t.notOk('insight' in ex.body);
   t.same(insightData(ex.body.dashboard), [2, 1, 0]);
   t.same(
-    (ex.body.dashboard.tiles as Tile[]).map((x) => x.text?.body).filter(Boolean),
+    (ex.body.dashboard.tiles as unknown as Tile[]).map((x) => x.text?.body).filter(Boolean),
     ['## Notes\n\nThe **launch** week.'],
     'text tiles as written (the page renders them)',
   );
@@ -88,7 +94,9 @@ t.test('a shared dashboard as a page, for people', async (t) => {
   t.match(html, /<title>Q2 &lt;\/script&gt;&lt;script&gt;alert\(1\)&lt;\/script&gt; &amp; more<\/title>/);
   const scripts = [...html.matchAll(/<script([^>]*)>/g)].map((m) => m[1]!);
   t.ok(
-    scripts.every((attrs) => /src="\/shared\/assets\/[\w.]+\?v=[\w-]+"/.test(attrs) || /type="application\/json"/.test(attrs)),
+    scripts.every(
+      (attrs) => /src="\/shared\/assets\/[\w.]+\?v=[\w-]+"/.test(attrs) || /type="application\/json"/.test(attrs),
+    ),
     `every script is a file of this origin or inert data (${scripts.join(' | ')})`,
   );
   const data = pageData(html);
@@ -203,10 +211,165 @@ t.test("the page's files", async (t) => {
   t.match(res.raw, /Chart\.js v4\.6\.1/, 'the pinned Chart.js');
   const etag = String(res.headers.etag);
   t.match(etag, /^"[\w-]+"$/);
-  const again = await call('shared_assets_retrieve', { params: { file: 'chart.umd.min.js' }, headers: { 'if-none-match': etag } });
+  const again = await call('shared_assets_retrieve', {
+    params: { file: 'chart.umd.min.js' },
+    headers: { 'if-none-match': etag },
+  });
   t.equal(again.status, 304);
-  t.match((await call('shared_assets_retrieve', { params: { file: 'shared.css' } })).headers['content-type'], /^text\/css/);
+  t.match(
+    (await call('shared_assets_retrieve', { params: { file: 'shared.css' } })).headers['content-type'],
+    /^text\/css/,
+  );
   for (const file of ['package.json', '..%2F..%2Fpackage.json', 'chart.js', 'constructor']) {
     t.equal((await ctx.inject({ method: 'GET', url: `/shared/assets/${file}` })).statusCode, 404, file);
   }
+});
+
+t.test('shared insights: /insights/{id}/sharing/ as PostHog, and /shared/<token> for the insight', async (t) => {
+  const params = { project_id: a.project.id };
+  const insight = (
+    await call('insights_create', {
+      key: a.key,
+      params,
+      body: { name: 'Bars', query: viewsQuery('ActionsBar') as never },
+    })
+  ).body;
+  const p = { ...params, insight_id: insight.id };
+  const unsaved = await call('insights_sharing_list', { key: a.key, params: p });
+  t.match(unsaved.body, { created_at: null, enabled: false, password_required: false, share_passwords: [] });
+  const saved = await call('insights_sharing_partial_update', {
+    key: a.key,
+    params: p,
+    body: { enabled: true, settings: { legend: true, allowDateRangeChange: true } },
+  });
+  t.equal(saved.status, 200);
+  t.same(saved.body.settings, { legend: true, allowDateRangeChange: true });
+  const token = saved.body.access_token;
+
+  const plain = await asJson(token);
+  t.match(plain.body, { id: insight.id, name: 'Bars', effective_privilege_level: 21 });
+  t.same((plain.body as any).result[0].data, [2, 1, 0]);
+  const ex = (await exported(token, { date_from: '2024-05-03', date_to: '2024-05-03' })).body;
+  t.match(ex, { type: 'scene', accessToken: token, legend: true, insight: { id: insight.id } });
+  t.notOk('dashboard' in ex);
+  t.same((ex.insight.result as any)[0].data, [0], "over the viewer's range");
+  t.match(pageData((await asPage(token)).raw), { insight: { name: 'Bars' } });
+
+  const rotated = (await call('insights_sharing_refresh_create', { key: a.key, params: p })).body.access_token;
+  t.not(rotated, token);
+  t.equal((await exported(token)).status, 404, 'the old token is dead');
+  t.equal((await exported(rotated)).status, 200);
+  await call('insights_partial_update', { key: a.key, params: { ...params, id: insight.id }, body: { deleted: true } });
+  t.equal((await exported(rotated)).status, 404, 'a deleted insight is not shown');
+  t.equal((await asPage(rotated)).status, 404);
+
+  t.test('rights and walls', async (t) => {
+    const other = (
+      await call('insights_create', { key: b.key, params: { project_id: b.project.id }, body: { name: 'B' } })
+    ).body;
+    const onMine = { project_id: a.project.id, insight_id: other.id };
+    t.match((await call('insights_sharing_list', { key: a.key, params: onMine })).body, {
+      code: 'not_found',
+      detail: 'Insight not found.',
+    });
+    t.equal(
+      (await call('insights_sharing_partial_update', { key: a.key, params: onMine, body: { enabled: true } })).status,
+      404,
+      "another project's insight on my path",
+    );
+    t.equal((await call('insights_sharing_list', { key: b.key, params: p })).status, 403, 'not my organization');
+    const mine = (await call('insights_create', { key: a.key, params, body: { name: 'Mine' } })).body;
+    const mp = { ...params, insight_id: mine.id };
+    const reader = await makeKey(db, a.user, ['sharing_configuration:read']);
+    t.equal((await call('insights_sharing_list', { key: reader, params: mp })).status, 200);
+    t.equal(
+      (await call('insights_sharing_partial_update', { key: reader, params: mp, body: { enabled: true } })).status,
+      403,
+    );
+    t.equal((await call('insights_sharing_list', { params: mp })).status, 401);
+    // On a dashboard restricted to collaborators, only those who may edit it may share the insight.
+    const locked = (
+      await call('dashboards_create', { key: a.key, params, body: { name: 'Locked', restriction_level: 37 } })
+    ).body;
+    await call('insights_partial_update', {
+      key: a.key,
+      params: { ...params, id: mine.id },
+      body: { dashboards: [locked.id] },
+    });
+    const member = await makeMember(db, a, 1);
+    t.match(
+      (await call('insights_sharing_partial_update', { key: member.key, params: mp, body: { enabled: true } })).body,
+      {
+        code: 'permission_denied',
+        detail: "You don't have edit permissions for this insight.",
+      },
+    );
+    t.match(
+      (await call('insights_sharing_list', { key: a.key, params: mp })).body,
+      { enabled: false },
+      'nothing changed',
+    );
+  });
+});
+
+t.test('a password-protected insight share: the page asks, the unlock opens it', async (t) => {
+  const params = { project_id: a.project.id };
+  const insight = (
+    await call('insights_create', { key: a.key, params, body: { name: 'Secret views', query: viewsQuery() as never } })
+  ).body;
+  const p = { ...params, insight_id: insight.id };
+  const token = (
+    await call('insights_sharing_partial_update', {
+      key: a.key,
+      params: p,
+      body: { enabled: true, password_required: true },
+    })
+  ).body.access_token;
+  const password = await call('insights_sharing_passwords_create', {
+    key: a.key,
+    params: p,
+    body: { raw_password: 'open sesame' },
+  });
+  t.equal(password.status, 201);
+
+  t.equal((await asJson(token)).status, 401);
+  t.equal((await exported(token)).status, 401);
+  const locked = await asPage(token);
+  t.equal(locked.status, 200, 'the page asks for the password');
+  t.same(pageData(locked.raw), { type: 'unlock', accessToken: token, whitelabel: false });
+  t.notOk(locked.raw.includes('Secret views'), 'and shows nothing else');
+
+  t.equal(
+    (await call('shared_json_create', { params: { access_token: token }, body: { password: 'wrong one' } })).status,
+    401,
+  );
+  const opened = await call('shared_dashboard_create', {
+    params: { access_token: token },
+    body: { password: 'open sesame' },
+  });
+  t.equal(opened.status, 200);
+  const shareToken = opened.body.shareToken;
+  const cookie = String(opened.headers['set-cookie']);
+  t.match(
+    cookie,
+    new RegExp(`^posthog_sharing_token=[^;]+; Path=/shared/${token}; Max-Age=86400; HttpOnly; SameSite=Lax$`),
+  );
+  const withCookie = await call('shared_dashboard_retrieve', {
+    params: { access_token: token },
+    headers: { accept: BROWSER_ACCEPT, cookie: cookie.split(';')[0]! },
+  });
+  const data = pageData(withCookie.raw);
+  t.match(data, { type: 'scene', insight: { name: 'Secret views' }, shareToken }, 'the cookie opens the page');
+  const bearer = await call('shared_json_retrieve', {
+    params: { access_token: token },
+    headers: { authorization: `Bearer ${shareToken}` },
+  });
+  t.same((bearer.body.insight.result as any)[0].data, [2, 1, 0]);
+
+  await call('insights_sharing_passwords_destroy', { key: a.key, params: { ...p, password_id: password.body.id } });
+  const after = await call('shared_dashboard_retrieve', {
+    params: { access_token: token },
+    headers: { accept: BROWSER_ACCEPT, cookie: cookie.split(';')[0]! },
+  });
+  t.equal(pageData(after.raw).type, 'unlock', 'removing the password locks the page again');
 });
