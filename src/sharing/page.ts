@@ -44,6 +44,7 @@ export function sharedPage(title: string, description: string, data: unknown): s
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
+<link rel="icon" href="data:,">
 <meta name="description" content="${escapeHtml(description)}">
 <title>${escapeHtml(title)}</title>
 <link rel="stylesheet" href="${assetUrl('shared.css')}">
@@ -68,6 +69,7 @@ export function errorPage(status: number, detail: string): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
+<link rel="icon" href="data:,">
 <title>${escapeHtml(title)}</title>
 <link rel="stylesheet" href="${assetUrl('shared.css')}">
 </head>

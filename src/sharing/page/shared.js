@@ -59,9 +59,11 @@
     if (data.dateRange) return data.dateRange;
     const filters = data.dashboard?.filters || {};
     if (filters.date_from || filters.date_to) return { date_from: filters.date_from, date_to: filters.date_to };
-    const query = data.insight?.query;
-    const source = query?.source || query;
-    if (source?.dateRange) return source.dateRange;
+    // Without a range of the dashboard's own, each insight shows its own: the first one's is named.
+    for (const insight of insightsOf(data)) {
+      const source = insight.query?.source || insight.query;
+      if (source?.dateRange) return source.dateRange;
+    }
     return { date_from: null, date_to: null };
   }
 
