@@ -112,7 +112,11 @@ export async function buildTestApp(t: Test, overrides: Partial<Config> = {}): Pr
     }),
     ...overrides,
   };
-  const app = await buildApp({ config, database, logger: process.env.TEST_LOG ? { level: process.env.TEST_LOG } : false });
+  const app = await buildApp({
+    config,
+    database,
+    logger: process.env.TEST_LOG ? { level: process.env.TEST_LOG } : false,
+  });
   const closers: (() => Promise<void>)[] = [];
   t.teardown(async () => {
     for (const fn of closers.reverse()) await fn();

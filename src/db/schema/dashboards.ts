@@ -125,9 +125,7 @@ export const sharing_configurations = pgTable(
     // While true, the public link answers only to a holder of one of the active share passwords.
     password_required: boolean('password_required').notNull().default(false),
   },
-  (t) => [
-    check('sharing_configurations_one_target', sql`num_nonnulls(${t.dashboard_id}, ${t.insight_id}) = 1`),
-  ],
+  (t) => [check('sharing_configurations_one_target', sql`num_nonnulls(${t.dashboard_id}, ${t.insight_id}) = 1`)],
 );
 
 /**

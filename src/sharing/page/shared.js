@@ -95,8 +95,9 @@
       PRESETS.map(([value, label]) => el('option', { value, selected: value === range.date_from }, label)),
       el('option', { value: 'custom', selected: !PRESETS.some(([v]) => v === range.date_from) }, 'Custom…'),
     );
-    const from = el('input', { type: 'date', id: 'custom-from', 'aria-label': 'From' });
-    const to = el('input', { type: 'date', id: 'custom-to', 'aria-label': 'To' });
+    const isoDay = (text) => (/^\d{4}-\d{2}-\d{2}/.test(text || '') ? text.slice(0, 10) : null);
+    const from = el('input', { type: 'date', id: 'custom-from', 'aria-label': 'From', value: isoDay(range.date_from) });
+    const to = el('input', { type: 'date', id: 'custom-to', 'aria-label': 'To', value: isoDay(range.date_to) });
     const custom = el('span', { className: 'custom' }, from, ' – ', to);
     const toggle = () => custom.classList.toggle('hidden', select.value !== 'custom');
     select.addEventListener('change', toggle);
