@@ -278,6 +278,26 @@ t.test('shared insights: /insights/{id}/sharing/ as PostHog, and /shared/<token>
       "another project's insight on my path",
     );
     t.equal((await call('insights_sharing_list', { key: b.key, params: p })).status, 403, 'not my organization');
+    // Their insight's share with a password: my path cannot add to it nor remove it.
+    const theirs = { project_id: b.project.id, insight_id: other.id };
+    await call('insights_sharing_partial_update', { key: b.key, params: theirs, body: { password_required: true } });
+    const theirPassword = (
+      await call('insights_sharing_passwords_create', {
+        key: b.key,
+        params: theirs,
+        body: { raw_password: 'theirs!!' },
+      })
+    ).body;
+    t.equal((await call('insights_sharing_passwords_create', { key: a.key, params: onMine, body: {} })).status, 404);
+    const removing = { ...onMine, password_id: theirPassword.id };
+    t.equal((await call('insights_sharing_passwords_destroy', { key: a.key, params: removing })).status, 404);
+    const own = { ...p, password_id: theirPassword.id };
+    t.equal(
+      (await call('insights_sharing_passwords_destroy', { key: a.key, params: own })).status,
+      404,
+      "another share's password on my insight",
+    );
+    t.equal((await call('insights_sharing_list', { key: b.key, params: theirs })).body.share_passwords.length, 1);
     const mine = (await call('insights_create', { key: a.key, params, body: { name: 'Mine' } })).body;
     const mp = { ...params, insight_id: mine.id };
     const reader = await makeKey(db, a.user, ['sharing_configuration:read']);
