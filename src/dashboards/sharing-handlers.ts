@@ -7,7 +7,7 @@ import {
 } from '../sharing/config.js';
 import type { ProjectRequest, SomeHandlers } from '../http/types.js';
 import { viewerOf } from './load.js';
-import { dashboardSharing, dashboardSharingToEdit } from './sharing.js';
+import { dashboardSharing, dashboardSharingToEdit } from '../sharing/targets.js';
 
 const toEdit = (req: ProjectRequest, dashboardId: number, enabling: unknown) =>
   dashboardSharingToEdit(req.server.db, req.tenant, viewerOf(req), dashboardId, enabling);

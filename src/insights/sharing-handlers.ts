@@ -7,7 +7,7 @@ import {
 } from '../sharing/config.js';
 import type { ProjectRequest, SomeHandlers } from '../http/types.js';
 import { viewerOf } from '../dashboards/load.js';
-import { insightSharing, insightSharingToEdit } from './sharing.js';
+import { insightSharing, insightSharingToEdit } from '../sharing/targets.js';
 
 const toEdit = (req: ProjectRequest, insightId: number, enabling: unknown) =>
   insightSharingToEdit(req.server.db, req.tenant, viewerOf(req), insightId, enabling);
