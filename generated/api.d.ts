@@ -959,27 +959,180 @@ export interface paths {
         patch: operations["insights_partial_update"];
         trace?: never;
     };
+    "/api/projects/{project_id}/insights/{insight_id}/sharing/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The insight's id. */
+                insight_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * The insight's sharing configuration
+         * @description One object, as for dashboards. Until sharing is first saved with PATCH, this is an unsaved configuration (`created_at` null, `enabled` false, no passwords) with a fresh token on every call.
+         */
+        get: operations["insights_sharing_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Enable or disable public sharing of an insight
+         * @description Saves the configuration. While enabled, anyone with the token can read the insight, with its result, at `/shared/{access_token}` (a page for people, JSON for scripts), unless `password_required` is on. Needs edit rights on the insight (on a dashboard restricted to collaborators: those of one such dashboard). Enabling is refused (403 "Public sharing is disabled for this organization.") while the organization's `allow_publicly_shared_resources` is false.
+         */
+        patch: operations["insights_sharing_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/insights/{insight_id}/sharing/refresh/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The insight's id. */
+                insight_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the insight's sharing token
+         * @description Gives the configuration a new token; the old one stops working at once. Needs edit rights.
+         */
+        post: operations["insights_sharing_refresh_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/insights/{insight_id}/sharing/passwords/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The insight's id. */
+                insight_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a password to a password-protected insight share
+         * @description As for dashboards: needs `password_required` on (otherwise 400) and edit rights; without `raw_password` one is generated; the password is in this answer and never again.
+         */
+        post: operations["insights_sharing_passwords_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/insights/{insight_id}/sharing/passwords/{password_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The insight's id. */
+                insight_id: number;
+                /** @description The password's id. */
+                password_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a password of an insight share
+         * @description The password stops opening the share at once. Needs edit rights. An unknown id, or one of another share, is 404 "Password not found".
+         */
+        delete: operations["insights_sharing_passwords_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/shared/{access_token}": {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @description The token of an enabled sharing configuration (a `.json` suffix is accepted). */
+                /** @description The token of an enabled sharing configuration (of a dashboard or an insight). */
                 access_token: string;
             };
             cookie?: never;
         };
         /**
-         * A publicly shared dashboard
-         * @description Needs no key. Answers the dashboard, read-only (`effective_privilege_level` 21), while its sharing is enabled, the token is current and the organization allows publicly shared resources; otherwise 404. A password-protected share also needs `Authorization: Bearer <shareToken>`, the token `POST /shared/{access_token}` gives for one of its passwords; without a valid one it is a 401.
+         * A publicly shared dashboard or insight
+         * @description Needs no key. A request that prefers `text/html` to JSON (a browser) gets a page a person can read: the name, description and date range, each insight drawn as a chart and each text tile rendered as Markdown, as the share's settings say (`whitelabel`, `noHeader`, `legend`, `hideExtraDetails`); its scripts come from this server (`/shared/assets/`) under a strict Content-Security-Policy, and it may be embedded in a frame. Any other request (`application/json`, `*\/*`, no Accept header) gets the shared dashboard (or insight) as JSON, read-only (`effective_privilege_level` 21), with its insights' results (a fresh cached one, else computed). A password-protected share also needs `Authorization: Bearer <shareToken>` (or the cookie the unlock sets), the token `POST /shared/{access_token}` gives for one of its passwords; without one, JSON is a 401 and the page asks for a password.
          */
         get: operations["shared_dashboard_retrieve"];
         put?: never;
         /**
-         * Unlock a password-protected shared dashboard
-         * @description Needs no key. As PostHog's share page does, checks `password` against the share's active passwords and answers `{"shareToken"}`, valid for 24 hours, to send as `Authorization: Bearer` with `GET /shared/{access_token}`. The token stops working when its password is removed or the share's token is rotated. A wrong password is a 401 "Incorrect password". On a share without password protection this answers the dashboard, like the GET.
+         * Unlock a password-protected share
+         * @description Needs no key. As PostHog's share page does, checks `password` against the share's active passwords and answers `{"shareToken"}`, valid for 24 hours, to send as `Authorization: Bearer` with `GET /shared/{access_token}`; the same token is set as an HTTP-only cookie for this share's path, so the page opens on a reload. The token stops working when its password is removed or the share's token is rotated. A wrong password is a 401 "Incorrect password". On a share without password protection this answers the dashboard (or insight), like the GET.
          */
         post: operations["shared_dashboard_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/shared/{access_token}.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token of an enabled sharing configuration (of a dashboard or an insight). */
+                access_token: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A shared dashboard or insight, as PostHog's exporter reads it
+         * @description Needs no key. PostHog's `/shared/<token>.json`: `{type, accessToken, dashboard | insight, ...}` with the share's display settings as flags. The same rules as `GET /shared/{access_token}`: 404 unless the share is enabled, 401 without a share token for a password-protected share, the viewer's date range only when the settings allow it.
+         */
+        get: operations["shared_json_retrieve"];
+        put?: never;
+        /**
+         * Unlock a password-protected share (JSON form)
+         * @description As `POST /shared/{access_token}`: `{"shareToken"}` for a correct password of a password-protected share; the shared resource for a share without password protection.
+         */
+        post: operations["shared_json_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/shared/assets/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The shared page's scripts and styles
+         * @description The page's own script and style sheet and the libraries it draws with (Chart.js, marked, DOMPurify, from the installed packages), served from this server so that no page needs a CDN. Cached for a day, with an ETag (`If-None-Match` gives 304). Any other name is a 404.
+         */
+        get: operations["shared_assets_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -4774,6 +4927,112 @@ export interface paths {
         patch: operations["environments_insights_partial_update"];
         trace?: never;
     };
+    "/api/environments/{project_id}/insights/{insight_id}/sharing/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The insight's id. */
+                insight_id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * The insight's sharing configuration (environment route)
+         * @description The same operation as `insights_sharing_list` (GET `/api/projects/{project_id}/insights/{insight_id}/sharing/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        get: operations["environments_insights_sharing_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Enable or disable public sharing of an insight (environment route)
+         * @description The same operation as `insights_sharing_partial_update` (PATCH `/api/projects/{project_id}/insights/{insight_id}/sharing/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        patch: operations["environments_insights_sharing_partial_update"];
+        trace?: never;
+    };
+    "/api/environments/{project_id}/insights/{insight_id}/sharing/refresh/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The insight's id. */
+                insight_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the insight's sharing token (environment route)
+         * @description The same operation as `insights_sharing_refresh_create` (POST `/api/projects/{project_id}/insights/{insight_id}/sharing/refresh/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_insights_sharing_refresh_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/insights/{insight_id}/sharing/passwords/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The insight's id. */
+                insight_id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a password to a password-protected insight share (environment route)
+         * @description The same operation as `insights_sharing_passwords_create` (POST `/api/projects/{project_id}/insights/{insight_id}/sharing/passwords/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        post: operations["environments_insights_sharing_passwords_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/insights/{insight_id}/sharing/passwords/{password_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The insight's id. */
+                insight_id: number;
+                /** @description The password's id. */
+                password_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a password of an insight share (environment route)
+         * @description The same operation as `insights_sharing_passwords_destroy` (DELETE `/api/projects/{project_id}/insights/{insight_id}/sharing/passwords/{password_id}/`), under PostHog's environment route: the same parameters, scope and answers.
+         */
+        delete: operations["environments_insights_sharing_passwords_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/environments/{project_id}/hog_functions/": {
         parameters: {
             query?: never;
@@ -7180,7 +7439,7 @@ export interface components {
             /** Format: uuid */
             user_uuid: string;
         };
-        /** @description Display options of the shared page (PostHog's SharingConfigurationSettings): `whitelabel`, `noHeader`, `showInspector`, `legend`, `detailed`, `hideExtraDetails`, each a boolean. Unknown keys are dropped and null values left out, as PostHog does. */
+        /** @description Display options of the shared page (PostHog's SharingConfigurationSettings): `whitelabel`, `noHeader`, `showInspector`, `legend`, `detailed`, `hideExtraDetails`, each a boolean, and ours, `allowDateRangeChange` (default false): the viewer of the shared page may choose another date range, over which the results are computed. Unknown keys are dropped and null values left out, as PostHog does. */
         SharingSettings: {
             [key: string]: unknown;
         } | null;
@@ -7344,6 +7603,31 @@ export interface components {
         SharedUnlock: {
             /** @description Send as `Authorization: Bearer <shareToken>` to read the share; valid for 24 hours. */
             shareToken: string;
+        };
+        /** @description PostHog's exported data of a share: what its share page draws. The flags are present (and true) only when the share's settings turn them on. */
+        SharedResource: {
+            /**
+             * @description PostHog's page type for a shared resource.
+             * @enum {string}
+             */
+            type: "scene";
+            /** @description The share's token. */
+            accessToken: string;
+            dashboard?: components["schemas"]["Dashboard"];
+            insight?: components["schemas"]["Insight"];
+            whitelabel?: boolean;
+            noHeader?: boolean;
+            legend?: boolean;
+            detailed?: boolean;
+            showInspector?: boolean;
+            hideExtraDetails?: boolean;
+            /** @description Ours (PostHog's issue 12051); the viewer may pick another date range. */
+            allowDateRangeChange?: boolean;
+            /** @description The viewer's date range when one was asked for (`date_from`, `date_to`); the insights' results are computed over it. */
+            dateRange?: {
+                date_from: string | null;
+                date_to: string | null;
+            };
         };
         OrganizationDomain: {
             /** Format: uuid */
@@ -11103,29 +11387,235 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    shared_dashboard_retrieve: {
+    insights_sharing_list: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @description The token of an enabled sharing configuration (a `.json` suffix is accepted). */
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The insight's id. */
+                insight_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sharing configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingConfiguration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    insights_sharing_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The insight's id. */
+                insight_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedSharingConfigurationRequest"];
+            };
+        };
+        responses: {
+            /** @description The saved sharing configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingConfiguration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    insights_sharing_refresh_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The insight's id. */
+                insight_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration with its new token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingConfiguration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    insights_sharing_passwords_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The insight's id. */
+                insight_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SharePasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description The new password, shown once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharePasswordCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    insights_sharing_passwords_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The insight's id. */
+                insight_id: number;
+                /** @description The password's id. */
+                password_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    shared_dashboard_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The start of the date range to show instead of the dashboard's or insight's own (a date, a date-time, `all` or a relative date such as `-30d`, `mStart`). Only when the share's settings have `allowDateRangeChange`; otherwise any value is a 403. Nothing else the viewer sends changes a query. */
+                date_from?: string;
+                /** @description The end of the viewer's date range (as `date_from`; empty or left out is now). */
+                date_to?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The token of an enabled sharing configuration (of a dashboard or an insight). */
                 access_token: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The shared dashboard. */
+            /** @description The page, or the shared dashboard or insight. */
             200: {
+                headers: {
+                    /** @description On the page only; scripts, styles and requests of this origin alone. */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"] | components["schemas"]["Insight"];
+                    "text/html": string;
+                };
+            };
+            /** @description A viewer's date range that is not a date (`attr` names it); a browser is shown a page saying so. */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Dashboard"];
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description A viewer's date range on a share whose settings do not allow one; a browser is shown a page saying so. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description No enabled share has this token (a disabled share, a rotated token, a deleted dashboard or insight, an organization that forbids publicly shared resources). A browser (a request that prefers `text/html`) is shown a page saying so. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -11135,7 +11625,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The token of an enabled sharing configuration (a `.json` suffix is accepted). */
+                /** @description The token of an enabled sharing configuration (of a dashboard or an insight). */
                 access_token: string;
             };
             cookie?: never;
@@ -11146,22 +11636,151 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The share token, or the dashboard of a share without password protection. */
+            /** @description The share token, or the dashboard or insight of a share without password protection. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SharedUnlock"] | components["schemas"]["Dashboard"];
+                    "application/json": components["schemas"]["SharedUnlock"] | components["schemas"]["Dashboard"] | components["schemas"]["Insight"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["Forbidden"];
+            /** @description No enabled share has this token (a disabled share, a rotated token, a deleted dashboard or insight, an organization that forbids publicly shared resources). A browser (a request that prefers `text/html`) is shown a page saying so. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    shared_json_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The start of the date range to show instead of the dashboard's or insight's own (a date, a date-time, `all` or a relative date such as `-30d`, `mStart`). Only when the share's settings have `allowDateRangeChange`; otherwise any value is a 403. Nothing else the viewer sends changes a query. */
+                date_from?: string;
+                /** @description The end of the viewer's date range (as `date_from`; empty or left out is now). */
+                date_to?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The token of an enabled sharing configuration (of a dashboard or an insight). */
+                access_token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The shared resource. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharedResource"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No enabled share has this token (a disabled share, a rotated token, a deleted dashboard or insight, an organization that forbids publicly shared resources). A browser (a request that prefers `text/html`) is shown a page saying so. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    shared_json_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token of an enabled sharing configuration (of a dashboard or an insight). */
+                access_token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SharedUnlockRequest"];
+            };
+        };
+        responses: {
+            /** @description The share token, or the shared resource. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharedUnlock"] | components["schemas"]["SharedResource"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No enabled share has this token (a disabled share, a rotated token, a deleted dashboard or insight, an organization that forbids publicly shared resources). A browser (a request that prefers `text/html`) is shown a page saying so. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    shared_assets_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A file name such as `shared.js`. */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/javascript": string;
+                    "text/css": string;
+                };
+            };
+            /** @description Unchanged since the `If-None-Match` ETag. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["NotFound"];
         };
     };
     domains_list: {
@@ -18792,6 +19411,175 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_insights_sharing_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The insight's id. */
+                insight_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sharing configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingConfiguration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_insights_sharing_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The insight's id. */
+                insight_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedSharingConfigurationRequest"];
+            };
+        };
+        responses: {
+            /** @description The saved sharing configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingConfiguration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_insights_sharing_refresh_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The insight's id. */
+                insight_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration with its new token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharingConfiguration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_insights_sharing_passwords_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The insight's id. */
+                insight_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SharePasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description The new password, shown once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharePasswordCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_insights_sharing_passwords_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project ID of the project you're trying to access. To find the ID of the project, make a call to `GET /api/projects/`. `@current` means the caller's current project. */
+                project_id: components["parameters"]["ProjectId"];
+                /** @description The insight's id. */
+                insight_id: number;
+                /** @description The password's id. */
+                password_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -128,6 +128,11 @@ export interface OperationPaths {
   environments_insights_list: "/api/environments/{project_id}/insights/";
   environments_insights_partial_update: "/api/environments/{project_id}/insights/{id}/";
   environments_insights_retrieve: "/api/environments/{project_id}/insights/{id}/";
+  environments_insights_sharing_list: "/api/environments/{project_id}/insights/{insight_id}/sharing/";
+  environments_insights_sharing_partial_update: "/api/environments/{project_id}/insights/{insight_id}/sharing/";
+  environments_insights_sharing_passwords_create: "/api/environments/{project_id}/insights/{insight_id}/sharing/passwords/";
+  environments_insights_sharing_passwords_destroy: "/api/environments/{project_id}/insights/{insight_id}/sharing/passwords/{password_id}/";
+  environments_insights_sharing_refresh_create: "/api/environments/{project_id}/insights/{insight_id}/sharing/refresh/";
   environments_insights_update: "/api/environments/{project_id}/insights/{id}/";
   environments_persons_activity_retrieve: "/api/environments/{project_id}/persons/activity/";
   environments_persons_activity_retrieve_2: "/api/environments/{project_id}/persons/{id}/activity/";
@@ -191,6 +196,11 @@ export interface OperationPaths {
   insights_list: "/api/projects/{project_id}/insights/";
   insights_partial_update: "/api/projects/{project_id}/insights/{id}/";
   insights_retrieve: "/api/projects/{project_id}/insights/{id}/";
+  insights_sharing_list: "/api/projects/{project_id}/insights/{insight_id}/sharing/";
+  insights_sharing_partial_update: "/api/projects/{project_id}/insights/{insight_id}/sharing/";
+  insights_sharing_passwords_create: "/api/projects/{project_id}/insights/{insight_id}/sharing/passwords/";
+  insights_sharing_passwords_destroy: "/api/projects/{project_id}/insights/{insight_id}/sharing/passwords/{password_id}/";
+  insights_sharing_refresh_create: "/api/projects/{project_id}/insights/{insight_id}/sharing/refresh/";
   insights_update: "/api/projects/{project_id}/insights/{id}/";
   invites_bulk_create: "/api/organizations/{organization_id}/invites/bulk/";
   invites_create: "/api/organizations/{organization_id}/invites/";
@@ -334,8 +344,11 @@ export interface OperationPaths {
   query_retrieve: "/api/projects/{project_id}/query/{id}/";
   readyz_retrieve: "/_readyz";
   schema_retrieve: "/api/schema/";
+  shared_assets_retrieve: "/shared/assets/{file}";
   shared_dashboard_create: "/shared/{access_token}";
   shared_dashboard_retrieve: "/shared/{access_token}";
+  shared_json_create: "/shared/{access_token}.json";
+  shared_json_retrieve: "/shared/{access_token}.json";
   signup_create: "/api/signup/{invite_id}/";
   signup_retrieve: "/api/signup/{invite_id}/";
   static_retrieve: "/static/{file}";

@@ -121,7 +121,10 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
   app.addHook('onSend', keepReadingUnreadBody);
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-content-type-options', 'nosniff');
-    reply.header('x-frame-options', 'DENY');
+    // A page that says who may frame it (the shared pages, which may be embedded) says it in its CSP.
+    if (!String(reply.getHeader('content-security-policy') ?? '').includes('frame-ancestors')) {
+      reply.header('x-frame-options', 'DENY');
+    }
     reply.header('referrer-policy', 'same-origin');
     reply.header('x-request-id', req.id);
   });

@@ -120,6 +120,10 @@ const UNBUILDABLE: Record<string, string> = {
     "a password can only be added once the dashboard's sharing requires one, which the row does not set up",
   'DELETE /api/projects/{project_id}/dashboards/{dashboard_id}/sharing/passwords/{password_id}/':
     'the row makes no share password to remove (adding one needs sharing set to require passwords)',
+  'POST /api/projects/{project_id}/insights/{insight_id}/sharing/passwords/':
+    "a password can only be added once the insight's sharing requires one (test/operations/shared.test.ts)",
+  'DELETE /api/projects/{project_id}/insights/{insight_id}/sharing/passwords/{password_id}/':
+    'the row makes no share password to remove (test/operations/shared.test.ts removes one across tenants)',
   'POST /api/organizations/{organization_id}/projects/{id}/change_organization/':
     'the body must name another organization the caller belongs to; the row builds bodies from the schema alone',
   'POST /api/organizations/{organization_id}/domains/{id}/scim/token/':

@@ -47,7 +47,7 @@ export async function dashboardExtras(
     sharedAmong(db).execute({ ids }),
     userId === null ? Promise.resolve([]) : privilegesAmong(db).execute({ ids, userId }),
   ]);
-  for (const s of shared) out.get(s.dashboard_id)!.is_shared = true;
+  for (const s of shared) out.get(s.dashboard_id!)!.is_shared = true;
   for (const p of privileges) out.get(p.dashboard_id)!.privilege = p.level;
   return out;
 }

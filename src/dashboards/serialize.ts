@@ -3,7 +3,6 @@ import type { DashboardPermissions } from '../dashboard-access/rules.js';
 import type { Collaborator } from './collaborator-queries.js';
 import type { DashboardRow } from './queries.js';
 import type { TileRow, TileView } from './tile-queries.js';
-import type { SharePasswordWithCreator, SharingRow } from './sharing-queries.js';
 import type { UserBasicRow } from '../users/queries.js';
 import { serializeUserBasic } from '../users/serialize.js';
 
@@ -136,44 +135,5 @@ export function serializeCollaborator({ collaborator, user }: Collaborator): Sch
     added_at: collaborator.added_at.toISOString(),
     updated_at: collaborator.updated_at.toISOString(),
     user_uuid: user.uuid,
-  };
-}
-
-export function serializeSharePassword({
-  password,
-  created_by_email,
-}: SharePasswordWithCreator): Schemas['SharePassword'] {
-  return {
-    id: password.id,
-    created_at: password.created_at.toISOString(),
-    note: password.note,
-    created_by_email: created_by_email ?? 'deleted user',
-    is_active: password.is_active,
-  };
-}
-
-export function serializeSharing(
-  s: SharingRow,
-  passwords: SharePasswordWithCreator[],
-): Schemas['SavedSharingConfiguration'] {
-  return {
-    created_at: s.created_at.toISOString(),
-    enabled: s.enabled,
-    access_token: s.access_token,
-    settings: s.settings,
-    password_required: s.password_required,
-    share_passwords: passwords.map(serializeSharePassword),
-  };
-}
-
-/** A configuration not saved yet: PostHog shows a fresh token and no passwords until the first save. */
-export function unsavedSharing(accessToken: string): Schemas['SharingConfiguration'] {
-  return {
-    created_at: null,
-    enabled: false,
-    access_token: accessToken,
-    settings: null,
-    password_required: false,
-    share_passwords: [],
   };
 }

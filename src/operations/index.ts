@@ -4,6 +4,8 @@ import { dashboardCollaboratorHandlers } from '../dashboards/collaborator-handle
 import { dashboardSharingHandlers } from '../dashboards/sharing-handlers.js';
 import { dashboardHandlers } from '../dashboards/handlers.js';
 import { insightHandlers } from '../insights/handlers.js';
+import { insightSharingHandlers } from '../insights/sharing-handlers.js';
+import { sharedHandlers } from '../sharing/handlers.js';
 import { domainHandlers } from '../domains/handlers.js';
 import { environmentsHandlers } from './environments.js';
 import { eventDefinitionHandlers } from '../definitions/event-handlers.js';
@@ -38,6 +40,8 @@ const own = {
   ...insightHandlers,
   ...dashboardCollaboratorHandlers,
   ...dashboardSharingHandlers,
+  ...insightSharingHandlers,
+  ...sharedHandlers,
   ...domainHandlers,
   ...inviteHandlers,
   ...memberHandlers,

@@ -176,7 +176,7 @@ t.test('dashboard sharing', async (t) => {
     shared.body.tiles.map((tile: any) => tile.text.body),
     ['for everyone'],
   );
-  t.equal((await open(`${token}.json`)).status, 200);
+  t.equal((await call('shared_json_retrieve', { params: { access_token: token } })).status, 200);
   t.same((await open('not-a-token')).body, notFound());
 
   const disabled = await save({ enabled: false });

@@ -193,7 +193,12 @@ t.test('opening a password-protected share', async (t) => {
   const shared = await read(shareToken);
   t.equal(shared.status, 200, 'the share token opens the share');
   t.match(shared.body, { id: d.id, name: 'Shared', effective_privilege_level: 21 });
-  t.equal((await read(shareToken, `${token}.json`)).status, 200);
+  const exported = await call('shared_json_retrieve', {
+    params: { access_token: token },
+    headers: { authorization: `Bearer ${shareToken}` },
+  });
+  t.match(exported.body, { type: 'scene', accessToken: token, dashboard: { id: d.id } }, 'and its .json form');
+  t.equal((await call('shared_json_retrieve', { params: { access_token: token } })).status, 401);
   t.match((await read('garbage')).body, { code: 'authentication_failed' });
   t.match(
     (await read(`${shareToken.slice(0, -4)}AAAA`)).body,

@@ -182,7 +182,7 @@ export const ARTIFACTS: readonly Artifact[] = [
     reason: 'published without its response, so with a default 200; PostHog creates the invites and answers 201',
   },
   {
-    ops: ['dashboards_sharing_list'],
+    ops: ['dashboards_sharing_list', 'insights_sharing_list'],
     gap: /^\/ type must be array$/,
     reason: 'the sharing list is published as an array; PostHog answers one sharing configuration object',
   },
@@ -195,7 +195,7 @@ export const ARTIFACTS: readonly Artifact[] = [
     reason: COMPUTED_AS_STRING,
   },
   {
-    ops: ['dashboards_sharing_refresh_create', 'dashboards_sharing_create'],
+    ops: ['dashboards_sharing_refresh_create', 'dashboards_sharing_create', 'insights_sharing_refresh_create'],
     gap: /^\/share_passwords type must be string$/,
     reason: COMPUTED_AS_STRING,
   },

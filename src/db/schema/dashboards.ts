@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import {
   boolean,
+  check,
   index,
   integer,
   jsonb,
@@ -102,23 +103,30 @@ export const dashboard_collaborators = pgTable(
 );
 
 /**
- * Public sharing, one row per dashboard once first saved. Rotating replaces the token in place, so an
+ * Public sharing, one row per dashboard or insight once first saved. Rotating replaces the token in place, so an
  * old token stops resolving at once.
  */
-export const sharing_configurations = pgTable('sharing_configurations', {
-  id: serial('id').primaryKey(),
-  dashboard_id: integer('dashboard_id')
-    .notNull()
-    .unique()
-    .references(() => dashboards.id, { onDelete: 'cascade' }),
-  access_token: varchar('access_token', { length: 400 }).notNull().unique(),
-  enabled: boolean('enabled').notNull().default(false),
-  created_at: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-  // PostHog's SharingConfigurationSettings (display options of the shared page), validated on write.
-  settings: jsonb('settings').$type<Record<string, unknown>>(),
-  // While true, the public link answers only to a holder of one of the active share passwords.
-  password_required: boolean('password_required').notNull().default(false),
-});
+export const sharing_configurations = pgTable(
+  'sharing_configurations',
+  {
+    id: serial('id').primaryKey(),
+    // What is shared: a dashboard or an insight, exactly one (the check below), each shared at most once.
+    dashboard_id: integer('dashboard_id')
+      .unique()
+      .references(() => dashboards.id, { onDelete: 'cascade' }),
+    insight_id: integer('insight_id')
+      .unique()
+      .references(() => insights.id, { onDelete: 'cascade' }),
+    access_token: varchar('access_token', { length: 400 }).notNull().unique(),
+    enabled: boolean('enabled').notNull().default(false),
+    created_at: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    // PostHog's SharingConfigurationSettings (display options of the shared page), validated on write.
+    settings: jsonb('settings').$type<Record<string, unknown>>(),
+    // While true, the public link answers only to a holder of one of the active share passwords.
+    password_required: boolean('password_required').notNull().default(false),
+  },
+  (t) => [check('sharing_configurations_one_target', sql`num_nonnulls(${t.dashboard_id}, ${t.insight_id}) = 1`)],
+);
 
 /**
  * Passwords of a password-protected share. Only a salted scrypt hash is kept; the raw password is shown

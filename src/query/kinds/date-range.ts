@@ -52,6 +52,14 @@ const AMOUNT: Record<string, [number, string]> = {
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?([zZ]|[+-]\d{2}:?\d{2})?$/;
 
+/** Whether a text is a date a range may start or end at: a date, a date-time, a relative date, or `all`. */
+export function isDateText(text: string): boolean {
+  const value = text.trim();
+  if (value === 'all' || RELATIVE.test(value)) return true;
+  if (ISO_DATE.test(value)) return !Number.isNaN(Date.parse(value));
+  return ISO_TIME.test(value) && !Number.isNaN(Date.parse(value.replace(' ', 'T')));
+}
+
 /** A relative amount (`-7d`) as an interval, for shifting a period (`compare_to`). */
 function shiftOf(text: string, attr: string): SQL {
   const m = RELATIVE.exec(text.trim());

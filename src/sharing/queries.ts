@@ -1,7 +1,8 @@
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import {
   dashboards,
+  insights,
   organizations,
   projects,
   share_passwords,
@@ -9,7 +10,8 @@ import {
   users,
 } from '../db/schema/index.js';
 import { newSharingToken } from '../tokens.js';
-import { dashboardInProject, type DashboardRow } from './queries.js';
+import { dashboardInProject, type DashboardRow } from '../dashboards/queries.js';
+import type { InsightRow } from '../insights/queries.js';
 
 export type SharingRow = typeof sharing_configurations.$inferSelect;
 export type SharePasswordRow = typeof share_passwords.$inferSelect;
@@ -19,32 +21,50 @@ export interface SharePasswordWithCreator {
 }
 export type SharingChange = Partial<Pick<SharingRow, 'enabled' | 'settings' | 'password_required'>>;
 
-export async function getSharing(db: Db, dashboardId: number): Promise<SharingRow | undefined> {
+/** What a sharing configuration shares: one dashboard or one insight. */
+export type SharingTarget = { kind: 'dashboard'; id: number } | { kind: 'insight'; id: number };
+
+const targetColumn = (target: SharingTarget) =>
+  target.kind === 'dashboard' ? sharing_configurations.dashboard_id : sharing_configurations.insight_id;
+const targetValues = (target: SharingTarget) =>
+  target.kind === 'dashboard' ? { dashboard_id: target.id } : { insight_id: target.id };
+
+async function targetInProject(db: Db, projectId: number, target: SharingTarget): Promise<boolean> {
+  if (target.kind === 'dashboard') return dashboardInProject(db, projectId, target.id);
+  const [row] = await db
+    .select({ id: insights.id })
+    .from(insights)
+    .where(and(eq(insights.id, target.id), eq(insights.project_id, projectId)))
+    .limit(1);
+  return row !== undefined;
+}
+
+export async function getSharing(db: Db, target: SharingTarget): Promise<SharingRow | undefined> {
   const [row] = await db
     .select()
     .from(sharing_configurations)
-    .where(eq(sharing_configurations.dashboard_id, dashboardId))
+    .where(eq(targetColumn(target), target.id))
     .limit(1);
   return row;
 }
 
 /**
  * Saves the configuration, creating it with a fresh token on first save; the token never changes here.
- * Undefined when the dashboard is not the project's.
+ * Undefined when the dashboard or insight is not the project's.
  */
 export async function saveSharing(
   db: Db,
   projectId: number,
-  dashboardId: number,
+  target: SharingTarget,
   change: SharingChange,
 ): Promise<SharingRow | undefined> {
-  if (!(await dashboardInProject(db, projectId, dashboardId))) return undefined;
+  if (!(await targetInProject(db, projectId, target))) return undefined;
   const set = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined)) as SharingChange;
   const [row] = await db
     .insert(sharing_configurations)
-    .values({ dashboard_id: dashboardId, access_token: newSharingToken(), ...set })
+    .values({ ...targetValues(target), access_token: newSharingToken(), ...set })
     .onConflictDoUpdate({
-      target: sharing_configurations.dashboard_id,
+      target: targetColumn(target),
       set: Object.keys(set).length ? set : { enabled: sql`${sharing_configurations.enabled}` },
     })
     .returning();
@@ -53,16 +73,16 @@ export async function saveSharing(
 
 /**
  * Gives the configuration a new token (saving it first if needed); the old token resolves no more.
- * Undefined when the dashboard is not the project's.
+ * Undefined when the dashboard or insight is not the project's.
  */
-export async function rotateSharing(db: Db, projectId: number, dashboardId: number): Promise<SharingRow | undefined> {
-  if (!(await dashboardInProject(db, projectId, dashboardId))) return undefined;
+export async function rotateSharing(db: Db, projectId: number, target: SharingTarget): Promise<SharingRow | undefined> {
+  if (!(await targetInProject(db, projectId, target))) return undefined;
   const token = newSharingToken();
   const [row] = await db
     .insert(sharing_configurations)
-    .values({ dashboard_id: dashboardId, access_token: token })
+    .values({ ...targetValues(target), access_token: token })
     .onConflictDoUpdate({
-      target: sharing_configurations.dashboard_id,
+      target: targetColumn(target),
       set: { access_token: token, created_at: sql`now()` },
     })
     .returning();
@@ -122,28 +142,43 @@ export async function deactivatePassword(db: Db, sharingId: number, passwordId: 
   return rows.length > 0;
 }
 
+/** The live dashboard or insight behind an enabled sharing token, with its configuration and project. */
+export type SharedRows = { sharing: SharingRow; organization_id: string; project_id: number; timezone: string } & (
+  | { dashboard: DashboardRow; insight: null }
+  | { dashboard: null; insight: InsightRow }
+);
+
 /**
- * The live dashboard behind an enabled sharing token, with its configuration. Nothing while the
- * dashboard's organization forbids publicly shared resources (PostHog answers its 404 page then).
+ * The live dashboard or insight behind an enabled sharing token. Nothing while the organization forbids
+ * publicly shared resources (PostHog answers its 404 page then), nor for a deleted dashboard or insight.
  */
-export async function sharedDashboard(
-  db: Db,
-  accessToken: string,
-): Promise<{ dashboard: DashboardRow; sharing: SharingRow } | undefined> {
+export async function sharedResource(db: Db, accessToken: string): Promise<SharedRows | undefined> {
   const [row] = await db
-    .select({ dashboard: dashboards, sharing: sharing_configurations })
+    .select({
+      sharing: sharing_configurations,
+      dashboard: dashboards,
+      insight: insights,
+      organization_id: organizations.id,
+      project_id: projects.id,
+      timezone: projects.timezone,
+    })
     .from(sharing_configurations)
-    .innerJoin(dashboards, eq(dashboards.id, sharing_configurations.dashboard_id))
-    .innerJoin(projects, eq(projects.id, dashboards.project_id))
+    .leftJoin(dashboards, and(eq(dashboards.id, sharing_configurations.dashboard_id), eq(dashboards.deleted, false)))
+    .leftJoin(insights, and(eq(insights.id, sharing_configurations.insight_id), eq(insights.deleted, false)))
+    .innerJoin(projects, or(eq(projects.id, dashboards.project_id), eq(projects.id, insights.project_id)))
     .innerJoin(organizations, eq(organizations.id, projects.organization_id))
     .where(
       and(
         eq(sharing_configurations.access_token, accessToken),
         eq(sharing_configurations.enabled, true),
-        eq(dashboards.deleted, false),
         eq(organizations.allow_publicly_shared_resources, true),
       ),
     )
     .limit(1);
-  return row;
+  if (!row) return undefined;
+  const { sharing, organization_id, project_id, timezone } = row;
+  const common = { sharing, organization_id, project_id, timezone };
+  if (row.dashboard) return { ...common, dashboard: row.dashboard, insight: null };
+  if (row.insight) return { ...common, dashboard: null, insight: row.insight };
+  return undefined;
 }

@@ -27,20 +27,3 @@ export async function checkSharePassword(password: string, stored: string): Prom
 export function newSharePassword(): string {
   return randomToken(16);
 }
-
-/** PostHog's SharingConfigurationSettings: known keys only, each a boolean; nulls are dropped. */
-const SETTINGS_KEYS = ['detailed', 'hideExtraDetails', 'legend', 'noHeader', 'showInspector', 'whitelabel'] as const;
-
-export function cleanSharingSettings(
-  value: Record<string, unknown> | null,
-): Record<string, boolean> | null | 'invalid' {
-  if (value === null) return null;
-  const out: Record<string, boolean> = {};
-  for (const key of SETTINGS_KEYS) {
-    const v = value[key];
-    if (v === undefined || v === null) continue;
-    if (typeof v !== 'boolean') return 'invalid';
-    out[key] = v;
-  }
-  return out;
-}
