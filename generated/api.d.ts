@@ -11475,7 +11475,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SharingConfiguration"];
+                    "application/json": components["schemas"]["SavedSharingConfiguration"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -19503,7 +19503,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SharingConfiguration"];
+                    "application/json": components["schemas"]["SavedSharingConfiguration"];
                 };
             };
             400: components["responses"]["BadRequest"];

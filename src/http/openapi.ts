@@ -156,6 +156,22 @@ function withDeadline(handler: RouteOptions['handler'], seconds: number): RouteO
 }
 
 /**
+ * OpenAPI 3.0 writes a nullable reference as `{type: object, nullable: true, allOf: [ref]}`. Serialized alone
+ * fast-json-stringify writes its null, but inside a union (a shared page answers a Dashboard or an Insight)
+ * it picks the branch by validating, and there the `allOf` refuses null. Written as JSON Schema says it,
+ * `anyOf: [ref, null]`, both agree.
+ */
+export function nullableAllOf(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(nullableAllOf);
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) out[k] = nullableAllOf(v);
+  if (out.nullable !== true || !Array.isArray(out.allOf)) return out;
+  const { nullable: _nullable, ...rest } = out;
+  return { anyOf: [rest, { type: 'null' }] };
+}
+
+/**
  * The handler of each operationId (src/operations/index.ts), handed in by the app so that the HTTP layer
  * depends on no resource.
  */
@@ -177,7 +193,7 @@ export async function registerOperations(app: FastifyInstance, handlers: Handler
   );
   // Fastify's default serializer (fast-json-stringify; no shared schemas, the contract's are inlined),
   // compiled once per distinct schema.
-  const serializer = sharedBy((schema) => fastJsonStringify(schema));
+  const serializer = sharedBy((schema) => fastJsonStringify(nullableAllOf(schema) as object));
   app.setSerializerCompiler(({ schema }) => serializer(schema));
   compiledSchemas.set(app, {
     counts: () => ({
