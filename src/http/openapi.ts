@@ -205,9 +205,18 @@ export async function registerOperations(app: FastifyInstance, handlers: Handler
     },
   });
 
-  // These media types appear only in responses (contract, CSV, tile streams); as request bodies they are a 415.
+  // These media types appear only in responses (contract, CSV, tile streams, shared pages and their files); as
+  // request bodies they are a 415.
   app.addContentTypeParser(
-    ['application/vnd.oai.openapi', 'application/vnd.oai.openapi+json', 'text/csv', 'text/event-stream'],
+    [
+      'application/vnd.oai.openapi',
+      'application/vnd.oai.openapi+json',
+      'text/csv',
+      'text/event-stream',
+      'text/html',
+      'application/javascript',
+      'text/css',
+    ],
     (_req, _body, done) =>
       done(
         Object.assign(new Error('Unsupported media type in request.'), {

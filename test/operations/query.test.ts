@@ -396,7 +396,7 @@ t.test('bad queries are 400s in PostHog error shape', async (t) => {
   t.equal(nulValue.status, 400, 'also in values');
   const blank = await hogql('  ');
   t.same([blank.status, blank.body.attr], [400, 'query__query']);
-  const kind = await call('query_create', { key: a.key, params, body: { query: { kind: 'PathsQuery' } } });
+  const kind = await call('query_create', { key: a.key, params, body: { query: { kind: 'WebOverviewQuery' } } });
   t.same([kind.status, kind.body.attr], [400, 'query__kind']);
 });
 
