@@ -35,19 +35,22 @@ const inertJson = (value: unknown) =>
 
 const SCRIPTS = ['chart.umd.min.js', 'marked.umd.js', 'purify.min.js', 'shared.js'];
 
+/** What every page's head holds: no indexing, no icon request, the title and the style sheet. */
+const headOf = (title: string) => `<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<link rel="icon" href="data:,">
+<title>${escapeHtml(title)}</title>
+<link rel="stylesheet" href="${assetUrl('shared.css')}">`;
+
 /** The page of a share; `data` is what `page/shared.js` reads (PostHog's exported data, or an unlock request). */
 export function sharedPage(title: string, description: string, data: unknown): string {
   const scripts = SCRIPTS.map((name) => `<script src="${assetUrl(name)}" defer></script>`).join('\n');
   return `<!doctype html>
 <html lang="en">
 <head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex, nofollow">
-<link rel="icon" href="data:,">
+${headOf(title)}
 <meta name="description" content="${escapeHtml(description)}">
-<title>${escapeHtml(title)}</title>
-<link rel="stylesheet" href="${assetUrl('shared.css')}">
 <script type="application/json" id="shared-data">${inertJson(data)}</script>
 ${scripts}
 </head>
@@ -66,12 +69,7 @@ export function errorPage(status: number, detail: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex, nofollow">
-<link rel="icon" href="data:,">
-<title>${escapeHtml(title)}</title>
-<link rel="stylesheet" href="${assetUrl('shared.css')}">
+${headOf(title)}
 </head>
 <body>
 <main id="app"><section class="notice"><h1>${escapeHtml(title)}</h1><p>${why}</p></section></main>

@@ -7,7 +7,7 @@ import { toText } from '../../hogql/query/types.js';
 import { Timings } from '../timings.js';
 import { isoOf, planRange, type RangePlan, resolveRange } from './date-range.js';
 import { execute, type Executor } from './execute.js';
-import { type Cleaning, PATH_TYPES, type PathType, pathsSql } from './paths-sql.js';
+import { type Cleaning, PATH_TYPES, type PathType, type PathsPlan, pathsSql } from './paths-sql.js';
 import { parseProperties } from './series.js';
 
 type Obj = Record<string, unknown>;
@@ -23,23 +23,13 @@ const MAX_WEIGHT = 2_147_483_647;
 
 const F = 'query__pathsFilter';
 
-export interface PreparedPaths {
+/** A checked PathsQuery: the SQL plan's filter fields, with the range and HogQL not yet resolved for a run. */
+export type PreparedPaths = Omit<PathsPlan, 'teamId' | 'timezone' | 'period' | 'persons' | 'hogql'> & {
   kind: 'PathsQuery';
   query: Obj;
   range: RangePlan;
-  filters?: FilterNode;
-  types: PathType[];
   hogql?: Node;
-  excludeEvents: string[];
-  cleaning: Cleaning[];
-  groupings: string[];
-  startPoint?: string;
-  endPoint?: string;
-  stepLimit: number;
-  edgeLimit: number;
-  minWeight?: number;
-  maxWeight?: number;
-}
+};
 
 function strings(raw: unknown, attr: string): string[] {
   if (raw === null || raw === undefined) return [];
