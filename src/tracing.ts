@@ -1,6 +1,6 @@
 // OpenTelemetry tracing, on when OTEL_EXPORTER_OTLP_ENDPOINT is set: spans of HTTP requests
-// (src/http/tracing.ts), of postgres.js queries (src/db/client.ts) and of jobs, sent over OTLP/HTTP
-// (JSON) to `<endpoint>/v1/traces`. Off, the SDK is never loaded.
+// (src/http/tracing.ts), of postgres.js queries (src/db/client.ts) and of jobs (children of what queued them),
+// sent over OTLP/HTTP (JSON) to `<endpoint>/v1/traces`. Off, the SDK is never loaded.
 import { setTracer } from './core/tracing.js';
 
 export interface TracingSettings {

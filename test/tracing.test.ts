@@ -138,3 +138,59 @@ t.test('a request and its queries arrive as spans of one trace', async (t) => {
   const service = sent.body.resourceSpans[0]!.resource.attributes.find((a) => a.key === 'service.name');
   t.equal(service?.value.stringValue, 'analytics-api-test');
 });
+
+t.test("a destination's delivery is a job span in the trace of the request that captured its event", async (t) => {
+  const database = await createTestDatabase();
+  t.teardown(() => database.drop());
+  const key = `phx_${randomBytes(20).toString('hex')}`;
+  const server = startServer({
+    DATABASE_URL: database.url,
+    BOOTSTRAP_API_KEY: key,
+    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+  });
+  t.teardown(() => void server.child.kill('SIGKILL'));
+  const base = await server.listening;
+  const sink = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(200).end('{}')));
+  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => sink.close());
+  const api = (path: string, body?: unknown) =>
+    fetch(`${base}/api/projects/@current/${path}`, {
+      method: body ? 'POST' : 'GET',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+  const { api_token } = (await (await api('')).json()) as { api_token: string };
+  const created = await api('hog_functions/', {
+    type: 'destination',
+    enabled: true,
+    template_id: 'template-webhook',
+    inputs: { url: { value: `http://127.0.0.1:${(sink.address() as AddressInfo).port}/hook` } },
+  });
+  t.equal(created.status, 201);
+  const { id } = (await created.json()) as { id: string };
+
+  const traceId = randomBytes(16).toString('hex');
+  const captured = await fetch(`${base}/batch/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+    body: JSON.stringify({ api_key: api_token, batch: [{ event: 'signed_up', distinct_id: 'u1', properties: {} }] }),
+  });
+  t.equal(captured.status, 200);
+
+  const job = await until(() =>
+    spans().find((s) => s.traceId === traceId && s.name === 'process hog-function-delivery'),
+  );
+  t.ok(job, "the delivery's span joins the capture request's trace");
+  if (!job) return;
+  t.equal(job.kind, 5, 'a consumer span');
+  t.equal(attr(job, 'hog_function.id'), id);
+  t.equal(attr(job, 'messaging.system'), 'pg-boss');
+  t.equal(attr(job, 'job.attempt'), 1);
+  const request = spans().find((s) => s.traceId === traceId && s.kind === 2);
+  t.ok(request && job.parentSpanId === request.spanId, 'a child of the request that queued it');
+  const statements = await until(() => {
+    const found = spans().filter((s) => s.parentSpanId === job.spanId && s.kind === 3);
+    return found.length ? found : undefined;
+  });
+  t.ok(statements, "the delivery's statements are its children");
+});

@@ -1,4 +1,5 @@
 import { PgBoss } from 'pg-boss';
+import { traceCarrier, type TraceCarrier } from '../core/tracing.js';
 import type { Database } from '../db/client.js';
 import type { RunRow } from './queries.js';
 
@@ -21,6 +22,8 @@ export interface EngineOptions {
 
 export interface RunJob {
   run_id: string;
+  /** The trace of the request or tick that queued the run, when tracing is on. */
+  trace?: TraceCarrier;
 }
 
 /**
@@ -80,8 +83,9 @@ export class JobEngine {
     if (!runs.length) return;
     const boss = await this.boss();
     const now = Date.now();
+    const trace = traceCarrier();
     const jobs = runs.map((run) => ({
-      data: { run_id: run.id } satisfies RunJob,
+      data: { run_id: run.id, ...(trace ? { trace } : {}) } satisfies RunJob,
       singletonKey: run.id,
       ...(run.data_interval_end.getTime() > now ? { startAfter: run.data_interval_end } : {}),
     }));

@@ -71,7 +71,7 @@ export class ExportWorker {
             'messaging.destination.name': RUN_QUEUE,
             'job.id': job.id,
           };
-          await this.track(inSpan(`process ${RUN_QUEUE}`, attributes, () => this.handle(job)));
+          await this.track(inSpan(`process ${RUN_QUEUE}`, attributes, () => this.handle(job), job.data.trace));
         }
       },
     );

@@ -1,6 +1,14 @@
 // Spans for OpenTelemetry, when OTEL_EXPORTER_OTLP_ENDPOINT turns tracing on (src/tracing.ts starts the
 // SDK and sets the tracer here). Off, `tracer` stays undefined and every helper is one comparison.
-import { context, SpanKind, SpanStatusCode, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  SpanKind,
+  SpanStatusCode,
+  type Attributes,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 
 let tracer: Tracer | undefined;
 
@@ -15,10 +23,30 @@ function fail(span: Span, err: unknown): void {
   span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
 }
 
-/** `fn` inside a span of its own, a child of the span active where it is called. */
-export async function inSpan<T>(name: string, attributes: Attributes, fn: () => Promise<T>): Promise<T> {
+/** W3C trace headers of the active span, carried in a job's data so its processing joins the trace. */
+export type TraceCarrier = Record<string, string>;
+
+/** The carrier of the span active here (say, the request that queues a job); undefined when tracing is off. */
+export function traceCarrier(): TraceCarrier | undefined {
+  if (!tracer) return undefined;
+  const carrier: TraceCarrier = {};
+  propagation.inject(context.active(), carrier);
+  return Object.keys(carrier).length ? carrier : undefined;
+}
+
+/**
+ * `fn` inside a span of its own, a child of the span active where it is called, or, for a job, of the span
+ * that queued it (its `carrier`), so a delivery shows in the trace of the request that captured its event.
+ */
+export async function inSpan<T>(
+  name: string,
+  attributes: Attributes,
+  fn: () => Promise<T>,
+  carrier?: TraceCarrier,
+): Promise<T> {
   if (!tracer) return fn();
-  return tracer.startActiveSpan(name, { kind: SpanKind.CONSUMER, attributes }, async (span) => {
+  const parent = carrier ? propagation.extract(context.active(), carrier) : context.active();
+  return tracer.startActiveSpan(name, { kind: SpanKind.CONSUMER, attributes }, parent, async (span) => {
     try {
       return await fn();
     } catch (err) {

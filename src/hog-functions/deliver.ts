@@ -1,5 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { JobWithMetadata, PgBoss } from 'pg-boss';
+import { inSpan } from '../core/tracing.js';
 import type { Db } from '../db/client.js';
 import { hog_function_replays, person_distinct_ids, persons, projects } from '../db/schema/index.js';
 import type { NetworkPolicy } from '../net/index.js';
@@ -127,8 +128,17 @@ export class HogDeliveryWorker {
       async (jobs) =>
         Promise.all(
           jobs.map(async (job) => {
+            const attributes = {
+              'messaging.system': 'pg-boss',
+              'messaging.destination.name': DELIVERY_QUEUE,
+              'job.id': job.id,
+              'job.attempt': job.retryCount + 1,
+              'hog_function.id': job.data.function_id,
+            };
             try {
-              return { id: job.id, status: await deliver(this.db, this.options, job as JobWithMetadata<DeliveryJob>) };
+              const run = () => deliver(this.db, this.options, job as JobWithMetadata<DeliveryJob>);
+              const status = await inSpan(`process ${DELIVERY_QUEUE}`, attributes, run, job.data.trace);
+              return { id: job.id, status };
             } catch (err) {
               this.options.log?.('hog function delivery failed', err);
               return { id: job.id, status: 'failed' as const };

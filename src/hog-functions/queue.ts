@@ -1,4 +1,5 @@
 import type { PgBoss } from 'pg-boss';
+import { traceCarrier, type TraceCarrier } from '../core/tracing.js';
 import type { EventInput } from './globals.js';
 
 /** One job per (destination, event): delivered at least once, attempted 3 times in all. */
@@ -11,6 +12,8 @@ export interface DeliveryJob {
   event: EventInput;
   /** Set when the job comes from a replay, whose progress it counts. */
   replay_id?: string;
+  /** The trace of the request that queued it, when tracing is on. */
+  trace?: TraceCarrier;
 }
 
 const ready = new WeakMap<PgBoss, Promise<void>>();
@@ -41,6 +44,7 @@ export function deliveryQueue(boss: PgBoss, retryDelaySeconds: number): Promise<
 export async function enqueueDeliveries(boss: PgBoss, retryDelaySeconds: number, jobs: DeliveryJob[]) {
   if (!jobs.length) return;
   await deliveryQueue(boss, retryDelaySeconds);
-  const rows = jobs.map((data) => ({ data, group: { id: data.function_id } }));
+  const trace = traceCarrier();
+  const rows = jobs.map((data) => ({ data: trace ? { ...data, trace } : data, group: { id: data.function_id } }));
   for (let i = 0; i < rows.length; i += 500) await boss.insert(DELIVERY_QUEUE, rows.slice(i, i + 500));
 }
