@@ -21,14 +21,13 @@ for (const file of files) {
     console.log(`${file}: ${lines.length} lines (a test file holds at most ${TEST_MAX_LINES}: split it)`);
     bad++;
   }
-  lines
-    .forEach((line, i) => {
-      const columns = [...line.replace(/\r$/, '')].length;
-      if (columns > MAX) {
-        console.log(`${file}:${i + 1}: ${columns} columns (at most ${MAX})`);
-        bad++;
-      }
-    });
+  lines.forEach((line, i) => {
+    const columns = [...line.replace(/\r$/, '')].length;
+    if (columns > MAX) {
+      console.log(`${file}:${i + 1}: ${columns} columns (at most ${MAX})`);
+      bad++;
+    }
+  });
 }
 if (bad) {
   console.log(`${bad} line(s) over ${MAX} columns or test files too long: split the string, SQL, regex or comment`);
