@@ -13,7 +13,6 @@ import { sendJsonText } from '../http/json-text.js';
 import { answerFormat } from '../http/renderers.js';
 import { toCsv } from './csv.js';
 import { expressionList, selectedValues, whereConditions } from './expressions.js';
-import { sqlState } from '../core/sql-state.js';
 import { isUuid, MAX_INT4 } from '../core/ids.js';
 
 const VALUES_WINDOW_MS = 7 * 24 * 3_600_000;
@@ -108,11 +107,6 @@ export const eventHandlers = {
       limit,
       offset,
     };
-    const invalidRegex = (err: unknown): never => {
-      if (sqlState(err) === '2201B')
-        throw ApiError.validation('properties', 'Invalid regular expression in a property filter.');
-      throw err;
-    };
     /** The link to the page after `rows` (one row more than the page), by the page's last event. */
     const nextOf = (rows: { id: number; ts_text: string }[]) => {
       const last = rows[limit - 1];
@@ -125,11 +119,11 @@ export const eventHandlers = {
     };
     if (!csv) {
       // Each event as PostgreSQL wrote it, with its person and parsed elements.
-      const rows = personId === null ? [] : await listEventsJson(db, query).catch(invalidRegex);
+      const rows = personId === null ? [] : await listEventsJson(db, query);
       const results = await presentEventsJson(db, projectId, rows.slice(0, limit), q.include_person === true);
       return sendJsonText(reply, `{"next":${JSON.stringify(nextOf(rows))},"results":[${results.join(',')}]}`);
     }
-    const page = (personId === null ? [] : await listEvents(db, query).catch(invalidRegex)).slice(0, limit);
+    const page = (personId === null ? [] : await listEvents(db, query)).slice(0, limit);
     if (!select.values.length)
       return sendCsv(reply, eventsCsv(await presentEvents(db, projectId, page, q.include_person === true)));
     const records = page.map((r) => Object.fromEntries(select.expressions.map((e, i) => [e, r.selected?.[i]])));

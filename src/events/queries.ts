@@ -6,6 +6,8 @@ import { prepared } from '../db/prepared.js';
 import type { Db } from '../db/client.js';
 import { events, person_distinct_ids, persons } from '../db/schema/index.js';
 import { dateValue } from '../core/dates.js';
+import { ApiError } from '../core/errors.js';
+import { sqlState } from '../core/sql-state.js';
 import { needsPersons, type FilterNode, type Scalar } from './filters.js';
 
 export interface EventRow {
@@ -198,7 +200,8 @@ export async function listEventsJson(db: Db, q: EventQuery): Promise<EventJsonRo
   return (await filteredPage(db, q, jsonColumns)) as unknown as EventJsonRow[];
 }
 
-function filteredPage(db: Db, q: EventQuery, fields: SelectedFields) {
+/** A property filter's regular expression PostgreSQL cannot compile is the caller's 400, not a 500. */
+async function filteredPage(db: Db, q: EventQuery, fields: SelectedFields) {
   const conds: (SQL | undefined)[] = [eq(events.project_id, q.projectId)];
   if (q.event !== undefined) conds.push(eq(events.event, q.event));
   if (q.distinctId !== undefined) conds.push(eq(events.distinct_id, q.distinctId));
@@ -219,11 +222,17 @@ function filteredPage(db: Db, q: EventQuery, fields: SelectedFields) {
   // The listing indexes are `timestamp DESC NULLS LAST, id DESC NULLS LAST`; PostgreSQL only walks them
   // (forwards or backwards) for an ORDER BY that names the same null placement.
   const order = q.ascending ? OLDEST_FIRST : NEWEST_FIRST;
-  return query
-    .where(and(...conds))
-    .orderBy(...order)
-    .limit(q.limit + 1)
-    .offset(q.offset);
+  try {
+    return await query
+      .where(and(...conds))
+      .orderBy(...order)
+      .limit(q.limit + 1)
+      .offset(q.offset);
+  } catch (err) {
+    if (sqlState(err) === '2201B')
+      throw ApiError.validation('properties', 'Invalid regular expression in a property filter.');
+    throw err;
+  }
 }
 
 export async function getEvent(db: Db, projectId: number, uuid: string): Promise<EventRow | undefined> {
