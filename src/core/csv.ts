@@ -5,7 +5,7 @@ export function csvLine(cells: readonly string[]): string {
 }
 
 /** A JSON value as Python's `str()` prints it in a CSV cell: None empty, booleans `True`/`False`. */
-function pythonText(value: unknown): string {
+export function pythonText(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (value === true) return 'True';
   if (value === false) return 'False';
@@ -16,7 +16,7 @@ function pythonText(value: unknown): string {
  * rest_framework_csv's `flatten_item`: objects and lists open into dotted columns (`a.b`, `tags.0`), an
  * empty one leaves no column, anything else is the column itself (the empty name at the top).
  */
-function flatten(value: unknown, prefix: string, out: Map<string, unknown>): void {
+export function flatten(value: unknown, prefix: string, out: Map<string, unknown>): void {
   if (Array.isArray(value)) {
     for (const [i, item] of value.entries()) flatten(item, prefix ? `${prefix}.${i}` : String(i), out);
   } else if (value !== null && typeof value === 'object') {

@@ -1,37 +1,27 @@
-import { csvLine } from '../core/csv.js';
-
-/** A cell's text: lists (and empty objects) as JSON. */
-function cell(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  return typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
-}
+import { csvLine, flatten, pythonText } from '../core/csv.js';
 
 /**
- * Nested objects become dotted columns (`properties.$browser`), as PostHog's CSV renderer makes them; lists
- * stay one JSON column here, where that renderer (core/csv.ts) would open them into `.0`, `.1`, ...
- */
-export function flatten(
-  value: Record<string, unknown>,
-  prefix = '',
-  out: Record<string, unknown> = {},
-): Record<string, unknown> {
-  for (const [k, v] of Object.entries(value)) {
-    const name = prefix ? `${prefix}.${k}` : k;
-    if (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length)
-      flatten(v as Record<string, unknown>, name, out);
-    else out[name] = v;
-  }
-  return out;
-}
-
-/**
- * A header row and one row per record. `leading` columns come first in the given order, every other
- * column any record has follows in byte order.
+ * A header row and one row per record, each value written as PostHog's CSV renderer writes it: nested
+ * objects and lists open into dotted columns (`properties.$browser`, `properties.tags.0`), booleans are
+ * `True`/`False`, null is empty. `leading` columns (and the columns they opened into) come first in the
+ * given order, every other column any record has follows in byte order, as that renderer sorts them.
  */
 export function toCsv(records: Record<string, unknown>[], leading: string[]): string {
-  const flat = records.map((r) => flatten(r));
-  const rest = new Set<string>();
-  for (const r of flat) for (const k of Object.keys(r)) if (!leading.includes(k)) rest.add(k);
-  const header = [...leading, ...[...rest].sort()];
-  return [csvLine(header), ...flat.map((r) => csvLine(header.map((h) => cell(r[h]))))].join('');
+  const flat = records.map((record) => {
+    const cells = new Map<string, unknown>();
+    for (const [name, value] of Object.entries(record)) flatten(value, name, cells);
+    return cells;
+  });
+  const names = new Set<string>();
+  for (const cells of flat) for (const name of cells.keys()) names.add(name);
+  const sorted = [...names].sort();
+  const header: string[] = [];
+  for (const lead of leading) {
+    const opened = sorted.filter((name) => name.startsWith(`${lead}.`) && names.has(name));
+    // A leading column stays, empty, when no record has a value for it.
+    if (names.delete(lead) || !opened.length) header.push(lead);
+    for (const name of opened) if (names.delete(name)) header.push(name);
+  }
+  header.push(...sorted.filter((name) => names.has(name)));
+  return [csvLine(header), ...flat.map((cells) => csvLine(header.map((h) => pythonText(cells.get(h)))))].join('');
 }

@@ -36,6 +36,11 @@ t.test('select and where', async (t) => {
     'upper(event),"concat(distinct_id, \'!\')"\r\nSECOND,u2!\r\nFIRST,u1!\r\n',
     "repeated, as a client generated from PostHog's schema sends them, and any per-event expression",
   );
+  t.equal(
+    await csvOf({ select: ['event', "[distinct_id, 'z']", 'true'] }),
+    `event,"[distinct_id, 'z'].0","[distinct_id, 'z'].1",true\r\nsecond,u2,z,True\r\nfirst,u1,z,True\r\n`,
+    "a list opens into numbered columns in the selected column's place, a boolean is written as Python does",
+  );
   const json = await call('events_list', { key: a.key, params, query: { select: ['event'] } });
   t.same(
     json.body.results.map((e: any) => [e.event, e.distinct_id]),

@@ -192,7 +192,7 @@ t.test('CSV', async (t) => {
       event: 'quote "me"',
       distinct_id: 'a,b',
       timestamp: iso(T0),
-      properties: { note: 'line1\nline2', n: 3, nested: { deep: true } },
+      properties: { note: 'line1\nline2', n: 3, nested: { deep: true }, flag: false, tags: ['x', 'y'], none: [] },
     },
     { event: 'plain', distinct_id: 'c', timestamp: iso(T0 + 1000), properties: { other: 'x' } },
   ]);
@@ -203,11 +203,16 @@ t.test('CSV', async (t) => {
   const lines = res.raw.split('\r\n');
   t.equal(
     lines[0],
-    'id,event,distinct_id,timestamp,elements_chain,person,' +
-      'properties.$ip,properties.n,properties.nested.deep,properties.note,properties.other',
+    'id,event,distinct_id,timestamp,elements_chain,person,properties.$ip,properties.flag,properties.n,' +
+      'properties.nested.deep,properties.note,properties.other,properties.tags.0,properties.tags.1',
+    "PostHog's renderer: lists open into numbered columns, an empty one into none",
   );
-  t.match(lines[1], /^[0-9a-f-]{36},plain,c,2024-06-01T12:00:01\.000Z,,,127\.0\.0\.1,,,,x$/);
-  t.match(res.raw, /,"quote ""me""","a,b",2024-06-01T12:00:00\.000Z,,,127\.0\.0\.1,3,true,"line1\nline2",\r\n$/);
+  t.match(lines[1], /^[0-9a-f-]{36},plain,c,2024-06-01T12:00:01\.000Z,,,127\.0\.0\.1,,,,,x,,$/);
+  t.match(
+    res.raw,
+    /,"quote ""me""","a,b",2024-06-01T12:00:00\.000Z,,,127\.0\.0\.1,False,3,True,"line1\nline2",,x,y\r\n$/,
+    'booleans as Python writes them',
+  );
   const byAccept = await call('events_list', { key: a.key, params, headers: { accept: 'text/csv' } });
   t.equal(byAccept.raw, res.raw, 'Accept: text/csv selects CSV');
   const json = await call('events_list', {
