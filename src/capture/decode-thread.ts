@@ -7,7 +7,7 @@
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { DecodeAnswer, DecodeRequest } from './decode-worker.js';
 import type { RawCapture } from './decode.js';
-import { nextTurn } from './turns.js';
+import { nextTurn } from '../core/turns.js';
 import { ApiError } from '../core/errors.js';
 
 export interface DecoderLimits {

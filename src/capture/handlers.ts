@@ -1,7 +1,7 @@
 import type { SomeHandlers, RequestOf } from '../http/types.js';
 import { ApiError } from '../core/errors.js';
 import { normalizeEvents, readPayload } from './normalize.js';
-import { eachInTurns } from './turns.js';
+import { eachInTurns } from '../core/turns.js';
 import { ingest, projectByToken } from './ingest.js';
 import { ingestThroughHogFunctions } from '../hog-functions/pipeline.js';
 import { ingestedEvents, metricsEnabled } from '../metrics/registry.js';

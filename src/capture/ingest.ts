@@ -2,7 +2,7 @@ import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.js';
 import { events, person_distinct_ids, persons, projects } from '../db/schema/index.js';
 import type { CapturedEvent } from './normalize.js';
-import { eachInTurns, jsonSlicesInTurns, mapInTurns, type JsonSlice } from './turns.js';
+import { eachInTurns, jsonSlicesInTurns, mapInTurns, type JsonSlice } from '../core/turns.js';
 import { changesPerson, linkedIdOf, PersonPlanner, processesPerson, type PersonState } from './persons.js';
 import { knownTaxonomy, type Taxonomy } from './known-taxonomy.js';
 import { rowsOf } from '../db/queries/util.js';

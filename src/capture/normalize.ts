@@ -3,7 +3,7 @@ import { ApiError } from '../core/errors.js';
 import { elementsToChain } from './elements.js';
 import { malformed, noData } from './decode.js';
 import { isUuid } from '../core/ids.js';
-import { mapInTurns } from './turns.js';
+import { mapInTurns } from '../core/turns.js';
 
 /** An event as it will be stored. */
 export interface CapturedEvent {

@@ -1,5 +1,5 @@
 import type { CapturedEvent } from './normalize.js';
-import { eachInTurns } from './turns.js';
+import { eachInTurns } from '../core/turns.js';
 
 export type PropertyType = 'DateTime' | 'String' | 'Numeric' | 'Boolean';
 

@@ -1,3 +1,5 @@
+import { mapInTurns } from './turns.js';
+
 /** One CSV line as Python's csv writer writes it (RFC 4180 quoting; a lone empty field is quoted). */
 export function csvLine(cells: readonly string[]): string {
   if (cells.length === 1 && cells[0] === '') return '""\r\n';
@@ -28,11 +30,12 @@ export function flatten(value: unknown, prefix: string, out: Map<string, unknown
 
 /**
  * rows as PostHog's CSV renderer (rest_framework_csv's CSVRenderer) writes them: a header of every column
- * any row has, sorted, then one line per row. No rows is an empty text, without a header.
+ * any row has, sorted, then one line per row. No rows is an empty text, without a header. Written in turns,
+ * so a list of thousands of rows lets other requests through.
  */
-export function renderCsvRows(rows: readonly unknown[]): string {
+export async function renderCsvRows(rows: readonly unknown[]): Promise<string> {
   if (!rows.length) return '';
-  const flat = rows.map((row) => {
+  const flat = await mapInTurns(rows, (row) => {
     const cells = new Map<string, unknown>();
     flatten(row, '', cells);
     return cells;
@@ -40,7 +43,6 @@ export function renderCsvRows(rows: readonly unknown[]): string {
   const columns = new Set<string>();
   for (const cells of flat) for (const name of cells.keys()) columns.add(name);
   const header = [...columns].sort();
-  const lines = [csvLine(header)];
-  for (const cells of flat) lines.push(csvLine(header.map((name) => pythonText(cells.get(name)))));
-  return lines.join('');
+  const lines = await mapInTurns(flat, (cells) => csvLine(header.map((name) => pythonText(cells.get(name)))));
+  return csvLine(header) + lines.join('');
 }

@@ -125,9 +125,9 @@ export const eventHandlers = {
     }
     const page = (personId === null ? [] : await listEvents(db, query)).slice(0, limit);
     if (!select.values.length)
-      return sendCsv(reply, eventsCsv(await presentEvents(db, projectId, page, q.include_person === true)));
+      return sendCsv(reply, await eventsCsv(await presentEvents(db, projectId, page, q.include_person === true)));
     const records = page.map((r) => Object.fromEntries(select.expressions.map((e, i) => [e, r.selected?.[i]])));
-    return sendCsv(reply, toCsv(records, select.expressions));
+    return sendCsv(reply, await toCsv(records, select.expressions));
   },
 
   async events_retrieve(req, reply) {
@@ -135,7 +135,7 @@ export const eventHandlers = {
     const row = await getEvent(req.server.db, projectId, req.params.id.toLowerCase());
     if (!row) throw ApiError.notFound(`No events exist for event UUID ${req.params.id}`);
     const [event] = await presentEvents(req.server.db, projectId, [row], req.query.include_person === true);
-    if (wantsCsv(req)) return sendCsv(reply, eventsCsv([event!]));
+    if (wantsCsv(req)) return sendCsv(reply, await eventsCsv([event!]));
     return event!;
   },
 
@@ -155,7 +155,7 @@ export const eventHandlers = {
       since: new Date(Date.now() - VALUES_WINDOW_MS),
     });
     const results = names.map((name) => ({ name }));
-    if (wantsCsv(req)) return sendCsv(reply, toCsv(results, ['name']));
+    if (wantsCsv(req)) return sendCsv(reply, await toCsv(results, ['name']));
     return results;
   },
 } satisfies SomeHandlers;

@@ -29,7 +29,7 @@ export function serializeEvent(e: EventRow, person: Schemas['EventPerson'] | nul
 }
 
 /** The CSV form of events: the elements are already in `elements_chain`, so their parsed list is left out. */
-export function eventsCsv(events: Schemas['Event'][]): string {
+export function eventsCsv(events: Schemas['Event'][]): Promise<string> {
   return toCsv(
     events.map(({ elements: _elements, ...rest }) => rest),
     ['id', 'event', 'distinct_id', 'timestamp', 'elements_chain'],

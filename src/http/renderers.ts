@@ -66,7 +66,7 @@ export function answerFormat(req: FastifyRequest): Format {
 }
 
 /** The answer's JSON as the renderer writes it. */
-function render(renderer: Renderer, data: unknown): string {
+async function render(renderer: Renderer, data: unknown): Promise<string> {
   if (renderer === 'event-stream') return `data: ${JSON.stringify(data)}\n\n`;
   if (Array.isArray(data)) return renderCsvRows(data);
   const page = data as { results?: unknown } | null;
@@ -85,7 +85,7 @@ export async function renderAnswer(req: FastifyRequest, reply: FastifyReply, pay
   if (!/^application\/json/i.test(String(reply.getHeader('content-type') ?? ''))) return payload;
   if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
   if (answerFormat(req) === 'json') return payload;
-  const text = render(renderer, JSON.parse(payload.toString()));
+  const text = await render(renderer, JSON.parse(payload.toString()));
   reply.header('content-type', `${RENDERERS[renderer].mediaType}; charset=utf-8`);
   return text;
 }

@@ -6,7 +6,7 @@ import { buildTestApp } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
 import { rows } from '../helpers/fingerprint.js';
 import { capture, personOf, send, storedEvents, type RawEvent } from '../helpers/events.js';
-import { jsonSlicesInTurns, type JsonSlice } from '../../src/capture/turns.js';
+import { jsonSlicesInTurns, type JsonSlice } from '../../src/core/turns.js';
 
 const ctx = await buildTestApp(t);
 const { db } = ctx;
