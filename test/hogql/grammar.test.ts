@@ -204,6 +204,8 @@ const cases: [string, unknown[][]][] = [
     ],
   ],
   ['select count() from events where distinct_id in {ids} and properties.price > {min}', [[4]]],
+  // The server's dates, whatever the day: yesterday is one day before today, and current_date is today.
+  ["select dateDiff('day', yesterday(), today()), current_date() = today(), current_timestamp() <= now()", [[1, 1, 1]]],
 ];
 
 t.test('the grammar PostHog users write, answered from hand-computed rows', async (t) => {

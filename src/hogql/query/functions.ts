@@ -448,7 +448,11 @@ const FUNCTIONS: Record<string, Fn> = {
   tominute: part('minute'),
   todayofweek: part('isodow'),
   now: { arity: [0, 0], run: () => ({ sql: sql`now()`, type: 'DateTime' }) },
+  current_timestamp: { arity: [0, 0], run: () => ({ sql: sql`now()`, type: 'DateTime' }) },
+  // PostHog's mapping leaves these three unaware of the team's zone: ClickHouse answers the server's (UTC) date.
   today: { arity: [0, 0], run: () => ({ sql: sql`(now() at time zone 'UTC')::date`, type: 'Date' }) },
+  current_date: { arity: [0, 0], run: () => ({ sql: sql`(now() at time zone 'UTC')::date`, type: 'Date' }) },
+  yesterday: { arity: [0, 0], run: () => ({ sql: sql`((now() at time zone 'UTC')::date - 1)`, type: 'Date' }) },
   if: {
     arity: [3, 3],
     run([cond, a, b], c, tz) {
