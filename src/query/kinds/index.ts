@@ -5,6 +5,7 @@ import { type PreparedLifecycle, prepareLifecycle, runLifecycle } from './lifecy
 import { type PreparedPaths, preparePaths, runPaths } from './paths.js';
 import { type PreparedRetention, prepareRetention, runRetention } from './retention.js';
 import { type PreparedStickiness, prepareStickiness, runStickiness } from './stickiness.js';
+import { withTestAccountFilters } from './test-accounts.js';
 import { type PreparedTrends, prepareTrends, runTrends } from './trends.js';
 
 /** PostHog's insight query kinds this server computes. */
@@ -23,18 +24,24 @@ export interface InsightNode {
   [field: string]: unknown;
 }
 
-export type PreparedInsight =
+export type PreparedInsight = (
   | PreparedTrends
   | PreparedLifecycle
   | PreparedStickiness
   | PreparedFunnels
   | PreparedRetention
-  | PreparedPaths;
+  | PreparedPaths
+) & { filterTestAccounts?: boolean };
 
 export const isInsightNode = (node: { kind: string }): node is InsightNode => INSIGHT_KINDS.has(node.kind);
 
 /** Checks an insight query for its kind: a bad one throws its 400 here, before anything runs. */
 export async function prepareInsight(node: InsightNode): Promise<PreparedInsight> {
+  const prepared = await prepareKind(node);
+  return node.filterTestAccounts === true ? { ...prepared, filterTestAccounts: true } : prepared;
+}
+
+function prepareKind(node: InsightNode): PreparedInsight | Promise<PreparedInsight> {
   switch (node.kind) {
     case 'TrendsQuery':
       return prepareTrends(node);
@@ -54,7 +61,8 @@ export async function prepareInsight(node: InsightNode): Promise<PreparedInsight
 }
 
 /** Runs a prepared insight query for one project and answers in PostHog's response shape for its kind. */
-export async function runInsight(ex: Executor, teamId: number, prepared: PreparedInsight) {
+export async function runInsight(ex: Executor, teamId: number, query: PreparedInsight) {
+  const prepared = query.filterTestAccounts ? await withTestAccountFilters(ex.engine.db, teamId, query) : query;
   switch (prepared.kind) {
     case 'TrendsQuery':
       return runTrends(ex, teamId, prepared);
