@@ -1,6 +1,7 @@
 import { compileExpr, compileHog, compileTemplate } from '../hog/compile.js';
 import { ApiError } from '../core/errors.js';
-import { filtersExpression } from './filters.js';
+import { compileFilters as compileFilterBytecode } from '../hog/filters.js';
+import type { PropertyFilter } from '../hog/properties.js';
 
 export type Bytecode = unknown[];
 
@@ -42,22 +43,18 @@ export async function compileInputValue(value: unknown, attr: string): Promise<u
   return value;
 }
 
-/** The filters with their `bytecode` (PostHog's compile_filters_bytecode); a bad filter is a 400 on `filters`. */
-export async function compileFilters(filters: Record<string, unknown>): Promise<Record<string, unknown>> {
+/**
+ * The filters with their `bytecode` (PostHog's compile_filters_bytecode), the project's test account filters
+ * included when `filter_test_accounts` is on; a filter that does not compile is a 400 on `filters`.
+ */
+export async function compileFilters(
+  filters: Record<string, unknown>,
+  testAccountFilters: Record<string, unknown>[] = [],
+): Promise<Record<string, unknown>> {
   const { bytecode: _old, bytecode_error: _err, ...rest } = filters;
-  let expr: string;
-  try {
-    expr = filtersExpression(rest);
-  } catch (err) {
-    throw invalid('filters', (err as Error).message);
-  }
-  try {
-    const compiled = await compileExpr(expr);
-    if (compiled.errors.length) throw new Error(compiled.errors[0]?.message);
-    return { ...rest, bytecode: compiled.bytecode };
-  } catch (err) {
-    throw invalid('filters', `Invalid filters: ${(err as Error).message}`);
-  }
+  const compiled = await compileFilterBytecode(rest, { testAccountFilters: testAccountFilters as PropertyFilter[] });
+  if (compiled.bytecode_error) throw invalid('filters', `Invalid filters: ${compiled.bytecode_error}`);
+  return compiled;
 }
 
 /** The masking hash expression's bytecode (PostHog compiles `hash` as a template). */

@@ -2,14 +2,14 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { JobWithMetadata, PgBoss } from 'pg-boss';
 import { inSpan } from '../core/tracing.js';
 import type { Db } from '../db/client.js';
-import { hog_function_replays, person_distinct_ids, persons, projects } from '../db/schema/index.js';
+import { hog_function_replays, projects } from '../db/schema/index.js';
 import type { NetworkPolicy } from '../net/index.js';
 import type { SecretBox } from '../secrets/index.js';
 import { resolveInputs, runHog, type RunResult } from './execute.js';
 import { deliveryFetch } from './fetch.js';
 import { invocationGlobals, type PersonInput } from './globals.js';
 import { openInputs, secretValues } from './inputs.js';
-import { liveFunction } from './queries.js';
+import { liveFunction, personsOf } from './queries.js';
 import { DELIVERY_ATTEMPTS, DELIVERY_QUEUE, deliveryQueue, type DeliveryJob } from './queue.js';
 import { addMetric, expireTelemetry, writeLogs } from './telemetry.js';
 
@@ -21,16 +21,6 @@ export interface DeliveryOptions {
   /** Deliveries of one function running at once, across every worker process. */
   perFunctionConcurrency: number;
   log?: (msg: string, err?: unknown) => void;
-}
-
-async function personOf(db: Db, projectId: number, distinctId: string): Promise<PersonInput | null> {
-  const [row] = await db
-    .select({ uuid: persons.uuid, properties: persons.properties })
-    .from(person_distinct_ids)
-    .innerJoin(persons, eq(persons.id, person_distinct_ids.person_id))
-    .where(and(eq(person_distinct_ids.project_id, projectId), eq(person_distinct_ids.distinct_id, distinctId)))
-    .limit(1);
-  return row ? { id: row.uuid, properties: row.properties } : null;
 }
 
 async function countReplay(db: Db, replayId: string | undefined, ok: boolean) {
@@ -57,7 +47,7 @@ export async function deliver(db: Db, options: DeliveryOptions, job: JobWithMeta
     .select({ id: projects.id, name: projects.name })
     .from(projects)
     .where(eq(projects.id, fn.project_id));
-  const person = await personOf(db, fn.project_id, event.distinct_id);
+  const person = (await personsOf(db, fn.project_id, [event.distinct_id])).get(event.distinct_id) ?? null;
   const globals = invocationGlobals(options.siteUrl, project ?? { id: fn.project_id, name: '' }, event, person, fn);
   const attempt = job.retryCount + 1;
   let run: RunResult;

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import hogvm from '@posthog/hogvm';
+import { matchesFilters as matchFilterBytecode } from '../hog/filters.js';
 import { runHog as run } from '../hog/index.js';
 
 type Json = Record<string, unknown>;
@@ -54,12 +55,15 @@ export function resolveInputs(inputs: Record<string, Json>, globals: Json): Json
   return out;
 }
 
-/** Whether the filters' bytecode matches these filter globals; no bytecode matches everything. */
+/**
+ * Whether the filters' bytecode matches these filter globals (true only for a boolean true, as PostHog);
+ * no bytecode matches everything, filters that failed to compile match nothing.
+ */
 export function matchesFilters(filters: Json, filterGlobals: Json): boolean {
+  if (filters.bytecode_error) return false;
   const bytecode = filters.bytecode;
   if (!Array.isArray(bytecode)) return true;
-  const res = hogvm.exec(bytecode, { globals: filterGlobals, timeout: HOG_TIMEOUT_MS, maxAsyncSteps: 0 });
-  return res.result === true;
+  return matchFilterBytecode(bytecode, filterGlobals, HOG_TIMEOUT_MS).match;
 }
 
 /**

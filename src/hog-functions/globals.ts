@@ -1,4 +1,6 @@
 /** PostHog's invocation globals (HogFunctionInvocationGlobals) and filter globals, built from one event. */
+import { filterGlobals as hogFilterGlobals } from '../hog/filters.js';
+
 type Json = Record<string, unknown>;
 
 export interface EventInput {
@@ -52,16 +54,7 @@ export function invocationGlobals(
   };
 }
 
-/** What filters read (PostHog's convert_to_hog_function_filter_globals). */
+/** What filters read: PostHog's convert_to_hog_function_filter_globals (src/hog builds it as its plugin server). */
 export function filterGlobals(event: EventInput, person: PersonInput | null): Json {
-  return {
-    event: event.event,
-    uuid: event.uuid,
-    distinct_id: event.distinct_id,
-    timestamp: event.timestamp,
-    elements_chain: event.elements_chain,
-    properties: event.properties,
-    person: person ? { id: person.id, properties: person.properties } : { properties: {} },
-    pdi: { distinct_id: event.distinct_id, person_id: person?.id ?? null },
-  };
+  return hogFilterGlobals(event, person);
 }

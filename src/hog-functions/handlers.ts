@@ -14,7 +14,7 @@ import { metricsSeries, metricsTotals } from './metrics.js';
 import { listHogFunctions } from './queries.js';
 import { rearrange } from './rearrange.js';
 import { listReplays, startReplay } from './replay.js';
-import { changeHogFunction, createHogFunction, type HogFunctionBody } from './save.js';
+import { changeHogFunction, createHogFunction, testAccounts, type HogFunctionBody } from './save.js';
 import { serializeHogFunction, serializeHogFunctionMinimal } from './serialize.js';
 import { readLogs } from './telemetry.js';
 import { TEMPLATES, templateById } from './templates/index.js';
@@ -97,7 +97,8 @@ export const hogFunctionHandlers = {
   async hog_functions_invocations_create(req) {
     const stored = req.params.id === 'new' ? undefined : (await pathFunction(req)).fn;
     const box = secretBox(req.server.config);
-    return invoke(box, policyOf(req.server), stored, req.body);
+    const { db } = req.server;
+    return invoke(box, policyOf(req.server), stored, req.body, (f) => testAccounts(db, req.tenant.project_id, f));
   },
 
   async hog_functions_logs_retrieve(req) {

@@ -7,6 +7,7 @@ import { deliveryRetryDelay } from './settings.js';
 import type { PgBoss } from 'pg-boss';
 
 export { HogDeliveryWorker } from './deliver.js';
+export { refreshTestAccountFilters } from './save.js';
 
 /** The destinations' delivery worker of a process that runs workers (server with WORKER on, `npm run worker`). */
 export function createDeliveryWorker(

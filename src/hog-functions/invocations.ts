@@ -26,6 +26,7 @@ export async function invoke(
   policy: NetworkPolicy,
   stored: HogFunctionRow | undefined,
   body: Body,
+  testAccounts: (filters: Json) => Promise<Json[]> = async () => [],
 ): Promise<Invocation> {
   const config = body.configuration ?? {};
   const type = stored?.type ?? config.type ?? 'destination';
@@ -35,7 +36,9 @@ export async function invoke(
   const schema = (config.inputs_schema ?? stored?.inputs_schema ?? []) as Json[];
   const current: StoredInputs = { inputs: stored?.inputs ?? {}, encrypted_inputs: stored?.encrypted_inputs ?? {} };
   const inputs = config.inputs ? await storeInputs(box, schema, config.inputs, current) : current;
-  const filters = config.filters ? await compileFilters(config.filters as Json) : (stored?.filters ?? {});
+  const filters = config.filters
+    ? await compileFilters(config.filters as Json, await testAccounts(config.filters as Json))
+    : (stored?.filters ?? {});
   const globals = { ...body.globals };
   const logs: LogLine[] = [];
   const event = globals.event as EventInput | undefined;

@@ -7,7 +7,7 @@ import { deliveryRetryDelay } from './settings.js';
 import { matchesFilters, resolveInput, resolveInputs, runHog, type LogLine, type RunResult } from './execute.js';
 import { filterGlobals, invocationGlobals, type EventInput } from './globals.js';
 import { openInputs, secretValues } from './inputs.js';
-import { runnableFunctions, type HogFunctionRow } from './queries.js';
+import { personsOf, runnableFunctions, type HogFunctionRow } from './queries.js';
 import { enqueueDeliveries, type DeliveryJob } from './queue.js';
 import { addMetric, passesMask, writeLogs, type MetricName } from './telemetry.js';
 
@@ -157,10 +157,13 @@ async function transform(ctx: PipelineContext, fns: HogFunctionRow[], batch: Pip
 
 async function destinationJobs(ctx: PipelineContext, fns: HogFunctionRow[], batch: PipelineEvent[], tally: Tally) {
   const jobs: DeliveryJob[] = [];
+  // Destinations see the event's person as ingestion has just left it (transformations, as PostHog's, see none).
+  const persons = await personsOf(ctx.db, ctx.project.id, [...new Set(batch.map((e) => e.distinct_id))]);
   for (const fn of fns) {
     for (const e of batch) {
       const input = asInput(e);
-      if (!matchesFilters(fn.filters, filterGlobals(input, null))) {
+      const person = persons.get(e.distinct_id) ?? null;
+      if (!matchesFilters(fn.filters, filterGlobals(input, person))) {
         tally.add(fn, 'filtered');
         continue;
       }
@@ -170,7 +173,7 @@ async function destinationJobs(ctx: PipelineContext, fns: HogFunctionRow[], batc
           ctx.siteUrl,
           { id: ctx.project.id, name: ctx.project.name ?? '' },
           input,
-          null,
+          person,
           fn,
         );
         const hash = String(resolveInput(masking.bytecode, globals));

@@ -1,6 +1,6 @@
 import { and, asc, eq, ilike, inArray, max, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { hog_functions, users } from '../db/schema/index.js';
+import { hog_functions, person_distinct_ids, persons, projects, users } from '../db/schema/index.js';
 import { userBasicColumns, type UserBasicRow } from '../users/queries.js';
 import type { Page } from '../core/paging.js';
 
@@ -146,4 +146,48 @@ export async function liveFunction(db: Db, id: string): Promise<HogFunctionRow |
     .where(and(eq(hog_functions.id, id), eq(hog_functions.enabled, true), eq(hog_functions.deleted, false)))
     .limit(1);
   return row;
+}
+
+/** The project's test account filters (PostHog's `team.test_account_filters`), which filters may include. */
+export async function testAccountFiltersOf(db: Db, projectId: number): Promise<Record<string, unknown>[]> {
+  const [row] = await db
+    .select({ filters: projects.test_account_filters })
+    .from(projects)
+    .where(eq(projects.id, projectId));
+  return row?.filters ?? [];
+}
+
+/** The project's functions whose filters include its test account filters (deleted ones too: they may return). */
+export async function functionsFilteringTestAccounts(db: Db, projectId: number) {
+  return db
+    .select({ id: hog_functions.id, filters: hog_functions.filters })
+    .from(hog_functions)
+    .where(
+      and(
+        eq(hog_functions.project_id, projectId),
+        sql`(${hog_functions.filters} ->> 'filter_test_accounts')::boolean is true`,
+      ),
+    );
+}
+
+export async function setFunctionFilters(db: Db, projectId: number, id: string, filters: Record<string, unknown>) {
+  await db
+    .update(hog_functions)
+    .set({ filters })
+    .where(and(eq(hog_functions.project_id, projectId), eq(hog_functions.id, id)));
+}
+
+/** The persons of these distinct ids in the project, as Hog reads them (`id` is the person's uuid). */
+export async function personsOf(
+  db: Db,
+  projectId: number,
+  distinctIds: string[],
+): Promise<Map<string, { id: string; properties: Record<string, unknown> }>> {
+  if (!distinctIds.length) return new Map();
+  const rows = await db
+    .select({ distinct_id: person_distinct_ids.distinct_id, uuid: persons.uuid, properties: persons.properties })
+    .from(person_distinct_ids)
+    .innerJoin(persons, eq(persons.id, person_distinct_ids.person_id))
+    .where(and(eq(person_distinct_ids.project_id, projectId), inArray(person_distinct_ids.distinct_id, distinctIds)));
+  return new Map(rows.map((r) => [r.distinct_id, { id: r.uuid, properties: r.properties as Record<string, unknown> }]));
 }

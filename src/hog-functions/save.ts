@@ -6,8 +6,11 @@ import type { SecretBox } from '../secrets/index.js';
 import { compileFilters, compileMasking, compileProgram } from './compile.js';
 import { storeInputs } from './inputs.js';
 import {
+  functionsFilteringTestAccounts,
   getHogFunction,
   insertHogFunction,
+  setFunctionFilters,
+  testAccountFiltersOf,
   nextExecutionOrder,
   updateHogFunction,
   type HogFunctionInsert,
@@ -36,7 +39,9 @@ function plainFields(body: HogFunctionBody): Partial<HogFunctionInsert> {
  * against their schema (secrets sealed, kept when omitted), the filters and the masking hash.
  */
 async function compiledFields(
+  db: Db,
   box: SecretBox,
+  projectId: number,
   type: string,
   body: HogFunctionBody,
   current: HogFunctionView['fn'] | undefined,
@@ -56,9 +61,32 @@ async function compiledFields(
     const incoming = body.inputs ?? { ...stored.inputs, ...markers(stored.encrypted_inputs) };
     Object.assign(out, await storeInputs(box, schema, incoming, stored), { inputs_schema: schema });
   }
-  if (body.filters !== undefined) out.filters = await compileFilters(body.filters as Json);
+  if (body.filters !== undefined)
+    out.filters = await compileFilters(body.filters as Json, await testAccounts(db, projectId, body.filters as Json));
   if (body.masking !== undefined) out.masking = body.masking ? await compileMasking(body.masking as Json) : null;
   return out;
+}
+
+/** The project's test account filters, read only when the filters ask for them. */
+export async function testAccounts(db: Db, projectId: number, filters: Json | null | undefined): Promise<Json[]> {
+  return filters?.filter_test_accounts === true ? testAccountFiltersOf(db, projectId) : [];
+}
+
+/**
+ * After the project's test account filters change, the functions that include them are compiled again
+ * (PostHog's refresh_affected_hog_functions), so what runs is what the project now says.
+ */
+export async function refreshTestAccountFilters(db: Db, projectId: number): Promise<void> {
+  const filters = await testAccountFiltersOf(db, projectId);
+  for (const fn of await functionsFilteringTestAccounts(db, projectId)) {
+    const compiled = await compileFilters(fn.filters, filters).catch((err: unknown) => {
+      if (!(err instanceof ApiError)) throw err;
+      // Filters the new list breaks match nothing until fixed, as PostHog keeps the bytecode_error.
+      const { bytecode: _b, ...rest } = fn.filters;
+      return { ...rest, bytecode: null, bytecode_error: err.detail };
+    });
+    await setFunctionFilters(db, projectId, fn.id, compiled);
+  }
 }
 
 const markers = (sealed: Record<string, string>) =>
@@ -89,7 +117,7 @@ export async function createHogFunction(
     hog: filled.hog,
     created_by: userId,
     ...plainFields(body),
-    ...(await compiledFields(box, body.type, filled, undefined)),
+    ...(await compiledFields(db, box, tenant.project_id, body.type, filled, undefined)),
   };
   if (body.type === 'transformation' && body.execution_order == null)
     values.execution_order = await nextExecutionOrder(db, tenant.project_id);
@@ -109,7 +137,7 @@ export async function changeHogFunction(
   const { fn } = current;
   if (body.type != null && body.type !== fn.type)
     throw ApiError.validation('type', 'Cannot modify the type of an existing function');
-  const values = { ...plainFields(body), ...(await compiledFields(box, fn.type, body, fn)) };
+  const values = { ...plainFields(body), ...(await compiledFields(db, box, tenant.project_id, fn.type, body, fn)) };
   await updateHogFunction(db, tenant.project_id, fn.id, values);
   const view = await getHogFunction(db, tenant.project_id, fn.id, true);
   if (!view) throw ApiError.notFound();

@@ -7,6 +7,7 @@ import { pick } from '../core/pick.js';
 import type { OrganizationTenant } from '../core/tenant.js';
 import type { Db } from '../db/client.js';
 import type { ProjectActivityChange } from '../db/schema/index.js';
+import { refreshTestAccountFilters } from '../hog-functions/index.js';
 import {
   deleteProject,
   insertProject,
@@ -92,6 +93,7 @@ export async function changeProject(
   const input = await projectInput(db, body, project.id);
   const row = await updateProject(db, scope.organization_id, project.id, input, userId, changesOf(body, scope.level));
   if (!row) throw ApiError.notFound();
+  if (input.test_account_filters !== undefined) await refreshTestAccountFilters(db, project.id);
   return serializeProject(row, scope.level);
 }
 
