@@ -8,7 +8,7 @@ import type { SecretBox } from '../secrets/index.js';
 import { resolveInputs, runHog, type RunResult } from './execute.js';
 import { deliveryFetch } from './fetch.js';
 import { invocationGlobals, type PersonInput } from './globals.js';
-import { openInputs, secretValues } from './inputs.js';
+import { mappedInputs } from './mappings.js';
 import { liveFunction, personsOf } from './queries.js';
 import { DELIVERY_ATTEMPTS, DELIVERY_QUEUE, deliveryQueue, type DeliveryJob } from './queue.js';
 import { addMetric, expireTelemetry, writeLogs } from './telemetry.js';
@@ -52,11 +52,9 @@ export async function deliver(db: Db, options: DeliveryOptions, job: JobWithMeta
   const attempt = job.retryCount + 1;
   let run: RunResult;
   try {
-    globals.inputs = resolveInputs(openInputs(options.box, fn), globals);
-    run = await runHog(fn.bytecode, globals, {
-      fetch: deliveryFetch(options.policy),
-      secrets: secretValues(options.box, fn),
-    });
+    const { inputs, secrets } = mappedInputs(options.box, fn, job.data.mapping);
+    globals.inputs = resolveInputs(inputs, globals);
+    run = await runHog(fn.bytecode, globals, { fetch: deliveryFetch(options.policy), secrets });
   } catch (err) {
     run = { result: null, error: (err as Error).message, logs: [], retryable: false };
   }

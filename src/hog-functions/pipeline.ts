@@ -7,6 +7,7 @@ import { deliveryRetryDelay } from './settings.js';
 import { matchesFilters, resolveInput, resolveInputs, runHog, type LogLine, type RunResult } from './execute.js';
 import { filterGlobals, invocationGlobals, type EventInput } from './globals.js';
 import { openInputs, secretValues } from './inputs.js';
+import type { StoredMapping } from './mappings.js';
 import { personsOf, runnableFunctions, type HogFunctionRow } from './queries.js';
 import { enqueueDeliveries, type DeliveryJob } from './queue.js';
 import { addMetric, passesMask, writeLogs, type MetricName } from './telemetry.js';
@@ -189,7 +190,16 @@ async function destinationJobs(ctx: PipelineContext, fns: HogFunctionRow[], batc
           continue;
         }
       }
-      jobs.push({ function_id: fn.id, project_id: ctx.project.id, event: input });
+      // PostHog's rule: a function with mappings makes one delivery per mapping whose filters match too.
+      const mappings = Array.isArray(fn.mappings) ? (fn.mappings as unknown as StoredMapping[]) : null;
+      if (!mappings) jobs.push({ function_id: fn.id, project_id: ctx.project.id, event: input });
+      else {
+        for (const [mapping, m] of mappings.entries()) {
+          if (matchesFilters(m.filters, filterGlobals(input, person))) {
+            jobs.push({ function_id: fn.id, project_id: ctx.project.id, event: input, mapping });
+          } else tally.add(fn, 'filtered');
+        }
+      }
     }
   }
   return jobs;

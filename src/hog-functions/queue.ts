@@ -12,6 +12,8 @@ export interface DeliveryJob {
   event: EventInput;
   /** Set when the job comes from a replay, whose progress it counts. */
   replay_id?: string;
+  /** The destination's mapping (its index) whose inputs this delivery uses, for a function with mappings. */
+  mapping?: number;
   /** The trace of the request that queued it, when tracing is on. */
   trace?: TraceCarrier;
 }

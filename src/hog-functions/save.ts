@@ -5,6 +5,7 @@ import type { Db } from '../db/client.js';
 import type { SecretBox } from '../secrets/index.js';
 import { compileFilters, compileMasking, compileProgram } from './compile.js';
 import { storeInputs } from './inputs.js';
+import { compileMappings, type StoredMapping } from './mappings.js';
 import {
   functionsFilteringTestAccounts,
   getHogFunction,
@@ -49,7 +50,13 @@ async function compiledFields(
   const out: Partial<HogFunctionInsert> = {};
   if (body.mappings !== undefined && body.mappings !== null && type !== 'destination')
     throw ApiError.validation('mappings', 'Mappings are only allowed for destinations.');
-  if (body.mappings !== undefined) out.mappings = body.mappings as Json[] | null;
+  if (body.mappings !== undefined) {
+    out.mappings = Array.isArray(body.mappings)
+      ? ((await compileMappings(box, body.mappings, current?.mappings as StoredMapping[] | null, (f) =>
+          testAccounts(db, projectId, f),
+        )) as unknown as Json[])
+      : null;
+  }
   if (body.hog !== undefined) out.hog = body.hog;
   if (out.hog !== undefined) out.bytecode = await compileProgram(out.hog, type);
   if (body.inputs_schema !== undefined || body.inputs !== undefined) {

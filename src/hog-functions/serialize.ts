@@ -1,6 +1,7 @@
 import type { components } from '../../generated/api.js';
 import { serializeUserBasic } from '../users/serialize.js';
 import type { HogFunctionView } from './queries.js';
+import { presentMappings } from './mappings.js';
 import { templateById } from './templates/index.js';
 
 type Schemas = components['schemas'];
@@ -42,6 +43,6 @@ export function serializeHogFunction(view: HogFunctionView): Schemas['HogFunctio
     inputs,
     // Stored only as the request schema's HogFunctionMasking (ttl and hash required) with its bytecode added.
     masking: (fn.masking as Schemas['HogFunctionMasking'] | null) ?? null,
-    mappings: fn.mappings ?? null,
+    mappings: presentMappings(fn.mappings) as Schemas['HogFunction']['mappings'],
   };
 }
