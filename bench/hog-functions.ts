@@ -1,0 +1,193 @@
+// Hog functions under load (issue #31), on the server `npm start` runs against DATABASE_URL: ingestion
+// events/s through `/batch/` (100 events per request, 50 connections) with 0, 1 and 3 transformations, then
+// a webhook destination fed 1,000 events/s for 10 s: deliveries/s to a local HTTP sink and the lag from the
+// capture request to the delivery (p50/p99). Writes bench/results-hog-functions.md.
+// Run: `npm run -s build && DATABASE_URL=postgres://... npx tsx bench/hog-functions.ts`.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import autocannon from 'autocannon';
+import { sqlClient } from './processes.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const url = process.env.DATABASE_URL;
+if (!url) throw new Error('DATABASE_URL is required');
+const dbName = `bench_hog_${Date.now()}`;
+const admin = sqlClient(url);
+await admin.unsafe(`create database ${dbName}`);
+const dbUrl = new URL(url);
+dbUrl.pathname = `/${dbName}`;
+const KEY = `phx_${randomBytes(20).toString('hex')}`;
+const server = spawn(process.execPath, ['--heap-growing-percent=50', 'dist/app/server.mjs'], {
+  env: {
+    ...process.env,
+    DATABASE_URL: dbUrl.toString(),
+    BOOTSTRAP_API_KEY: KEY,
+    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
+    RATE_LIMITS: 'off',
+  },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+// The log is read until the address is in it, then drained unread (a full pipe would stall the server).
+const base = await new Promise<string>((resolve) => {
+  let out: string | undefined = '';
+  server.stdout!.on('data', (d) => {
+    if (out === undefined) return;
+    out += d;
+    const m = /listening at (http:\/\/127\.0\.0\.1:\d+)/i.exec(out);
+    if (m) {
+      out = undefined;
+      resolve(m[1]!);
+    }
+  });
+});
+const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
+const api = async (path: string, method = 'GET', body?: unknown) => {
+  const res = await fetch(`${base}/api/projects/@current/${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<Record<string, any>>;
+};
+const { api_token: token } = await api('');
+
+const batchBody = (n: number, sentAt = 0) =>
+  JSON.stringify({
+    api_key: token,
+    batch: Array.from({ length: n }, (_, i) => ({
+      event: '$pageview',
+      distinct_id: `user-${i % 50}`,
+      properties: { $current_url: `https://example.com/${i}`, plan: 'pro', sent_ms: sentAt },
+    })),
+  });
+
+async function ingestRate(): Promise<{ eventsPerSecond: number; p99: number; errors: number }> {
+  const body = batchBody(100);
+  const opts = { url: `${base}/batch/`, method: 'POST' as const, headers, body, connections: 50 };
+  await autocannon({ ...opts, duration: 2 });
+  const r = await autocannon({ ...opts, duration: SECONDS });
+  return {
+    eventsPerSecond: Math.round(r.requests.average * 100),
+    p99: r.latency.p99,
+    errors: r.errors + r.non2xx,
+  };
+}
+
+const transformation = (n: number) =>
+  api('hog_functions/', 'POST', {
+    type: 'transformation',
+    enabled: true,
+    template_id: 'template-set-properties',
+    inputs: { properties: { value: { [`t${n}`]: 'yes' } } },
+  });
+
+const ingest: { transformations: number; eventsPerSecond: number; p99: number; errors: number }[] = [];
+ingest.push({ transformations: 0, ...(await ingestRate()) });
+await transformation(1);
+ingest.push({ transformations: 1, ...(await ingestRate()) });
+await transformation(2);
+await transformation(3);
+ingest.push({ transformations: 3, ...(await ingestRate()) });
+for (const f of (await api('hog_functions/?type=transformation')).results as { id: string }[]) {
+  await api(`hog_functions/${f.id}/`, 'PATCH', { deleted: true });
+}
+
+// The destination: 1,000 events/s for SECONDS seconds, each carrying when its request was sent.
+const lags: number[] = [];
+let delivered = 0;
+let lastAt = 0;
+const sink = http.createServer((req, res) => {
+  let text = '';
+  req.on('data', (d) => (text += d));
+  req.on('end', () => {
+    const sent = Number((JSON.parse(text) as { sent_ms?: number }).sent_ms);
+    lastAt = Date.now();
+    lags.push(lastAt - sent);
+    delivered++;
+    res.writeHead(200).end('{}');
+  });
+});
+await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+await api('hog_functions/', 'POST', {
+  type: 'destination',
+  enabled: true,
+  template_id: 'template-webhook',
+  inputs: {
+    url: { value: `http://127.0.0.1:${(sink.address() as AddressInfo).port}/hook` },
+    body: { value: { sent_ms: '{event.properties.sent_ms}' } },
+  },
+});
+const total = 1000 * SECONDS;
+const started = Date.now();
+for (let s = 0; s < SECONDS; s++) {
+  const tick = started + s * 1000;
+  await Promise.all(
+    Array.from({ length: 10 }, async (_, i) => {
+      await new Promise((r) => setTimeout(r, Math.max(0, tick + i * 100 - Date.now())));
+      const res = await fetch(`${base}/batch/`, { method: 'POST', headers, body: batchBody(100, Date.now()) });
+      await res.arrayBuffer();
+    }),
+  );
+}
+const drainDeadline = Date.now() + 300_000;
+while (delivered < total && Date.now() < drainDeadline) await new Promise((r) => setTimeout(r, 200));
+const pct = (p: number) => {
+  const sorted = [...lags].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? 0;
+};
+const destination = {
+  sent: total,
+  delivered,
+  deliveriesPerSecond: Math.round(delivered / ((lastAt - started) / 1000)),
+  lagP50: pct(0.5),
+  lagP99: pct(0.99),
+};
+
+server.kill('SIGTERM');
+await new Promise((r) => server.once('exit', r));
+sink.close();
+await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+await admin.end();
+
+const cost = (n: number) => {
+  const row = ingest.find((r) => r.transformations === n)!;
+  return `${Math.round((1 - row.eventsPerSecond / ingest[0]!.eventsPerSecond) * 100)}%`;
+};
+const lines = [
+  '# Hog functions benchmark (issue #31)',
+  '',
+  `${new Date().toISOString()} on ${os.cpus().length} cores (${os.cpus()[0]?.model}), Node ${process.version}, ` +
+    `PostgreSQL at DATABASE_URL; the server as \`npm start\` runs it; ${SECONDS} s per measurement after 2 s; ` +
+    `load average ${os.loadavg()[0]?.toFixed(1)} at the end.`,
+  ...(process.env.BENCH_NOTE ? ['', process.env.BENCH_NOTE] : []),
+  '',
+  '## Ingestion with transformations (`/batch/`, 100 events per request, 50 connections)',
+  '',
+  '| transformations | events/s | p99 ms | errors | cost against none | cost per transformation |',
+  '| --------------: | -------: | -----: | -----: | ----------------: | ----------------------: |',
+  ...ingest.map(
+    (r) =>
+      `| ${r.transformations} | ${r.eventsPerSecond} | ${r.p99} | ${r.errors} | ` +
+      `${r.transformations ? cost(r.transformations) : ''} | ` +
+      `${r.transformations ? `${Math.round(Number.parseInt(cost(r.transformations), 10) / r.transformations)}%` : ''} |`,
+  ),
+  '',
+  `## A webhook destination fed 1,000 events/s for ${SECONDS} s`,
+  '',
+  '| events sent | delivered | deliveries/s | lag p50 ms | lag p99 ms |',
+  '| ----------: | --------: | -----------: | ---------: | ---------: |',
+  `| ${destination.sent} | ${destination.delivered} | ${destination.deliveriesPerSecond} | ` +
+    `${destination.lagP50} | ${destination.lagP99} |`,
+  '',
+];
+writeFileSync('bench/results-hog-functions.md', lines.join('\n'));
+process.stdout.write(lines.join('\n'));
