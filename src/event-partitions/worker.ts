@@ -16,11 +16,12 @@ export interface MaintenanceOptions {
 }
 
 /**
- * Runs the events maintenance once at start and then hourly through the job engine, so that with any
- * number of workers one pass runs at a time (the database functions also take an advisory lock).
+ * Runs the events maintenance once at start and then hourly through the job engine (one job an hour for
+ * any number of workers; passes that meet anyway take turns on the database functions' advisory lock).
  */
 export class EventsMaintenance {
   private started = false;
+  private active = new Set<Promise<unknown>>();
 
   constructor(
     private db: Db,
@@ -33,10 +34,20 @@ export class EventsMaintenance {
     await boss.createQueue(MAINTENANCE_QUEUE, { policy: 'singleton', retryLimit: 0, expireInSeconds: 1800 });
     this.started = true;
     await boss.work(MAINTENANCE_QUEUE, { pollingIntervalSeconds: 30 }, async () => {
-      await inSpan(`process ${MAINTENANCE_QUEUE}`, { 'messaging.system': 'pg-boss' }, () => this.run());
+      await this.track(inSpan(`process ${MAINTENANCE_QUEUE}`, { 'messaging.system': 'pg-boss' }, () => this.run()));
     });
     await boss.schedule(MAINTENANCE_QUEUE, SCHEDULE, {}, { tz: 'UTC' });
-    await boss.send(MAINTENANCE_QUEUE, {});
+    // A first pass now, as the worker starts (a failure is logged; the hourly job tries again).
+    void this.track(this.run()).catch(() => {});
+  }
+
+  private async track<T>(p: Promise<T>): Promise<T> {
+    this.active.add(p);
+    try {
+      return await p;
+    } finally {
+      this.active.delete(p);
+    }
   }
 
   /** One pass; `now` is settable for tests. */
@@ -54,6 +65,7 @@ export class EventsMaintenance {
   async stop(): Promise<void> {
     if (!this.started) return;
     this.started = false;
+    await Promise.allSettled([...this.active]);
     const boss = await this.boss().catch(() => undefined);
     await boss?.offWork(MAINTENANCE_QUEUE, { wait: true }).catch(() => {});
   }
