@@ -19,8 +19,9 @@ export interface RetentionResult {
  * `keepFrom`. Returns how many were made.
  */
 export async function ensurePartitions(db: Db, now: Date, keepFrom: Date | undefined): Promise<number> {
+  const keep = keepFrom?.toISOString() ?? null;
   const rows = await db.execute(
-    sql`select events_ensure_partitions(${now.toISOString()}::timestamptz, ${keepFrom?.toISOString() ?? null}::timestamptz) as n`,
+    sql`select events_ensure_partitions(${now.toISOString()}::timestamptz, ${keep}::timestamptz) as n`,
   );
   return Number(rowsOf<{ n: number }>(rows)[0]?.n ?? 0);
 }
@@ -34,7 +35,7 @@ export async function dropBefore(db: Db, cutoff: Date): Promise<RetentionResult>
   return { dropped: Number(r?.dropped ?? 0), deleted: Number(r?.deleted ?? 0), forgotten: Number(r?.forgotten ?? 0) };
 }
 
-/** The partitions of `events`, oldest first, with the rows each holds (for tests and operators). */
+/** The partitions of `events` by name, with their bounds (for operators and tests). */
 export async function listPartitions(db: Db): Promise<{ name: string; bound: string }[]> {
   const rows = await db.execute(sql`select c.relname as name, pg_get_expr(c.relpartbound, c.oid) as bound
     from pg_inherits i join pg_class c on c.oid = i.inhrelid
