@@ -151,7 +151,6 @@ CREATE INDEX "events_project_timestamp_idx" ON "events" USING btree ("project_id
 CREATE INDEX "events_project_event_timestamp_idx" ON "events" USING btree ("project_id","event","timestamp" DESC NULLS LAST,"id" DESC NULLS LAST);--> statement-breakpoint
 CREATE INDEX "events_project_distinct_id_idx" ON "events" USING btree ("project_id","distinct_id","timestamp" DESC NULLS LAST);--> statement-breakpoint
 CREATE INDEX "events_project_person_idx" ON "events" USING btree ("project_id","person_id","timestamp" DESC NULLS LAST);--> statement-breakpoint
-CREATE INDEX "events_timestamp_brin" ON "events" USING brin ("timestamp");--> statement-breakpoint
 CREATE INDEX "event_uuids_timestamp_brin" ON "event_uuids" USING brin ("timestamp");--> statement-breakpoint
 -- ingest_plain_batch of 0020, its uuids checked and kept in event_uuids.
 CREATE OR REPLACE FUNCTION ingest_plain_batch(

@@ -21,8 +21,10 @@ import { projects } from './projects.js';
  * `src/event-partitions/`). `id` is the insertion order (exports stream by it). A partitioned
  * table's unique index must hold the partition key, so `(project_id, uuid)`, which makes a client's
  * retry idempotent, is kept unique in `event_uuids`, written by the same statements as the events.
- * The indexes serve the events listing newest-first, by name, by distinct_id and by person; the
- * BRIN index on `timestamp` serves time-range scans across projects (retention of the default partition).
+ * The indexes serve the events listing newest-first, by name, by distinct_id and by person (every
+ * query names its project first). A BRIN index on `timestamp` was measured and left out: the planner
+ * took it for tenant queries over the last day, reading every project's rows of those pages (152 ms
+ * against 77 ms by the `(project_id, timestamp)` B-tree, 1,000,000 events).
  */
 export const events = pgTable(
   'events',
@@ -45,7 +47,6 @@ export const events = pgTable(
     index('events_project_event_timestamp_idx').on(t.project_id, t.event, t.timestamp.desc(), t.id.desc()),
     index('events_project_distinct_id_idx').on(t.project_id, t.distinct_id, t.timestamp.desc()),
     index('events_project_person_idx').on(t.project_id, t.person_id, t.timestamp.desc()),
-    index('events_timestamp_brin').using('brin', t.timestamp),
   ],
 );
 
