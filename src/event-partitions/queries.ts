@@ -35,10 +35,13 @@ export async function dropBefore(db: Db, cutoff: Date): Promise<RetentionResult>
   return { dropped: Number(r?.dropped ?? 0), deleted: Number(r?.deleted ?? 0), forgotten: Number(r?.forgotten ?? 0) };
 }
 
-/** The partitions of `events` by name, with their bounds (for operators and tests). */
+/** The partitions of `events` by name, with their bounds written in UTC (for operators and tests). */
 export async function listPartitions(db: Db): Promise<{ name: string; bound: string }[]> {
-  const rows = await db.execute(sql`select c.relname as name, pg_get_expr(c.relpartbound, c.oid) as bound
-    from pg_inherits i join pg_class c on c.oid = i.inhrelid
-    where i.inhparent = 'public.events'::regclass order by c.relname`);
-  return rowsOf<{ name: string; bound: string }>(rows);
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`set local timezone = 'UTC'`);
+    const rows = await tx.execute(sql`select c.relname as name, pg_get_expr(c.relpartbound, c.oid) as bound
+      from pg_inherits i join pg_class c on c.oid = i.inhrelid
+      where i.inhparent = 'public.events'::regclass order by c.relname`);
+    return rowsOf<{ name: string; bound: string }>(rows);
+  });
 }
