@@ -56,6 +56,11 @@ try {
              '$current_url', 'https://example.com/' || (i % 1000), 'n', i),
            ${day}::timestamptz + make_interval(secs => (i % 86400))
     from generate_series(1, ${EVENTS}) as i`;
+  // Ingestion keeps each stored uuid in event_uuids, which dedup reads.
+  await sql`insert into event_uuids (project_id, uuid, timestamp)
+    select project_id, uuid, timestamp from events where project_id = ${project.id}`;
+  // The partition of the data's month, as the server's hourly job would make it.
+  await sql`select events_ensure_partitions(now(), null)`;
   await sql`analyze events`;
   await sql.end();
   const t = new URL(withDb(target));

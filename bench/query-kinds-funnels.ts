@@ -42,6 +42,11 @@ await sql`insert into events (uuid, project_id, event, distinct_id, person_id, p
     jsonb_build_object('$browser', (array['Chrome', 'Firefox', 'Safari'])[1 + i % 3]),
     '2024-06-01T00:00:00Z'::timestamptz + make_interval(secs => (i * 2.592)::float8)
   from generate_series(0, ${EVENTS - 1}) as i`;
+// Ingestion keeps each stored uuid in event_uuids, which dedup reads.
+await sql`insert into event_uuids (project_id, uuid, timestamp)
+  select project_id, uuid, timestamp from events where project_id = ${project}`;
+// The partition of the data's month, as the server's hourly job would make it.
+await sql`select events_ensure_partitions(now(), null)`;
 await sql`analyze`;
 
 const ex = { engine, organizationId: tenant.organization.id };

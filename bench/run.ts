@@ -507,6 +507,9 @@ async function seed(base: string, databaseUrl: string): Promise<Seeded> {
                'plan', (array['free', 'pro'])[1 + i % 2], 'n', i),
              now() - make_interval(secs => i * 0.5)
       from generate_series(1, ${EVENTS}) as i`;
+    // Ingestion keeps each stored uuid in event_uuids, which dedup reads.
+    await sql`insert into event_uuids (project_id, uuid, timestamp)
+      select project_id, uuid, timestamp from events where project_id = ${project}`;
     await sql`analyze events`;
     await sql.end();
     let next: string | null = `/api/projects/${project}/events/`;

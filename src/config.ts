@@ -116,6 +116,8 @@ export interface Config {
   /** Hog function deliveries: seconds before a failed delivery's retry (growing), and per-function concurrency. */
   hogRetryDelaySeconds: number;
   hogFunctionConcurrency: number;
+  /** Events older than this many days are dropped, a whole month's partition at a time; unset keeps everything. */
+  eventsRetentionDays: number | undefined;
 }
 
 /**
@@ -249,6 +251,7 @@ export const VARIABLES = {
   QUERY_WORK_MEM_MB: integer(16, 1),
   HOG_RETRY_DELAY_SECONDS: integer(5, 1),
   HOG_FUNCTION_CONCURRENCY: integer(4, 1),
+  EVENTS_RETENTION_DAYS: integer(undefined, 1, 365_000),
   REQUEST_DEADLINE_SECONDS: positive(60),
   CAPTURE_DECODE_THREADS: integer(1, 1),
   CAPTURE_DECODE_QUEUE: integer(32, 1),
@@ -403,5 +406,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     serviceName: str('OTEL_SERVICE_NAME'),
     hogRetryDelaySeconds: num('HOG_RETRY_DELAY_SECONDS'),
     hogFunctionConcurrency: num('HOG_FUNCTION_CONCURRENCY'),
+    eventsRetentionDays: v.EVENTS_RETENTION_DAYS as number | undefined,
   };
 }

@@ -3,6 +3,12 @@ import { resolve } from 'node:path';
 import { buildApp } from './app.js';
 import { createJobEngine, createWorker } from './batch-exports/index.js';
 import { createDeliveryWorker } from './hog-functions/index.js';
+import {
+  createEventsMaintenance,
+  ensurePartitions,
+  retentionCutoff,
+  type MaintenanceResult,
+} from './event-partitions/index.js';
 import { bootstrap } from './bootstrap.js';
 import { configOrExit } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
@@ -53,6 +59,15 @@ async function serve(database: Database, stopTracing: () => Promise<void>): Prom
       scopes: ['*'],
     });
   }
+  // The months around now get their partitions before the first event arrives (the worker's hourly job
+  // keeps them ahead). A pass that cannot take its locks is not fatal: events of a month without a
+  // partition are stored in the default one, and moved when the next pass makes it.
+  await ensurePartitions(database.db, new Date(), retentionCutoff(new Date(), config.eventsRetentionDays)).catch(
+    (err) =>
+      logLine('warn', 'could not make the events partitions ahead; the hourly job tries again', {
+        err: serializeError(err),
+      }),
+  );
   const secrets = prepareSecretBox(config, (msg) => logLine('warn', msg));
   const sealed = await sealStoredSecrets(database.db, secrets);
   if (sealed.exports || sealed.pluginConfigs) {
@@ -74,6 +89,9 @@ async function serve(database: Database, stopTracing: () => Promise<void>): Prom
   log = (msg, err) => void app.log.error({ err }, msg);
   const worker = config.worker ? createWorker(database, jobs, config, (msg, err) => log(msg, err)) : undefined;
   const deliveries = config.worker ? createDeliveryWorker(database.db, jobs, config, (m, e) => log(m, e)) : undefined;
+  const maintenance = config.worker
+    ? createEventsMaintenance(database.db, jobs, config, (m, e) => log(m, e), logMaintenance)
+    : undefined;
   // The workers start once the server listens; a signal may arrive before they have.
   let workersStarted: Promise<void> = Promise.resolve();
   closeWithGrace({ delay: 30_000, skip: [...GUARDED_EVENTS] }, async ({ err, signal }) => {
@@ -93,6 +111,7 @@ async function serve(database: Database, stopTracing: () => Promise<void>): Prom
     // Then running exports go back to the queue (they stay retryable) before the database goes.
     await worker?.stop();
     await deliveries?.stop();
+    await maintenance?.stop();
     await jobs.stop();
     await database.close();
     await stopTracing();
@@ -113,8 +132,14 @@ async function serve(database: Database, stopTracing: () => Promise<void>): Prom
       app.log.info({ worker: worker.id }, 'batch export worker started');
     }
     await deliveries?.start();
+    await maintenance?.start();
   })();
   await workersStarted;
+}
+
+/** A maintenance pass that changed something says what. */
+function logMaintenance(r: MaintenanceResult): void {
+  if (r.created || r.dropped || r.deleted) logLine('info', 'events maintenance', { ...r });
 }
 
 main().catch((err) => {

@@ -5,6 +5,7 @@ import { createJobEngine, createWorker } from './batch-exports/index.js';
 import { configOrExit } from './config.js';
 import { openDatabase } from './db/client.js';
 import { createDeliveryWorker } from './hog-functions/index.js';
+import { createEventsMaintenance } from './event-partitions/index.js';
 import { connectionBudgetWarning } from './db/pool-budget.js';
 import { serializeError } from './http/logging.js';
 import { registerGauges } from './metrics/gauges.js';
@@ -41,11 +42,15 @@ async function main(): Promise<void> {
   const jobs = createJobEngine(database, config, true, logError);
   const worker = createWorker(database, jobs, config, logError);
   const deliveries = createDeliveryWorker(database.db, jobs, config, logError);
+  const maintenance = createEventsMaintenance(database.db, jobs, config, logError, (r) => {
+    if (r.created || r.dropped || r.deleted) log('info', 'events maintenance', { ...r });
+  });
   closeWithGrace({ delay: 30_000, skip: [...GUARDED_EVENTS] }, async ({ err }) => {
     if (err) logError('shutting down after an error', err);
     // Running exports are handed back as FailedRetryable; another worker (or this one, restarted) retries them.
     await worker.stop();
     await deliveries.stop();
+    await maintenance.stop();
     await jobs.stop();
     await database.close();
     await stopTracing();
@@ -53,6 +58,7 @@ async function main(): Promise<void> {
   });
   await worker.start();
   await deliveries.start();
+  await maintenance.start();
   if (config.metricsPort !== undefined) {
     enableMetrics();
     registerGauges({ database, poolSize: config.exportConcurrency + 4, jobs });

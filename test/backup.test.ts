@@ -1,12 +1,13 @@
 // `npm run cli -- backup` and `restore` as an operator runs them: a copy of a live database, restored
 // into a fresh embedded DATA_DIR (and into a fresh database at DATABASE_URL), read back through the API.
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { stopCluster } from '../src/db/embedded.js';
 import { buildTestApp } from './helpers/app.js';
-import { createTestDatabase } from './helpers/db.js';
+import { adminClient, createTestDatabase } from './helpers/db.js';
 import { capture } from './helpers/events.js';
 import { makeTenant } from './helpers/factories.js';
 import { runCli, startServer } from './helpers/server-process.js';
@@ -88,6 +89,26 @@ t.test('restore into a fresh database at DATABASE_URL', async (t) => {
   await readBack(t, await server.listening);
   server.child.kill('SIGTERM');
   await server.exited;
+});
+
+t.test('a backup from before event_uuids: the uuids of the restored events are derived from them', async (t) => {
+  // The same copy without its event_uuids section, as a version before partitioned events wrote it.
+  const lines = gunzipSync(readFileSync(file)).toString('utf8').split('\n');
+  const start = lines.findIndex((l) => l.startsWith('{"table":"event_uuids"'));
+  t.ok(start > 0, 'the backup holds event_uuids');
+  const end = lines.indexOf('\\.', start);
+  const older = join(work, 'older.backup');
+  writeFileSync(older, gzipSync([...lines.slice(0, start), ...lines.slice(end + 1)].join('\n')));
+  const fresh = await createTestDatabase();
+  t.teardown(() => fresh.drop());
+  const run = await runCli(['restore', '--from', older], { DATABASE_URL: fresh.url });
+  t.equal(run.code, 0, run.stderr);
+  const sql = adminClient(fresh.url);
+  t.teardown(() => sql.end());
+  const [r] = await sql`select (select count(*) from events)::int as events, (select count(*) from event_uuids u
+    where exists (select from events e where e.project_id = u.project_id and e.uuid = u.uuid
+      and e.timestamp = u.timestamp))::int as uuids`;
+  t.same(r, { events: 3, uuids: 3 }, 'every restored event has its uuid row');
 });
 
 t.test('restore refuses a database that has data, and a damaged file, changing nothing', async (t) => {

@@ -46,7 +46,9 @@ export async function dump(sql: Sql, file: string): Promise<DumpSummary> {
       for (const table of await tablesInOrder(tx)) {
         await write(`${JSON.stringify({ table: table.name, columns: table.columns })}\n`);
         const cols = table.columns.map(ident).join(', ');
-        const copy = await tx.unsafe(`copy ${ident(SCHEMA)}.${ident(table.name)} (${cols}) to stdout`).readable();
+        // A query, since COPY reads no partitioned table (events) by name.
+        const from = `${ident(SCHEMA)}.${ident(table.name)}`;
+        const copy = await tx.unsafe(`copy (select ${cols} from ${from}) to stdout`).readable();
         for await (const chunk of copy as AsyncIterable<Buffer>) {
           // COPY's text format ends every row with a newline and escapes those inside values.
           for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) rows++;

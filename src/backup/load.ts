@@ -65,12 +65,15 @@ export async function load(sql: Sql, file: string): Promise<LoadSummary> {
       const keys = await tx<{ table: string; name: string; def: string }[]>`
         select c.relname as table, k.conname as name, pg_get_constraintdef(k.oid) as def
         from pg_constraint k join pg_class c on c.oid = k.conrelid join pg_namespace n on n.oid = c.relnamespace
-        where k.contype = 'f' and n.nspname = ${SCHEMA}`;
+        where k.contype = 'f' and n.nspname = ${SCHEMA}
+          -- a partition's copy of its table's key goes and comes back with the table's
+          and k.conparentid = 0`;
       for (const k of keys)
         await tx.unsafe(`alter table ${ident(SCHEMA)}.${ident(k.table)} drop constraint ${ident(k.name)}`);
       // Only migration seeds are here: cleared children first, so the backup's rows take their place.
       for (const t of [...known].reverse()) await tx.unsafe(`delete from ${ident(SCHEMA)}.${ident(t.name)}`);
       const names = new Set(known.map((t) => t.name));
+      const loaded = new Set<string>();
       for (let line = await next(); line !== undefined; line = await next()) {
         const section = parseJson(line) as { table?: string; columns?: string[]; sequences?: SequenceValues };
         if (section.sequences) {
@@ -80,7 +83,14 @@ export async function load(sql: Sql, file: string): Promise<LoadSummary> {
         if (!section.table || !names.has(section.table))
           throw new RestoreError(`unknown table in backup: ${section.table}`);
         rows += await loadTable(tx, section.table, section.columns ?? [], next, file);
+        loaded.add(section.table);
         tables++;
+      }
+      // A backup of a version before events were partitioned holds no event_uuids: the stored events'
+      // uuids are what makes a retried event a no-op, so they are derived from the events.
+      if (names.has('event_uuids') && !loaded.has('event_uuids')) {
+        await tx.unsafe(`insert into ${ident(SCHEMA)}.event_uuids (project_id, uuid, "timestamp")
+          select project_id, uuid, "timestamp" from ${ident(SCHEMA)}.events`);
       }
       for (const k of keys) {
         await tx.unsafe(`alter table ${ident(SCHEMA)}.${ident(k.table)} add constraint ${ident(k.name)} ${k.def}`);

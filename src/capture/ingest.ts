@@ -100,7 +100,10 @@ export async function ingest(db: Db, project: IngestProject, batch: CapturedEven
   }
 }
 
-/** After a plain insert failed on a duplicate, the replayed batch is inserted skipping stored uuids. */
+/**
+ * After a plain insert failed on a duplicate, the replayed batch is inserted skipping stored uuids
+ * (`event_uuids` holds them, unique across the partitions of `events`).
+ */
 const skipStored = (retried: boolean) => sql.raw(retried ? 'on conflict (project_id, uuid) do nothing' : '');
 
 async function uniqueByUuid(batch: CapturedEvent[]): Promise<CapturedEvent[]> {
@@ -352,11 +355,15 @@ async function replayPersons(
   const first = (await slices.next()).value as JsonSlice;
   const insert = (input: string, definitions: SQL) => sql`with input as (
       select * from jsonb_to_recordset(${input}::jsonb) as x(${INPUT_COLUMNS}, person int)),
+    uuids as (
+      insert into event_uuids (project_id, uuid, timestamp)
+      select ${project.id}, uuid, timestamp from input
+      ${skipStored(retried)}
+      returning uuid),
     stored as (
       insert into events (uuid, project_id, event, distinct_id, properties, timestamp, elements_chain, person_id)
       select uuid, ${project.id}, event, distinct_id, properties, timestamp, elements_chain, person
-      from input order by n
-      ${skipStored(retried)}
+      from input where uuid in (select uuid from uuids) order by n
       returning event),
     ${touchDefinitions(project.id, now)},
     ${markIngested(project)}
@@ -374,7 +381,7 @@ async function storedUuids(tx: Tx, projectId: number, batch: CapturedEvent[]): P
   const stored = new Set<string>();
   for await (const { json } of jsonSlicesInTurns(batch, (e) => e.uuid, STATEMENT_CHARS)) {
     const rows = await tx.execute(sql`select u as uuid from jsonb_array_elements_text(${json}::jsonb) as u
-      where exists (select from events where project_id = ${projectId} and uuid = u::uuid)`);
+      where exists (select from event_uuids where project_id = ${projectId} and uuid = u::uuid)`);
     for (const r of rowsOf<{ uuid: string }>(rows)) stored.add(r.uuid);
   }
   return stored;

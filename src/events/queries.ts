@@ -4,7 +4,7 @@ import { rowsOf } from '../db/queries/util.js';
 import { isoText, jsonObject } from '../db/queries/json.js';
 import { prepared } from '../db/prepared.js';
 import type { Db } from '../db/client.js';
-import { events, person_distinct_ids, persons } from '../db/schema/index.js';
+import { event_uuids, events, person_distinct_ids, persons } from '../db/schema/index.js';
 import { dateValue } from '../core/dates.js';
 import { ApiError } from '../core/errors.js';
 import { sqlState } from '../core/sql-state.js';
@@ -239,7 +239,19 @@ export async function getEvent(db: Db, projectId: number, uuid: string): Promise
   const [row] = await db
     .select(columns)
     .from(events)
-    .where(and(eq(events.project_id, projectId), eq(events.uuid, uuid)))
+    .where(
+      and(
+        eq(events.project_id, projectId),
+        eq(events.uuid, uuid),
+        // `events` has no index on uuid (a partitioned table's unique index must hold the timestamp):
+        // the uuid's timestamp, from `event_uuids`, names the one partition and index range to read.
+        eq(
+          events.timestamp,
+          sql`(select ${event_uuids.timestamp} from ${event_uuids}
+            where ${event_uuids.project_id} = ${projectId} and ${event_uuids.uuid} = ${uuid})`,
+        ),
+      ),
+    )
     .limit(1);
   return row as EventRow | undefined;
 }

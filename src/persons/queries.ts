@@ -143,7 +143,10 @@ async function deleteEventsOf(tx: Tx, projectId: number, personIds: number[]): P
     gone as (
       delete from events where project_id = ${projectId}
         and (person_id = any(${sql.param(personIds)}::int[]) or distinct_id in (select distinct_id from ids))
-      returning 1)
+      returning uuid),
+    -- A deleted event's uuid may be sent again, and is then stored again.
+    forgotten as (
+      delete from event_uuids where project_id = ${projectId} and uuid in (select uuid from gone))
     select count(*)::int as n from gone`);
   return rowsOf<{ n: number }>(deleted)[0]?.n ?? 0;
 }

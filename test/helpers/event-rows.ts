@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../src/db/client.js';
-import { events, person_distinct_ids, persons } from '../../src/db/schema/index.js';
+import { event_uuids, events, person_distinct_ids, persons } from '../../src/db/schema/index.js';
 
 export interface TestEvent {
   uuid: string;
@@ -12,7 +12,7 @@ export interface TestEvent {
   person_id?: number | null;
 }
 
-/** Events as ingestion would store them, inserted directly. */
+/** Events as ingestion would store them (with their uuids in event_uuids), inserted directly. */
 export async function insertEvents(db: Db, projectId: number, rows: Partial<TestEvent>[]): Promise<TestEvent[]> {
   const full = rows.map((r, i) => ({
     uuid: r.uuid ?? randomUUID(),
@@ -24,7 +24,12 @@ export async function insertEvents(db: Db, projectId: number, rows: Partial<Test
     person_id: r.person_id ?? null,
   }));
   for (let i = 0; i < full.length; i += 1000) {
-    await db.insert(events).values(full.slice(i, i + 1000).map((e) => ({ ...e, project_id: projectId })));
+    const slice = full.slice(i, i + 1000);
+    await db.insert(events).values(slice.map((e) => ({ ...e, project_id: projectId })));
+    // Ingestion keeps every stored uuid in event_uuids (unique per project across the partitions).
+    await db
+      .insert(event_uuids)
+      .values(slice.map((e) => ({ project_id: projectId, uuid: e.uuid, timestamp: e.timestamp })));
   }
   return full;
 }

@@ -19,10 +19,15 @@ import { makeTenant } from '../helpers/factories.js';
 const ctx = await buildTestApp(t, { queryTempFileLimitMb: 1, queryWorkMemMb: 1 });
 const { call, db } = ctx;
 const a = await makeTenant(db);
+// 38 in this month's partition, 2 in the default partition (1990, a month without a partition).
 await insertEvents(
   db,
   a.project.id,
-  Array.from({ length: 40 }, (_, i) => ({ event: 'e', distinct_id: `u${i}` })),
+  Array.from({ length: 40 }, (_, i) => ({
+    event: 'e',
+    distinct_id: `u${i}`,
+    ...(i < 2 ? { timestamp: new Date('1990-01-15T00:00:00Z') } : {}),
+  })),
 );
 const limits = ctx.app.queries.limits!;
 
@@ -63,7 +68,18 @@ t.test('it reads the tables the compiler names, and nothing else', async (t) => 
   // A table the compiler starts to name must be granted too, or its queries fail with permission denied.
   t.same([...QUERY_TABLES].sort(), [...TABLES].sort(), "the role's tables are the compiler's");
   t.same(await asQuery(sql`select json_build_array(count(*)) from events`), [40]);
-  for (const table of ['users', 'personal_api_keys', 'organizations', 'query_statuses', 'batch_exports']) {
+  t.same(
+    await asQuery(sql`select json_build_array(count(*)) from events where timestamp < '2000-01-01'`),
+    [2],
+    "events reads every partition's rows, the default partition's too",
+  );
+  // The partitions are read through events only; the uuids behind deduplication are not the compiler's.
+  const month = `events_p${new Date().toISOString().slice(0, 7).replace('-', '_')}`;
+  for (const table of ['users', 'personal_api_keys', 'organizations', 'query_statuses', 'batch_exports'].concat([
+    'event_uuids',
+    'events_default',
+    month,
+  ])) {
     const err = await asQuery(sql`select json_build_array(count(*)) from ${sql.identifier(table)}`).catch((e) => e);
     t.equal(sqlState(err), '42501', `${table}: permission denied`);
   }

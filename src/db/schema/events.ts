@@ -10,21 +10,26 @@ import {
   serial,
   text,
   timestamp,
-  unique,
   uuid,
   varchar,
 } from 'drizzle-orm/pg-core';
 import { projects } from './projects.js';
 
 /**
- * Ingested events. `id` is the insertion order (exports stream by it); `(project_id, uuid)` makes a
- * client's retry idempotent. The indexes serve the events listing newest-first, by name, by
- * distinct_id and by person.
+ * Ingested events, partitioned by month of `timestamp` (drizzle/0026: Drizzle does not model
+ * partitioning, so the table is made by hand there, and partitions are made ahead by
+ * `src/event-partitions/`). `id` is the insertion order (exports stream by it). A partitioned
+ * table's unique index must hold the partition key, so `(project_id, uuid)`, which makes a client's
+ * retry idempotent, is kept unique in `event_uuids`, written by the same statements as the events.
+ * The indexes serve the events listing newest-first, by name, by distinct_id and by person (every
+ * query names its project first). A BRIN index on `timestamp` was measured and left out: the planner
+ * took it for tenant queries over the last day, reading every project's rows of those pages (152 ms
+ * against 77 ms by the `(project_id, timestamp)` B-tree, 1,000,000 events).
  */
 export const events = pgTable(
   'events',
   {
-    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    id: bigserial('id', { mode: 'number' }).notNull(),
     uuid: uuid('uuid').notNull(),
     project_id: integer('project_id')
       .notNull()
@@ -38,11 +43,30 @@ export const events = pgTable(
     person_id: integer('person_id'),
   },
   (t) => [
-    unique('events_project_uuid_unique').on(t.project_id, t.uuid),
     index('events_project_timestamp_idx').on(t.project_id, t.timestamp.desc(), t.id.desc()),
     index('events_project_event_timestamp_idx').on(t.project_id, t.event, t.timestamp.desc(), t.id.desc()),
     index('events_project_distinct_id_idx').on(t.project_id, t.distinct_id, t.timestamp.desc()),
     index('events_project_person_idx').on(t.project_id, t.person_id, t.timestamp.desc()),
+  ],
+);
+
+/**
+ * One row per stored event, `(project_id, uuid)` unique across all of `events`' partitions: ingestion
+ * inserts here in the statement that inserts the event, so a uuid already stored is skipped. The
+ * event's `timestamp` rides along so that retention forgets the uuids of the partitions it drops.
+ */
+export const event_uuids = pgTable(
+  'event_uuids',
+  {
+    project_id: integer('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    uuid: uuid('uuid').notNull(),
+    timestamp: timestamp('timestamp', { withTimezone: true, precision: 6 }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.project_id, t.uuid] }),
+    index('event_uuids_timestamp_brin').using('brin', t.timestamp),
   ],
 );
 
