@@ -158,9 +158,9 @@ sink.close();
 await admin.unsafe(`drop database if exists ${dbName} with (force)`);
 await admin.end();
 
-const cost = (n: number) => {
+const costOf = (n: number) => {
   const row = ingest.find((r) => r.transformations === n)!;
-  return `${Math.round((1 - row.eventsPerSecond / ingest[0]!.eventsPerSecond) * 100)}%`;
+  return Math.round((1 - row.eventsPerSecond / ingest[0]!.eventsPerSecond) * 100);
 };
 const lines = [
   '# Hog functions benchmark (issue #31)',
@@ -177,8 +177,8 @@ const lines = [
   ...ingest.map(
     (r) =>
       `| ${r.transformations} | ${r.eventsPerSecond} | ${r.p99} | ${r.errors} | ` +
-      `${r.transformations ? cost(r.transformations) : ''} | ` +
-      `${r.transformations ? `${Math.round(Number.parseInt(cost(r.transformations), 10) / r.transformations)}%` : ''} |`,
+      `${r.transformations ? `${costOf(r.transformations)}%` : ''} | ` +
+      `${r.transformations ? `${Math.round(costOf(r.transformations) / r.transformations)}%` : ''} |`,
   ),
   '',
   `## A webhook destination fed 1,000 events/s for ${SECONDS} s`,
