@@ -2881,8 +2881,7 @@ export interface paths {
         put?: never;
         /**
          * Run a query
-         * @description Runs a query over the project's data. By default it answers at once with the rows (200). With `refresh` set to `async`, `force_async` or `async_except_on_cache_miss` (there is no cache: each is asynchronous), or the older `"async": true`, it answers 202 with the query's `query_status` as soon as the query is checked, runs it after answering, and `GET .../query/{id}/` tells how it went (`id` is the request's `client_query_id`, else a new one). A query that does not parse is a 400 at once either way.
-         *
+         * @description Runs a query over the project's data. Answers come through the result cache the insights use (in PostgreSQL, shared by every server process), keyed by the query's normalized JSON, the project, its timezone and any `filters_override`/`variables_override` applied; a cached answer is never served to another project. `refresh` decides as PostHog's Query API does: absent, `blocking` and `force_cache` (which this endpoint, like PostHog's, treats as `blocking`) serve a fresh cached answer, else compute and store it (200); `force_blocking` always computes; `async` and `lazy_async` serve a fresh cached answer (200), else start the computation and answer 202 with its `query_status` (with the stale cached answer when there is one); `async_except_on_cache_miss` computes at once on a miss and in the background when stale; `force_async` (and the older `"async": true`, which PostHog lets win over `refresh`) always starts one. `GET .../query/{id}/` tells how an asynchronous query went (`id` is the request's `client_query_id`, else a new one); its answer is stored in the cache too. Every answer carries PostHog's cache fields: `is_cached`, `last_refresh`, `next_allowed_client_refresh` (a minute after it for HogQL and events queries, 3 or 15 minutes for insight kinds), `cache_target_age` (when it stops being fresh: 6 hours for HogQL and events queries, by the interval for insight kinds), `cache_key`, `timezone` and `query_status`. Answers over 8 MB are answered but not kept. A query that does not parse is a 400 at once either way.
          *     **`HogQLQuery`** runs `query`, one HogQL `SELECT` over the tables `events` (fields `uuid`, `event`, `distinct_id`, `timestamp`, `created_at`, `elements_chain`, `person_id`, `properties`, `properties.<key>` (also `properties['key']`, nested keys chain), `$session_id`, `$window_id`, `person.id`, `person.created_at`, `person.is_identified`, `person.properties.<key>`, `team_id`), `persons` (`id`, `created_at`, `is_identified`, `properties`) and `person_distinct_ids` (`distinct_id`, `person_id`), with `DISTINCT`, joins (`[INNER|LEFT|RIGHT|FULL|CROSS] JOIN ... ON`), subqueries in `FROM` and after `IN`, `WHERE`, `GROUP BY`, `HAVING`, `ORDER BY`, `LIMIT`/`OFFSET`. Expressions: `and`/`or`/`not`, comparisons, `[NOT] IN`, `[NOT] LIKE`/`ILIKE`, `BETWEEN`, `IS [NOT] NULL`, `CASE`, arithmetic (`+ - * / %`, `||`), `INTERVAL n unit`, and the functions `count`, `countIf`, `uniq`, `uniqExact`, `sum`, `avg`, `min`, `max`, `if`, `multiIf`, `coalesce`, `ifNull`, `toDate`, `toDateTime`, `toString`, `toInt`, `toFloat`, `toStartOfMinute/Hour/Day/Week/Month/Quarter/Year`, `toYear`, `toMonth`, `toDayOfMonth`, `toDayOfWeek`, `toHour`, `toMinute`, `now`, `today`, `toIntervalSecond` ... `toIntervalYear`, `lower`, `upper`, `length`, `trim`, `concat`, `substring`, `match`, `abs`, `floor`, `ceil`, `round`, `JSONExtractString/Int/Float/Bool/Raw(properties, 'key', ...)`, `JSONHas`. `{name}` placeholders take their value from `values` (a list works after `IN`). A property is text; compared with a number it is read as a number (non-numbers are NULL), with a date as a date-time. Every table is the project's rows only.
          *
          *     **`EventsQuery`** builds that query from parts: `select` (HogQL expressions; `*` is the whole event and `person` its person, as objects), `where` (HogQL conditions, all must hold), `event`, `personId`, `after`/`before` (ISO 8601 or relative such as `-24h`; `after: "all"` means no bound; no default window), `properties` (the events listing's property filters), `orderBy` (`"timestamp DESC"`; default newest first), `limit`, `offset`. When a column aggregates, the others are grouped by.
@@ -8505,48 +8504,28 @@ export interface components {
             query: components["schemas"]["QueryNode"];
             /** @description The id of an asynchronous query (for `GET`/`DELETE .../query/{id}/`); a new one is made when absent. Reusing the id of an ended query replaces its status; of a running one, a 400. */
             client_query_id?: string | null;
-            /** @description The older way to ask for an asynchronous query (`refresh` wins when both are given). */
+            /** @description The older way to ask for an asynchronous query: `true` is `refresh: async`, whatever `refresh` says (as PostHog). */
             async?: boolean | null;
             /**
-             * @description `async`, `force_async` and `async_except_on_cache_miss` run the query asynchronously (202); the others answer at once (there is no result cache to read or refresh).
+             * @description How to use the result cache (PostHog's execution modes, see above); `blocking` when absent.
              * @enum {string|null}
              */
             refresh?: "async" | "async_except_on_cache_miss" | "blocking" | "force_async" | "force_blocking" | "force_cache" | "lazy_async" | null;
+            /** @description PostHog's DashboardFilter, applied to the query as a dashboard's filters are: `date_from`, `date_to` (the query's date range, for a HogQLQuery its `filters.dateRange`), `properties` (added to the query's), `breakdown_filter` (a TrendsQuery's breakdown). */
+            filters_override?: {
+                date_from?: string | null;
+                date_to?: string | null;
+                properties?: Record<string, never>[] | null;
+                breakdown_filter?: {
+                    [key: string]: unknown;
+                } | null;
+            } | null;
+            /** @description Values for a HogQLQuery's variables by variable id (`{"<id>": {"code_name", "value"}}`), replacing the query's own for the ids it has. */
+            variables_override?: {
+                [key: string]: Record<string, never>;
+            } | null;
             /** @description Accepted and ignored. */
             name?: string | null;
-        };
-        QueryTiming: {
-            /** @description The step, nested under `.` (the whole query), as in `./execute`. */
-            readonly k: string;
-            /** @description Its duration in seconds. */
-            readonly t: number;
-        };
-        QueryResponse: {
-            readonly results: unknown[][];
-            readonly columns: string[];
-            /** @description `[column, type]` pairs for a HogQLQuery; type names for an EventsQuery. */
-            readonly types: unknown[];
-            readonly hogql: string;
-            /** @description The HogQLQuery's text as sent. */
-            readonly query?: string;
-            readonly limit: number;
-            readonly offset: number;
-            readonly hasMore: boolean;
-            /** @description Seconds spent in each step of the query, the whole query (`.`) last. */
-            readonly timings: components["schemas"]["QueryTiming"][];
-        };
-        /** @description The answer to an insight query kind (`TrendsQuery`, `LifecycleQuery`, `StickinessQuery`, `FunnelsQuery`, `RetentionQuery`, `PathsQuery`), in PostHog's shape for that kind. */
-        InsightQueryResponse: {
-            /** @description Series objects; for a FunnelsQuery its steps, or with a breakdown one list of steps per breakdown value; for a PathsQuery its links. */
-            readonly results: unknown[];
-            readonly isUdf?: boolean;
-            readonly hasMore?: boolean;
-            readonly hogql?: string | null;
-            readonly resolved_date_range?: {
-                date_from?: string;
-                date_to?: string;
-            };
-            readonly timings: components["schemas"]["QueryTiming"][];
         };
         QueryStatus: {
             readonly id: string;
@@ -8578,8 +8557,90 @@ export interface components {
              */
             readonly expiration_time: string | null;
         };
+        QueryTiming: {
+            /** @description The step, nested under `.` (the whole query), as in `./execute`. */
+            readonly k: string;
+            /** @description Its duration in seconds. */
+            readonly t: number;
+        };
+        QueryResponse: {
+            /** @description True when the answer was served from the result cache. */
+            readonly is_cached: boolean;
+            /**
+             * Format: date-time
+             * @description When the answer was computed.
+             */
+            readonly last_refresh: string | null;
+            /**
+             * Format: date-time
+             * @description PostHog's earliest time a client should ask for a recomputation.
+             */
+            readonly next_allowed_client_refresh: string | null;
+            /**
+             * Format: date-time
+             * @description When the answer stops being fresh (a later `blocking` call computes it again).
+             */
+            readonly cache_target_age: string | null;
+            /** @description The answer's key in the project's result cache. */
+            readonly cache_key: string;
+            /** @description The project's timezone the query ran in. */
+            readonly timezone: string;
+            /** @description The background computation an asynchronous `refresh` started for a stale answer; null otherwise. */
+            readonly query_status: components["schemas"]["QueryStatus"] | null;
+            readonly results: unknown[][];
+            readonly columns: string[];
+            /** @description `[column, type]` pairs for a HogQLQuery; type names for an EventsQuery. */
+            readonly types: unknown[];
+            readonly hogql: string;
+            /** @description The HogQLQuery's text as sent. */
+            readonly query?: string;
+            readonly limit: number;
+            readonly offset: number;
+            readonly hasMore: boolean;
+            /** @description Seconds spent in each step of the query, the whole query (`.`) last. */
+            readonly timings: components["schemas"]["QueryTiming"][];
+        };
+        /** @description The answer to an insight query kind (`TrendsQuery`, `LifecycleQuery`, `StickinessQuery`, `FunnelsQuery`, `RetentionQuery`, `PathsQuery`), in PostHog's shape for that kind. */
+        InsightQueryResponse: {
+            /** @description True when the answer was served from the result cache. */
+            readonly is_cached: boolean;
+            /**
+             * Format: date-time
+             * @description When the answer was computed.
+             */
+            readonly last_refresh: string | null;
+            /**
+             * Format: date-time
+             * @description PostHog's earliest time a client should ask for a recomputation.
+             */
+            readonly next_allowed_client_refresh: string | null;
+            /**
+             * Format: date-time
+             * @description When the answer stops being fresh (a later `blocking` call computes it again).
+             */
+            readonly cache_target_age: string | null;
+            /** @description The answer's key in the project's result cache. */
+            readonly cache_key: string;
+            /** @description The project's timezone the query ran in. */
+            readonly timezone: string;
+            /** @description The background computation an asynchronous `refresh` started for a stale answer; null otherwise. */
+            readonly query_status: components["schemas"]["QueryStatus"] | null;
+            /** @description Series objects; for a FunnelsQuery its steps, or with a breakdown one list of steps per breakdown value; for a PathsQuery its links. */
+            readonly results: unknown[];
+            readonly isUdf?: boolean;
+            readonly hasMore?: boolean;
+            readonly hogql?: string | null;
+            readonly resolved_date_range?: {
+                date_from?: string;
+                date_to?: string;
+            };
+            readonly timings: components["schemas"]["QueryTiming"][];
+        };
+        /** @description An asynchronous query's status. The 202 of `POST .../query/` also carries the `cache_key`, and when a stale cached answer exists, that answer with its cache fields (`results`, `is_cached`, ...). */
         QueryStatusResponse: {
             query_status: components["schemas"]["QueryStatus"];
+            /** @description The key the computation's answer is stored under (POST answers only). */
+            readonly cache_key?: string;
         };
         /**
          * @description `DateTime`, `String`, `Numeric`, `Boolean` or `Duration`; null when no value has told it yet. Ingestion never detects `Duration`.
