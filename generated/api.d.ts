@@ -8448,6 +8448,18 @@ export interface components {
             values?: {
                 [key: string]: unknown;
             } | null;
+            /** @description A HogQLQuery's HogQLFilters, for its `{filters}` placeholder (in a SELECT from `events`: the `properties` conditions, `timestamp < date_to` and `timestamp >= date_from`; true when none), `{filters.dateRange.from}` and `{filters.dateRange.to}` (a comparison with a bound not set holds for every row). Dates are ISO dates or date-times (without an offset, in the project's timezone) or relative (`-7d`, `-24h`, `mStart`). A dashboard's date range and properties arrive here. */
+            filters?: {
+                dateRange?: {
+                    date_from?: string | null;
+                    date_to?: string | null;
+                } | null;
+                properties?: Record<string, never>[] | null;
+            } | null;
+            /** @description A HogQLQuery's variables by id, `{"<id>": {"variableId", "code_name", "value"}}`, read as `{variables.<code_name>}`. */
+            variables?: {
+                [key: string]: Record<string, never>;
+            } | null;
             /** @description EventsQuery's columns. Required for an EventsQuery. */
             select?: string[];
             where?: string[] | null;
@@ -8467,6 +8479,18 @@ export interface components {
                 query?: string;
                 values?: {
                     [key: string]: unknown;
+                } | null;
+                /** @description A HogQLQuery's HogQLFilters, for its `{filters}` placeholder (in a SELECT from `events`: the `properties` conditions, `timestamp < date_to` and `timestamp >= date_from`; true when none), `{filters.dateRange.from}` and `{filters.dateRange.to}` (a comparison with a bound not set holds for every row). Dates are ISO dates or date-times (without an offset, in the project's timezone) or relative (`-7d`, `-24h`, `mStart`). A dashboard's date range and properties arrive here. */
+                filters?: {
+                    dateRange?: {
+                        date_from?: string | null;
+                        date_to?: string | null;
+                    } | null;
+                    properties?: Record<string, never>[] | null;
+                } | null;
+                /** @description A HogQLQuery's variables by id, `{"<id>": {"variableId", "code_name", "value"}}`, read as `{variables.<code_name>}`. */
+                variables?: {
+                    [key: string]: Record<string, never>;
                 } | null;
             };
             /** @description An insight's series (`EventsNode`s). Required for a TrendsQuery. */

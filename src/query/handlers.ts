@@ -3,19 +3,28 @@ import type { components } from '../../generated/api.js';
 import type { Handler, ProjectRequest, SomeHandlers } from '../http/types.js';
 import { ApiError } from '../core/errors.js';
 import { cachedOutcome, refreshMode, type RefreshMode } from '../insights/cache.js';
+import { withDashboardFilters } from '../insights/dashboard-filters.js';
 import { cacheContext } from '../insights/handlers.js';
 import { isInsightNode, type InsightNode } from './kinds/index.js';
-import type { QueryNode } from './run.js';
+import type { HogQLQuery, QueryNode } from './run.js';
+import type { HogQLFilters } from './hogql-filters.js';
 import { presentQueryStatus, queryStatusPieces } from './status-serialize.js';
 import { textStream } from './answer.js';
 import type { Sent } from '../http/json-text.js';
 
 type QueryRequest = components['schemas']['QueryRequest'];
 
-function hogqlNode(q: { query?: string; values?: Record<string, unknown> | null }, attr: string): QueryNode {
+function hogqlNode(
+  q: { query?: string; values?: Record<string, unknown> | null; filters?: unknown; variables?: unknown },
+  attr: string,
+): QueryNode {
   if (typeof q.query !== 'string') throw ApiError.required(`${attr}query`);
   if (!q.query.trim()) throw ApiError.validation(`${attr}query`, 'This field may not be blank.', 'blank');
-  return { kind: 'HogQLQuery', query: q.query, values: q.values ?? null };
+  const node: HogQLQuery = { kind: 'HogQLQuery', query: q.query, values: q.values ?? null };
+  // Only when given, so a query without them has the key it always had.
+  if (q.filters) node.filters = q.filters as HogQLFilters;
+  if (q.variables) node.variables = q.variables as Record<string, unknown>;
+  return node;
 }
 
 /** The request's query node, with the fields its kind needs. */
@@ -44,7 +53,17 @@ function executionMode(body: QueryRequest): RefreshMode {
 }
 
 async function query(req: FastifyRequest<{ Body: QueryRequest }> & ProjectRequest, reply: FastifyReply) {
-  const node = queryNode(req.body);
+  const { filters_override, variables_override } = req.body;
+  const asked = queryNode(req.body);
+  // PostHog's _process_query_request: the overrides apply as a dashboard's filters and variables do.
+  const node =
+    filters_override || variables_override
+      ? (withDashboardFilters(
+          asked as unknown as Record<string, unknown>,
+          filters_override ?? {},
+          variables_override ?? {},
+        ) as unknown as QueryNode | InsightNode)
+      : asked;
   if (req.body.client_query_id === '')
     throw ApiError.validation('client_query_id', 'This field may not be blank.', 'blank');
   const mode = executionMode(req.body);
