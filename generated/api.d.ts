@@ -596,7 +596,7 @@ export interface paths {
         put?: never;
         /**
          * Create a dashboard from a template document
-         * @description Creates a dashboard from PostHog's template shape: its name is `template_name`, its description `dashboard_description`, its filters `dashboard_filters`, its tags `tags`, and each `TEXT` tile becomes a text tile. Other tile types are refused (400 on `template__tiles`). Answers 200, as PostHog does.
+         * @description Creates a dashboard from PostHog's template shape: its name is `template_name`, its description `dashboard_description`, its filters `dashboard_filters`, its tags `tags`; each `TEXT` tile becomes a text tile and each `INSIGHT` tile a new insight of the project (its `name`, `description`, `query`, legacy `filters`) on an insight tile, as PostHog's create_from_template does. An insight tile's query is checked as an insight's is (400 on `template__tiles__<i>__query...`); other tile types are refused (400 on `template__tiles`). Nothing is created when a tile is refused. Answers 200, as PostHog does.
          */
         post: operations["dashboards_create_from_template_json_create"];
         delete?: never;
@@ -7216,6 +7216,8 @@ export interface components {
             use_template?: string;
             /** @description The id of a dashboard of this project to duplicate. */
             use_dashboard?: number | null;
+            /** @description With `use_dashboard`: copy the source's insights as new insights named "<name> (Copy)" (PostHog's `duplicate_tiles`); without it the new dashboard's tiles share the source's insights. Text tiles are copied either way. */
+            duplicate_tiles?: boolean;
             /** @description With `deleted: true`, also deletes (soft) the dashboard's insights that are on no other dashboard, as PostHog does. */
             delete_insights?: boolean;
             tags?: components["schemas"]["Tags"];
@@ -7337,11 +7339,25 @@ export interface components {
             /** @description The dashboard's tiles, top to bottom and left to right. */
             readonly tiles: components["schemas"]["DashboardTile"][];
         };
+        InsightQuery: ({
+            kind: string;
+        } & {
+            [key: string]: unknown;
+        }) | null;
         DashboardTemplateTile: {
-            /** @description Only `TEXT` is supported; any other type is a 400 on `template__tiles`. */
+            /** @description `TEXT` or `INSIGHT`; any other type is a 400 on `template__tiles`. */
             type: string;
             /** @description The text of a `TEXT` tile (required for it). */
             body?: string;
+            /** @description An `INSIGHT` tile's insight name. */
+            name?: string | null;
+            /** @description An `INSIGHT` tile's insight description. */
+            description?: string | null;
+            query?: components["schemas"]["InsightQuery"];
+            /** @description An `INSIGHT` tile's legacy filters, stored as given. */
+            filters?: {
+                [key: string]: unknown;
+            } | null;
             layouts?: {
                 [key: string]: unknown;
             };
@@ -7490,11 +7506,6 @@ export interface components {
             created_at: string;
             created_by_email: string;
         };
-        InsightQuery: ({
-            kind: string;
-        } & {
-            [key: string]: unknown;
-        }) | null;
         DashboardTileBasic: {
             id: number;
             dashboard_id: number;
@@ -8438,10 +8449,10 @@ export interface components {
             /** @description Only for PostHog's persons of a path; ignored. */
             pathDropoffKey?: string | null;
         } | null;
-        /** @description A `HogQLQuery` (`query`, `values`) or an `EventsQuery` (`select`, `where`, `orderBy`, `properties`, `event`, `personId`, `after`, `before`, `limit`, `offset`), or a `DataVisualizationNode` (an SQL chart, as PostHog's agent toolkit sends its SQL) whose `source` is a `HogQLQuery`: it answers exactly as its source does. Other fields of PostHog's query nodes (`chartSettings`, `display`, `tableSettings`...) are ignored. */
+        /** @description A `HogQLQuery` (`query`, `values`) or an `EventsQuery` (`select`, `where`, `orderBy`, `properties`, `event`, `personId`, `after`, `before`, `limit`, `offset`), an insight kind, or a wrapper that answers exactly as its `source` does: a `DataVisualizationNode` (an SQL chart, as PostHog's agent toolkit sends its SQL) of a `HogQLQuery`, an `InsightVizNode` (a saved insight's query, as the toolkit's insight-query tool sends it) of an insight kind, a `DataTableNode` of a `HogQLQuery` or `EventsQuery`. Other fields of PostHog's query nodes (`chartSettings`, `display`, `tableSettings`...) are ignored. */
         QueryNode: {
             /** @enum {string} */
-            kind: "HogQLQuery" | "EventsQuery" | "DataVisualizationNode" | "TrendsQuery" | "LifecycleQuery" | "StickinessQuery" | "FunnelsQuery" | "RetentionQuery" | "PathsQuery";
+            kind: "HogQLQuery" | "EventsQuery" | "DataVisualizationNode" | "InsightVizNode" | "DataTableNode" | "TrendsQuery" | "LifecycleQuery" | "StickinessQuery" | "FunnelsQuery" | "RetentionQuery" | "PathsQuery";
             /** @description HogQLQuery's SELECT statement. Required for a HogQLQuery. */
             query?: string;
             /** @description HogQLQuery's values for `{placeholder}`s. */
@@ -8472,10 +8483,10 @@ export interface components {
             before?: string | null;
             limit?: number | null;
             offset?: number | null;
-            /** @description DataVisualizationNode's query: a `HogQLQuery` (`kind`, `query`, `values`). Required for a DataVisualizationNode. */
+            /** @description A wrapper's query, which is what runs (PostHog's process_query_model runs a node's `source`): a `HogQLQuery` for a DataVisualizationNode, an insight kind for an InsightVizNode, a `HogQLQuery` or `EventsQuery` for a DataTableNode. Required for those nodes. */
             source?: {
                 /** @enum {string} */
-                kind: "HogQLQuery";
+                kind: "HogQLQuery" | "EventsQuery" | "TrendsQuery" | "LifecycleQuery" | "StickinessQuery" | "FunnelsQuery" | "RetentionQuery" | "PathsQuery";
                 query?: string;
                 values?: {
                     [key: string]: unknown;

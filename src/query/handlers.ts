@@ -5,41 +5,18 @@ import { ApiError } from '../core/errors.js';
 import { cachedOutcome, refreshMode, type RefreshMode } from '../insights/cache.js';
 import { withDashboardFilters } from '../insights/dashboard-filters.js';
 import { cacheContext } from '../insights/handlers.js';
-import { isInsightNode, type InsightNode } from './kinds/index.js';
-import type { HogQLQuery, QueryNode } from './run.js';
-import type { HogQLFilters } from './hogql-filters.js';
+import { runnableNode, type RunnableNode } from '../insights/query-node.js';
 import { presentQueryStatus, queryStatusPieces } from './status-serialize.js';
 import { textStream } from './answer.js';
 import type { Sent } from '../http/json-text.js';
 
 type QueryRequest = components['schemas']['QueryRequest'];
 
-function hogqlNode(
-  q: { query?: string; values?: Record<string, unknown> | null; filters?: unknown; variables?: unknown },
-  attr: string,
-): QueryNode {
-  if (typeof q.query !== 'string') throw ApiError.required(`${attr}query`);
-  if (!q.query.trim()) throw ApiError.validation(`${attr}query`, 'This field may not be blank.', 'blank');
-  const node: HogQLQuery = { kind: 'HogQLQuery', query: q.query, values: q.values ?? null };
-  // Only when given, so a query without them has the key it always had.
-  if (q.filters) node.filters = q.filters as HogQLFilters;
-  if (q.variables) node.variables = q.variables as Record<string, unknown>;
-  return node;
-}
-
-/** The request's query node, with the fields its kind needs. */
-function queryNode(body: QueryRequest): QueryNode | InsightNode {
-  const q = body.query;
-  if (isInsightNode(q)) return q;
-  if (q.kind === 'HogQLQuery') return hogqlNode(q, 'query__');
-  // PostHog runs a node it has no runner for (an SQL chart) as its source: the answer is the source's.
-  if (q.kind === 'DataVisualizationNode') {
-    if (!q.source) throw ApiError.required('query__source');
-    return hogqlNode(q.source, 'query__source__');
-  }
-  if (!Array.isArray(q.select)) throw ApiError.required('query__select');
-  return { ...q, kind: 'EventsQuery', select: q.select };
-}
+/**
+ * The request's query node, with the fields its kind needs: a wrapper (DataVisualizationNode,
+ * InsightVizNode, DataTableNode) runs its source, as PostHog's process_query_model does.
+ */
+const queryNode = (body: QueryRequest): RunnableNode => runnableNode(body.query, 'query').node;
 
 /**
  * PostHog's execution mode for the Query API: the older `async: true` wins (as `async`); otherwise
@@ -62,7 +39,7 @@ async function query(req: FastifyRequest<{ Body: QueryRequest }> & ProjectReques
           asked as unknown as Record<string, unknown>,
           filters_override ?? {},
           variables_override ?? {},
-        ) as unknown as QueryNode | InsightNode)
+        ) as unknown as RunnableNode)
       : asked;
   if (req.body.client_query_id === '')
     throw ApiError.validation('client_query_id', 'This field may not be blank.', 'blank');
