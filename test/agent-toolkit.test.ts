@@ -123,7 +123,7 @@ t.test('its tools work against this server', async (t) => {
   );
 });
 
-t.test('its insight tools work against this server, within the key\'s project', async (t) => {
+t.test("its insight tools work against this server, within the key's project", async (t) => {
   const a = await makeTenant(ctx.db);
   const b = await makeTenant(ctx.db);
   const created = await ctx.call('personal_api_keys_create', { key: a.key, body: { label: 'agent', scopes: ['*'] } });
@@ -136,7 +136,10 @@ t.test('its insight tools work against this server, within the key\'s project', 
   const theirs = await ctx.call('insights_create', {
     key: b.key,
     params: { project_id: b.project.id },
-    body: { name: 'Theirs', query: { kind: 'DataVisualizationNode', source: { kind: 'HogQLQuery', query: 'select 1' } } },
+    body: {
+      name: 'Theirs',
+      query: { kind: 'DataVisualizationNode', source: { kind: 'HogQLQuery', query: 'select 1' } },
+    },
   });
   const tools = await new PostHogAgentToolkit({
     posthogPersonalApiKey: created.body.value,
@@ -199,7 +202,7 @@ t.test('its insight tools work against this server, within the key\'s project', 
     params: { project_id: a.project.id, id: dashboard.id },
   });
   t.same(
-    shown.body.tiles.map((tile: { insight: { id: number } | null }) => tile.insight?.id),
+    (shown.body.tiles as unknown as { insight: { id: number } | null }[]).map((tile) => tile.insight?.id),
     [made.id],
     'the dashboard shows it as a tile',
   );
@@ -210,7 +213,10 @@ t.test('its insight tools work against this server, within the key\'s project', 
     run(tools, 'add-insight-to-dashboard', { data: { insightId: String(theirs.body.id), dashboardId: dashboard.id } }),
   );
   await t.rejects(run(tools, 'insight-delete', { insightId: String(theirs.body.id) }));
-  const still = await ctx.call('insights_retrieve', { key: b.key, params: { project_id: b.project.id, id: theirs.body.id } });
+  const still = await ctx.call('insights_retrieve', {
+    key: b.key,
+    params: { project_id: b.project.id, id: theirs.body.id },
+  });
   t.same([still.status, still.body.deleted], [200, false], "B's insight is untouched");
 
   t.match(await run(tools, 'insight-delete', { insightId: made.short_id }), { success: true });

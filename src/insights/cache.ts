@@ -48,7 +48,10 @@ export const CACHE_MAX_ROWS = 2000;
 /** Answers larger than this are answered but not kept: a cache row is read whole on every hit. */
 export const CACHE_MAX_BYTES = 8 * 1024 * 1024;
 
-/** PostHog's cache_target_age for an insight kind: when a result computed at `lastRefresh` stops being fresh, by its interval. */
+/**
+ * PostHog's cache_target_age for an insight kind: when a result computed at `lastRefresh` stops being
+ * fresh, by its interval.
+ */
 export function cacheTargetAge(interval: string | null, lastRefresh: Date, lazy = false): Date {
   const table = FRESH_FOR[lazy ? 'lazy' : 'default'];
   return new Date(lastRefresh.getTime() + (table[interval ?? 'none'] ?? table.none!));

@@ -72,7 +72,15 @@ export function filterDate(text: string, timezone: string, now = new Date()): Da
       if (m[3] && unit === 'y') d.setUTCMonth(0);
     }
     if (m[3] === 'End') {
-      const span = { h: [0, 0, 1], M: [0, 0, 0], d: [1, 0, 0], w: [7, 0, 0], m: [0, 1, 0], q: [0, 3, 0], y: [0, 12, 0] };
+      const span = {
+        h: [0, 0, 1],
+        M: [0, 0, 0],
+        d: [1, 0, 0],
+        w: [7, 0, 0],
+        m: [0, 1, 0],
+        q: [0, 3, 0],
+        y: [0, 12, 0],
+      };
       const [days, months, hours] = span[unit as keyof typeof span];
       if (unit === 'M') d.setUTCMinutes(d.getUTCMinutes() + 1);
       d.setUTCDate(d.getUTCDate() + days!);
@@ -170,8 +178,8 @@ export function applyHogQLFilters(query: Query, filters: HogQLFilters | null | u
           pos,
         );
       throw new QueryError(
-        `The \`{${node.name}}\` placeholder must be used directly in a comparison (e.g. \`timestamp > {${node.name}}\`), ` +
-          'not nested inside a function call, when the date range is not set.',
+        `The \`{${node.name}}\` placeholder must be used directly in a comparison ` +
+          `(e.g. \`timestamp > {${node.name}}\`), not nested inside a function call, when the date range is not set.`,
         pos,
       );
     }

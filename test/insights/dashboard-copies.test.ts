@@ -26,9 +26,13 @@ const dashboard = async (body: Record<string, unknown> = {}) => {
 };
 type Tile = { id: number; insight: Record<string, any> | null; text: { body: string } | null; layouts: unknown };
 const tilesOf = async (id: number, refresh?: string) => {
-  const res = await call('dashboards_retrieve', { key: a.key, params: { ...params, id }, query: refresh ? { refresh } : {} });
+  const res = await call('dashboards_retrieve', {
+    key: a.key,
+    params: { ...params, id },
+    query: refresh ? { refresh } : {},
+  });
   t.equal(res.status, 200);
-  return res.body.tiles as Tile[];
+  return res.body.tiles as unknown as Tile[];
 };
 const insightCount = async () =>
   json<'insights_list'>(await call('insights_list', { key: a.key, params, query: { basic: true } })).count;
@@ -105,7 +109,10 @@ t.test('create_from_template_json makes the insights of its INSIGHT tiles', asyn
           {
             type: 'INSIGHT',
             name: 'SQL',
-            query: { kind: 'DataVisualizationNode', source: { kind: 'HogQLQuery', query: 'select count() from events' } },
+            query: {
+              kind: 'DataVisualizationNode',
+              source: { kind: 'HogQLQuery', query: 'select count() from events' },
+            },
           },
         ],
       },
@@ -129,7 +136,11 @@ t.test('create_from_template_json makes the insights of its INSIGHT tiles', asyn
         template_name: 'Bad',
         tiles: [
           { type: 'INSIGHT', name: 'ok', query: trendsQuery() as never },
-          { type: 'INSIGHT', name: 'bad', query: { kind: 'InsightVizNode', source: { kind: 'TrendsQuery', series: 'x' } } },
+          {
+            type: 'INSIGHT',
+            name: 'bad',
+            query: { kind: 'InsightVizNode', source: { kind: 'TrendsQuery', series: 'x' } },
+          },
         ],
       },
     },

@@ -46,7 +46,8 @@ t.test('{filters}: the date range and properties of the query', async (t) => {
   t.equal(await count(await hogql(WHERE_FILTERS, { filters: may1 })), 2, 'May 1: two');
   t.equal(await count(await hogql(WHERE_FILTERS, { filters: { ...may1, properties: CHROME } })), 1, 'Chrome on May 1');
   t.equal(await count(await hogql(WHERE_FILTERS, { filters: { dateRange: { date_from: 'all' } } })), 4, 'all');
-  const bounds = 'select count() from events where timestamp >= {filters.dateRange.from} and timestamp < {filters.dateRange.to}';
+  const bounds =
+    'select count() from events where timestamp >= {filters.dateRange.from} and timestamp < {filters.dateRange.to}';
   const from2 = { dateRange: { date_from: '2024-05-02' } };
   t.equal(await count(await hogql(bounds, { filters: from2 })), 2, 'an unset bound holds for every row');
   const window = { dateRange: { date_from: '2024-05-01T10:30:00Z', date_to: '2024-05-02T09:00:00Z' } };
@@ -113,7 +114,11 @@ t.test("a dashboard's filters and variables apply to its SQL insights", async (t
       }),
     );
   const filtered = await make('Filtered', { kind: 'HogQLQuery', query: WHERE_FILTERS });
-  const byVariable = await make('By variable', { kind: 'HogQLQuery', query: BY_VARIABLE, variables: variable('Chrome') });
+  const byVariable = await make('By variable', {
+    kind: 'HogQLQuery',
+    query: BY_VARIABLE,
+    variables: variable('Chrome'),
+  });
   const results = async (query: Record<string, string> = {}) => {
     const res = await call('dashboards_retrieve', {
       key: a.key,
@@ -121,7 +126,7 @@ t.test("a dashboard's filters and variables apply to its SQL insights", async (t
       query: { refresh: 'blocking', ...query },
     });
     t.equal(res.status, 200, res.raw.slice(0, 200));
-    const tiles = res.body.tiles as { insight: { id: number; result: number[][]; query: any } }[];
+    const tiles = res.body.tiles as unknown as { insight: { id: number; result: number[][]; query: any } }[];
     return new Map(tiles.map((x) => [x.insight.id, x.insight]));
   };
   const shown = await results();
