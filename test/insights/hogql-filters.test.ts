@@ -7,6 +7,7 @@ import t from 'tap';
 import { buildTestApp, json } from '../helpers/app.js';
 import { insertEvents } from '../helpers/event-rows.js';
 import { makeTenant } from '../helpers/factories.js';
+import { filterDate } from '../../src/query/hogql-filters.js';
 
 const ctx = await buildTestApp(t);
 const { call, db } = ctx;
@@ -54,6 +55,24 @@ t.test('{filters}: the date range and properties of the query', async (t) => {
   t.equal(await count(await hogql(bounds, { filters: window })), 1, 'date-times with an offset, to excluded');
   const recent = await hogql(WHERE_FILTERS, { filters: { dateRange: { date_from: '-7d' } } });
   t.equal(await count(recent), 0, 'relative: nothing in the last week (the events are from 2024)');
+});
+
+t.test('relative dates, from a fixed now, as PostHog reads them', async (t) => {
+  // 2024-05-15 is a Wednesday; 14:30 UTC is 10:30 in New York.
+  const now = new Date('2024-05-15T14:30:45.123Z');
+  const read = (text: string, zone = 'UTC') => filterDate(text, zone, now).toISOString();
+  t.equal(read('-24h'), '2024-05-14T14:30:45.123Z', 'hours: exact');
+  t.equal(read('-30M'), '2024-05-15T14:00:45.123Z', 'minutes: exact');
+  t.equal(read('-7d'), '2024-05-08T00:00:00.000Z', 'days: from the start of the day');
+  t.equal(read('-7d', 'America/New_York'), '2024-05-08T04:00:00.000Z', "the project's day");
+  t.equal(read('dStart'), '2024-05-15T00:00:00.000Z');
+  t.equal(read('-1dEnd'), '2024-05-14T23:59:59.999Z');
+  t.equal(read('wStart'), '2024-05-12T00:00:00.000Z', 'weeks start on Sunday');
+  t.equal(read('mStart'), '2024-05-01T00:00:00.000Z');
+  t.equal(read('-1mStart'), '2024-04-01T00:00:00.000Z');
+  t.equal(read('yStart'), '2024-01-01T00:00:00.000Z');
+  t.equal(read('2024-05-01', 'America/New_York'), '2024-05-01T04:00:00.000Z', 'a naive date in the zone');
+  t.equal(read('2024-05-01T10:00:00+02:00', 'America/New_York'), '2024-05-01T08:00:00.000Z', 'an offset is kept');
 });
 
 t.test("naive dates are in the project's timezone", async (t) => {
