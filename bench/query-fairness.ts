@@ -33,7 +33,8 @@ export async function queryFairness(base: string, key: string, heavyProjectId: n
     const res = await fetch(`${base}/api/projects/${projectId}/query/`, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ query: { kind: 'HogQLQuery', query: hogql } }),
+      // Computed every time (never a cached answer), so the slots are what is measured.
+      body: JSON.stringify({ query: { kind: 'HogQLQuery', query: hogql }, refresh: 'force_blocking' }),
     });
     await res.arrayBuffer();
     return res.status;

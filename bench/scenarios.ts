@@ -40,10 +40,12 @@ const PROPERTY_FILTER = encodeURIComponent(
   JSON.stringify([{ key: '$browser', value: 'Firefox', operator: 'exact', type: 'event' }]),
 );
 
-const hogql = (query: string) => JSON.stringify({ query: { kind: 'HogQLQuery', query } });
+// `force_blocking`: these measure computing the answer, not serving it from the result cache.
+const hogql = (query: string) => JSON.stringify({ query: { kind: 'HogQLQuery', query }, refresh: 'force_blocking' });
 
 const trends = (series: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
   JSON.stringify({
+    refresh: 'force_blocking',
     query: {
       kind: 'TrendsQuery',
       series: [{ kind: 'EventsNode', event: '$pageview', ...series }],

@@ -596,7 +596,7 @@ export interface paths {
         put?: never;
         /**
          * Create a dashboard from a template document
-         * @description Creates a dashboard from PostHog's template shape: its name is `template_name`, its description `dashboard_description`, its filters `dashboard_filters`, its tags `tags`, and each `TEXT` tile becomes a text tile. Other tile types are refused (400 on `template__tiles`). Answers 200, as PostHog does.
+         * @description Creates a dashboard from PostHog's template shape: its name is `template_name`, its description `dashboard_description`, its filters `dashboard_filters`, its tags `tags`; each `TEXT` tile becomes a text tile and each `INSIGHT` tile a new insight of the project (its `name`, `description`, `query`, legacy `filters`) on an insight tile, as PostHog's create_from_template does. An insight tile's query is checked as an insight's is (400 on `template__tiles__<i>__query...`); other tile types are refused (400 on `template__tiles`). Nothing is created when a tile is refused. Answers 200, as PostHog does.
          */
         post: operations["dashboards_create_from_template_json_create"];
         delete?: never;
@@ -2881,8 +2881,7 @@ export interface paths {
         put?: never;
         /**
          * Run a query
-         * @description Runs a query over the project's data. By default it answers at once with the rows (200). With `refresh` set to `async`, `force_async` or `async_except_on_cache_miss` (there is no cache: each is asynchronous), or the older `"async": true`, it answers 202 with the query's `query_status` as soon as the query is checked, runs it after answering, and `GET .../query/{id}/` tells how it went (`id` is the request's `client_query_id`, else a new one). A query that does not parse is a 400 at once either way.
-         *
+         * @description Runs a query over the project's data. Answers come through the result cache the insights use (in PostgreSQL, shared by every server process), keyed by the query's normalized JSON, the project, its timezone and any `filters_override`/`variables_override` applied; a cached answer is never served to another project. `refresh` decides as PostHog's Query API does: absent, `blocking` and `force_cache` (which this endpoint, like PostHog's, treats as `blocking`) serve a fresh cached answer, else compute and store it (200); `force_blocking` always computes; `async` and `lazy_async` serve a fresh cached answer (200), else start the computation and answer 202 with its `query_status` (with the stale cached answer when there is one); `async_except_on_cache_miss` computes at once on a miss and in the background when stale; `force_async` (and the older `"async": true`, which PostHog lets win over `refresh`) always starts one. `GET .../query/{id}/` tells how an asynchronous query went (`id` is the request's `client_query_id`, else a new one); its answer is stored in the cache too. Every answer carries PostHog's cache fields: `is_cached`, `last_refresh`, `next_allowed_client_refresh` (a minute after it for HogQL and events queries, 3 or 15 minutes for insight kinds), `cache_target_age` (when it stops being fresh: 6 hours for HogQL and events queries, by the interval for insight kinds), `cache_key`, `timezone` and `query_status`. Answers over 8 MB are answered but not kept. A query that does not parse is a 400 at once either way.
          *     **`HogQLQuery`** runs `query`, one HogQL `SELECT` over the tables `events` (fields `uuid`, `event`, `distinct_id`, `timestamp`, `created_at`, `elements_chain`, `person_id`, `properties`, `properties.<key>` (also `properties['key']`, nested keys chain), `$session_id`, `$window_id`, `person.id`, `person.created_at`, `person.is_identified`, `person.properties.<key>`, `team_id`), `persons` (`id`, `created_at`, `is_identified`, `properties`) and `person_distinct_ids` (`distinct_id`, `person_id`), with `DISTINCT`, joins (`[INNER|LEFT|RIGHT|FULL|CROSS] JOIN ... ON`), subqueries in `FROM` and after `IN`, `WHERE`, `GROUP BY`, `HAVING`, `ORDER BY`, `LIMIT`/`OFFSET`. Expressions: `and`/`or`/`not`, comparisons, `[NOT] IN`, `[NOT] LIKE`/`ILIKE`, `BETWEEN`, `IS [NOT] NULL`, `CASE`, arithmetic (`+ - * / %`, `||`), `INTERVAL n unit`, and the functions `count`, `countIf`, `uniq`, `uniqExact`, `sum`, `avg`, `min`, `max`, `if`, `multiIf`, `coalesce`, `ifNull`, `toDate`, `toDateTime`, `toString`, `toInt`, `toFloat`, `toStartOfMinute/Hour/Day/Week/Month/Quarter/Year`, `toYear`, `toMonth`, `toDayOfMonth`, `toDayOfWeek`, `toHour`, `toMinute`, `now`, `today`, `toIntervalSecond` ... `toIntervalYear`, `lower`, `upper`, `length`, `trim`, `concat`, `substring`, `match`, `abs`, `floor`, `ceil`, `round`, `JSONExtractString/Int/Float/Bool/Raw(properties, 'key', ...)`, `JSONHas`. `{name}` placeholders take their value from `values` (a list works after `IN`). A property is text; compared with a number it is read as a number (non-numbers are NULL), with a date as a date-time. Every table is the project's rows only.
          *
          *     **`EventsQuery`** builds that query from parts: `select` (HogQL expressions; `*` is the whole event and `person` its person, as objects), `where` (HogQL conditions, all must hold), `event`, `personId`, `after`/`before` (ISO 8601 or relative such as `-24h`; `after: "all"` means no bound; no default window), `properties` (the events listing's property filters), `orderBy` (`"timestamp DESC"`; default newest first), `limit`, `offset`. When a column aggregates, the others are grouped by.
@@ -7217,6 +7216,8 @@ export interface components {
             use_template?: string;
             /** @description The id of a dashboard of this project to duplicate. */
             use_dashboard?: number | null;
+            /** @description With `use_dashboard`: copy the source's insights as new insights named "<name> (Copy)" (PostHog's `duplicate_tiles`); without it the new dashboard's tiles share the source's insights. Text tiles are copied either way. */
+            duplicate_tiles?: boolean;
             /** @description With `deleted: true`, also deletes (soft) the dashboard's insights that are on no other dashboard, as PostHog does. */
             delete_insights?: boolean;
             tags?: components["schemas"]["Tags"];
@@ -7338,11 +7339,25 @@ export interface components {
             /** @description The dashboard's tiles, top to bottom and left to right. */
             readonly tiles: components["schemas"]["DashboardTile"][];
         };
+        InsightQuery: ({
+            kind: string;
+        } & {
+            [key: string]: unknown;
+        }) | null;
         DashboardTemplateTile: {
-            /** @description Only `TEXT` is supported; any other type is a 400 on `template__tiles`. */
+            /** @description `TEXT` or `INSIGHT`; any other type is a 400 on `template__tiles`. */
             type: string;
             /** @description The text of a `TEXT` tile (required for it). */
             body?: string;
+            /** @description An `INSIGHT` tile's insight name. */
+            name?: string | null;
+            /** @description An `INSIGHT` tile's insight description. */
+            description?: string | null;
+            query?: components["schemas"]["InsightQuery"];
+            /** @description An `INSIGHT` tile's legacy filters, stored as given. */
+            filters?: {
+                [key: string]: unknown;
+            } | null;
             layouts?: {
                 [key: string]: unknown;
             };
@@ -7491,11 +7506,6 @@ export interface components {
             created_at: string;
             created_by_email: string;
         };
-        InsightQuery: ({
-            kind: string;
-        } & {
-            [key: string]: unknown;
-        }) | null;
         DashboardTileBasic: {
             id: number;
             dashboard_id: number;
@@ -8439,15 +8449,27 @@ export interface components {
             /** @description Only for PostHog's persons of a path; ignored. */
             pathDropoffKey?: string | null;
         } | null;
-        /** @description A `HogQLQuery` (`query`, `values`) or an `EventsQuery` (`select`, `where`, `orderBy`, `properties`, `event`, `personId`, `after`, `before`, `limit`, `offset`), or a `DataVisualizationNode` (an SQL chart, as PostHog's agent toolkit sends its SQL) whose `source` is a `HogQLQuery`: it answers exactly as its source does. Other fields of PostHog's query nodes (`chartSettings`, `display`, `tableSettings`...) are ignored. */
+        /** @description A `HogQLQuery` (`query`, `values`) or an `EventsQuery` (`select`, `where`, `orderBy`, `properties`, `event`, `personId`, `after`, `before`, `limit`, `offset`), an insight kind, or a wrapper that answers exactly as its `source` does: a `DataVisualizationNode` (an SQL chart, as PostHog's agent toolkit sends its SQL) of a `HogQLQuery`, an `InsightVizNode` (a saved insight's query, as the toolkit's insight-query tool sends it) of an insight kind, a `DataTableNode` of a `HogQLQuery` or `EventsQuery`. Other fields of PostHog's query nodes (`chartSettings`, `display`, `tableSettings`...) are ignored. */
         QueryNode: {
             /** @enum {string} */
-            kind: "HogQLQuery" | "EventsQuery" | "DataVisualizationNode" | "TrendsQuery" | "LifecycleQuery" | "StickinessQuery" | "FunnelsQuery" | "RetentionQuery" | "PathsQuery";
+            kind: "HogQLQuery" | "EventsQuery" | "DataVisualizationNode" | "InsightVizNode" | "DataTableNode" | "TrendsQuery" | "LifecycleQuery" | "StickinessQuery" | "FunnelsQuery" | "RetentionQuery" | "PathsQuery";
             /** @description HogQLQuery's SELECT statement. Required for a HogQLQuery. */
             query?: string;
             /** @description HogQLQuery's values for `{placeholder}`s. */
             values?: {
                 [key: string]: unknown;
+            } | null;
+            /** @description A HogQLQuery's HogQLFilters, for its `{filters}` placeholder (in a SELECT from `events`: the `properties` conditions, `timestamp < date_to` and `timestamp >= date_from`; true when none), `{filters.dateRange.from}` and `{filters.dateRange.to}` (a comparison with a bound not set holds for every row). Dates are ISO dates or date-times (without an offset, in the project's timezone) or relative (`-7d`, `-24h`, `mStart`). A dashboard's date range and properties arrive here. */
+            filters?: {
+                dateRange?: {
+                    date_from?: string | null;
+                    date_to?: string | null;
+                } | null;
+                properties?: Record<string, never>[] | null;
+            } | null;
+            /** @description A HogQLQuery's variables by id, `{"<id>": {"variableId", "code_name", "value"}}`, read as `{variables.<code_name>}`. */
+            variables?: {
+                [key: string]: Record<string, never>;
             } | null;
             /** @description EventsQuery's columns. Required for an EventsQuery. */
             select?: string[];
@@ -8461,13 +8483,25 @@ export interface components {
             before?: string | null;
             limit?: number | null;
             offset?: number | null;
-            /** @description DataVisualizationNode's query: a `HogQLQuery` (`kind`, `query`, `values`). Required for a DataVisualizationNode. */
+            /** @description A wrapper's query, which is what runs (PostHog's process_query_model runs a node's `source`): a `HogQLQuery` for a DataVisualizationNode, an insight kind for an InsightVizNode, a `HogQLQuery` or `EventsQuery` for a DataTableNode. Required for those nodes. */
             source?: {
                 /** @enum {string} */
-                kind: "HogQLQuery";
+                kind: "HogQLQuery" | "EventsQuery" | "TrendsQuery" | "LifecycleQuery" | "StickinessQuery" | "FunnelsQuery" | "RetentionQuery" | "PathsQuery";
                 query?: string;
                 values?: {
                     [key: string]: unknown;
+                } | null;
+                /** @description A HogQLQuery's HogQLFilters, for its `{filters}` placeholder (in a SELECT from `events`: the `properties` conditions, `timestamp < date_to` and `timestamp >= date_from`; true when none), `{filters.dateRange.from}` and `{filters.dateRange.to}` (a comparison with a bound not set holds for every row). Dates are ISO dates or date-times (without an offset, in the project's timezone) or relative (`-7d`, `-24h`, `mStart`). A dashboard's date range and properties arrive here. */
+                filters?: {
+                    dateRange?: {
+                        date_from?: string | null;
+                        date_to?: string | null;
+                    } | null;
+                    properties?: Record<string, never>[] | null;
+                } | null;
+                /** @description A HogQLQuery's variables by id, `{"<id>": {"variableId", "code_name", "value"}}`, read as `{variables.<code_name>}`. */
+                variables?: {
+                    [key: string]: Record<string, never>;
                 } | null;
             };
             /** @description An insight's series (`EventsNode`s). Required for a TrendsQuery. */
@@ -8505,48 +8539,28 @@ export interface components {
             query: components["schemas"]["QueryNode"];
             /** @description The id of an asynchronous query (for `GET`/`DELETE .../query/{id}/`); a new one is made when absent. Reusing the id of an ended query replaces its status; of a running one, a 400. */
             client_query_id?: string | null;
-            /** @description The older way to ask for an asynchronous query (`refresh` wins when both are given). */
+            /** @description The older way to ask for an asynchronous query: `true` is `refresh: async`, whatever `refresh` says (as PostHog). */
             async?: boolean | null;
             /**
-             * @description `async`, `force_async` and `async_except_on_cache_miss` run the query asynchronously (202); the others answer at once (there is no result cache to read or refresh).
+             * @description How to use the result cache (PostHog's execution modes, see above); `blocking` when absent.
              * @enum {string|null}
              */
             refresh?: "async" | "async_except_on_cache_miss" | "blocking" | "force_async" | "force_blocking" | "force_cache" | "lazy_async" | null;
+            /** @description PostHog's DashboardFilter, applied to the query as a dashboard's filters are: `date_from`, `date_to` (the query's date range, for a HogQLQuery its `filters.dateRange`), `properties` (added to the query's), `breakdown_filter` (a TrendsQuery's breakdown). */
+            filters_override?: {
+                date_from?: string | null;
+                date_to?: string | null;
+                properties?: Record<string, never>[] | null;
+                breakdown_filter?: {
+                    [key: string]: unknown;
+                } | null;
+            } | null;
+            /** @description Values for a HogQLQuery's variables by variable id (`{"<id>": {"code_name", "value"}}`), replacing the query's own for the ids it has. */
+            variables_override?: {
+                [key: string]: Record<string, never>;
+            } | null;
             /** @description Accepted and ignored. */
             name?: string | null;
-        };
-        QueryTiming: {
-            /** @description The step, nested under `.` (the whole query), as in `./execute`. */
-            readonly k: string;
-            /** @description Its duration in seconds. */
-            readonly t: number;
-        };
-        QueryResponse: {
-            readonly results: unknown[][];
-            readonly columns: string[];
-            /** @description `[column, type]` pairs for a HogQLQuery; type names for an EventsQuery. */
-            readonly types: unknown[];
-            readonly hogql: string;
-            /** @description The HogQLQuery's text as sent. */
-            readonly query?: string;
-            readonly limit: number;
-            readonly offset: number;
-            readonly hasMore: boolean;
-            /** @description Seconds spent in each step of the query, the whole query (`.`) last. */
-            readonly timings: components["schemas"]["QueryTiming"][];
-        };
-        /** @description The answer to an insight query kind (`TrendsQuery`, `LifecycleQuery`, `StickinessQuery`, `FunnelsQuery`, `RetentionQuery`, `PathsQuery`), in PostHog's shape for that kind. */
-        InsightQueryResponse: {
-            /** @description Series objects; for a FunnelsQuery its steps, or with a breakdown one list of steps per breakdown value; for a PathsQuery its links. */
-            readonly results: unknown[];
-            readonly isUdf?: boolean;
-            readonly hasMore?: boolean;
-            readonly hogql?: string | null;
-            readonly resolved_date_range?: {
-                date_from?: string;
-                date_to?: string;
-            };
-            readonly timings: components["schemas"]["QueryTiming"][];
         };
         QueryStatus: {
             readonly id: string;
@@ -8578,8 +8592,90 @@ export interface components {
              */
             readonly expiration_time: string | null;
         };
+        QueryTiming: {
+            /** @description The step, nested under `.` (the whole query), as in `./execute`. */
+            readonly k: string;
+            /** @description Its duration in seconds. */
+            readonly t: number;
+        };
+        QueryResponse: {
+            /** @description True when the answer was served from the result cache. */
+            readonly is_cached: boolean;
+            /**
+             * Format: date-time
+             * @description When the answer was computed.
+             */
+            readonly last_refresh: string | null;
+            /**
+             * Format: date-time
+             * @description PostHog's earliest time a client should ask for a recomputation.
+             */
+            readonly next_allowed_client_refresh: string | null;
+            /**
+             * Format: date-time
+             * @description When the answer stops being fresh (a later `blocking` call computes it again).
+             */
+            readonly cache_target_age: string | null;
+            /** @description The answer's key in the project's result cache. */
+            readonly cache_key: string;
+            /** @description The project's timezone the query ran in. */
+            readonly timezone: string;
+            /** @description The background computation an asynchronous `refresh` started for a stale answer; null otherwise. */
+            readonly query_status: components["schemas"]["QueryStatus"] | null;
+            readonly results: unknown[][];
+            readonly columns: string[];
+            /** @description `[column, type]` pairs for a HogQLQuery; type names for an EventsQuery. */
+            readonly types: unknown[];
+            readonly hogql: string;
+            /** @description The HogQLQuery's text as sent. */
+            readonly query?: string;
+            readonly limit: number;
+            readonly offset: number;
+            readonly hasMore: boolean;
+            /** @description Seconds spent in each step of the query, the whole query (`.`) last. */
+            readonly timings: components["schemas"]["QueryTiming"][];
+        };
+        /** @description The answer to an insight query kind (`TrendsQuery`, `LifecycleQuery`, `StickinessQuery`, `FunnelsQuery`, `RetentionQuery`, `PathsQuery`), in PostHog's shape for that kind. */
+        InsightQueryResponse: {
+            /** @description True when the answer was served from the result cache. */
+            readonly is_cached: boolean;
+            /**
+             * Format: date-time
+             * @description When the answer was computed.
+             */
+            readonly last_refresh: string | null;
+            /**
+             * Format: date-time
+             * @description PostHog's earliest time a client should ask for a recomputation.
+             */
+            readonly next_allowed_client_refresh: string | null;
+            /**
+             * Format: date-time
+             * @description When the answer stops being fresh (a later `blocking` call computes it again).
+             */
+            readonly cache_target_age: string | null;
+            /** @description The answer's key in the project's result cache. */
+            readonly cache_key: string;
+            /** @description The project's timezone the query ran in. */
+            readonly timezone: string;
+            /** @description The background computation an asynchronous `refresh` started for a stale answer; null otherwise. */
+            readonly query_status: components["schemas"]["QueryStatus"] | null;
+            /** @description Series objects; for a FunnelsQuery its steps, or with a breakdown one list of steps per breakdown value; for a PathsQuery its links. */
+            readonly results: unknown[];
+            readonly isUdf?: boolean;
+            readonly hasMore?: boolean;
+            readonly hogql?: string | null;
+            readonly resolved_date_range?: {
+                date_from?: string;
+                date_to?: string;
+            };
+            readonly timings: components["schemas"]["QueryTiming"][];
+        };
+        /** @description An asynchronous query's status. The 202 of `POST .../query/` also carries the `cache_key`, and when a stale cached answer exists, that answer with its cache fields (`results`, `is_cached`, ...). */
         QueryStatusResponse: {
             query_status: components["schemas"]["QueryStatus"];
+            /** @description The key the computation's answer is stored under (POST answers only). */
+            readonly cache_key?: string;
         };
         /**
          * @description `DateTime`, `String`, `Numeric`, `Boolean` or `Duration`; null when no value has told it yet. Ingestion never detects `Duration`.

@@ -6,10 +6,12 @@ import { cacheContext } from '../insights/handlers.js';
 import { dashboardContext } from '../insights/load.js';
 import { permissionsOn, presentDashboard, presentDashboardPage, readDashboard } from './present.js';
 import { normalizeTags } from '../core/tags.js';
-import { findTemplate, findUnlistedTemplate, type DashboardTemplate } from './templates.js';
+import { checkTemplateQuery, findTemplate, findUnlistedTemplate, type DashboardTemplate } from './templates.js';
+import { insertInsight } from '../insights/queries.js';
 import { streamTiles } from './stream.js';
 import { loadDashboard, viewerOf } from './load.js';
-import { copyTiles, getTile, insertTiles, moveTile, type NewTile } from './tile-queries.js';
+import { duplicateTiles } from './duplicate.js';
+import { getTile, insertTiles, moveTile, type NewTile } from './tile-queries.js';
 import { findUnlisted, getDashboard, insertDashboard, lockProjectForUnlisted, type DashboardInput } from './queries.js';
 import { jsonPage, sendJsonText } from '../http/json-text.js';
 import type { RequestOf, SomeHandlers } from '../http/types.js';
@@ -132,7 +134,8 @@ export const dashboardHandlers = {
         use_dashboard: source?.id ?? null,
       });
       if (template) await insertTiles(tx, projectId, row.id, templateTiles(template, userId));
-      if (source && !(await copyTiles(tx, projectId, source.id, row.id))) {
+      const deep = body.duplicate_tiles === true;
+      if (source && !(await duplicateTiles(tx, projectId, source.id, row.id, { deep, userId }))) {
         throw ApiError.validation('use_dashboard', 'Invalid value provided');
       }
       // Read in the transaction that wrote it: an answer that fails after the commit would tell the
@@ -185,31 +188,44 @@ export const dashboardHandlers = {
 
   async dashboards_create_from_template_json_create(req) {
     const { template } = req.body;
+    const projectId = req.tenant.project_id;
     const tiles = template.tiles ?? [];
     for (const [i, tile] of tiles.entries()) {
-      if (tile.type !== 'TEXT') {
+      if (tile.type === 'INSIGHT') await checkTemplateQuery(projectId, tile.query, `template__tiles__${i}__query`);
+      else if (tile.type !== 'TEXT') {
         throw ApiError.validation(
           'template__tiles',
-          `Unsupported tile type "${tile.type}": only TEXT tiles can be created.`,
+          `Unsupported tile type "${tile.type}": only TEXT and INSIGHT tiles can be created.`,
         );
-      }
-      if (tile.body === undefined) throw ApiError.required(`template__tiles__${i}__body`);
+      } else if (tile.body === undefined) throw ApiError.required(`template__tiles__${i}__body`);
     }
     const userId = req.principal.user.id;
     const dashboard = await req.server.db.transaction(async (tx) => {
-      const row = await insertDashboard(tx, req.tenant.project_id, {
+      const row = await insertDashboard(tx, projectId, {
         name: template.template_name,
         description: template.dashboard_description ?? '',
         filters: template.dashboard_filters ?? {},
         tags: normalizeTags(template.tags),
         created_by_id: userId,
       });
-      await insertTiles(
-        tx,
-        req.tenant.project_id,
-        row.id,
-        tiles.map((t) => ({ body: t.body!, layouts: t.layouts, color: t.color, created_by_id: userId })),
-      );
+      const made: NewTile[] = [];
+      for (const t of tiles) {
+        const placed = { layouts: t.layouts, color: t.color, created_by_id: userId };
+        if (t.type === 'TEXT') {
+          made.push({ body: t.body!, ...placed });
+          continue;
+        }
+        const insight = await insertInsight(tx, projectId, {
+          name: t.name ?? null,
+          description: t.description ?? null,
+          query: t.query as Record<string, unknown>,
+          filters: t.filters ?? {},
+          created_by_id: userId,
+          last_modified_by_id: userId,
+        });
+        made.push({ body: '', insight_id: insight.id, ...placed });
+      }
+      await insertTiles(tx, projectId, row.id, made);
       return presentDashboard(tx, row, viewerOf(req));
     });
     return dashboard;

@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { dashboard_tiles } from '../db/schema/index.js';
+import { dashboard_tiles, insights } from '../db/schema/index.js';
 import { isRowId } from '../core/ids.js';
 import { dashboardInProject, projectDashboardIds } from './queries.js';
 import { jsonObject } from '../db/queries/json.js';
@@ -77,10 +77,27 @@ export async function getTile(db: Db, dashboardId: number, tileId: number): Prom
   return row;
 }
 
-/** Adds tiles to a dashboard of the project; false, with nothing written, when it is not the project's. */
+/** Whether every id names a live insight of the project. */
+async function insightsInProject(db: Db, projectId: number, ids: number[]): Promise<boolean> {
+  const wanted = [...new Set(ids)];
+  if (!wanted.length) return true;
+  if (!wanted.every(isRowId)) return false;
+  const rows = await db
+    .select({ id: insights.id })
+    .from(insights)
+    .where(and(eq(insights.project_id, projectId), inArray(insights.id, wanted), eq(insights.deleted, false)));
+  return rows.length === wanted.length;
+}
+
+/**
+ * Adds tiles to a dashboard of the project; false, with nothing written, when it is not the project's or
+ * a tile names an insight that is not a live insight of the project (a tile never joins two projects).
+ */
 export async function insertTiles(db: Db, projectId: number, dashboardId: number, tiles: NewTile[]): Promise<boolean> {
   if (!(await dashboardInProject(db, projectId, dashboardId))) return false;
   if (!tiles.length) return true;
+  const insightIds = tiles.flatMap((t) => (t.insight_id ? [t.insight_id] : []));
+  if (!(await insightsInProject(db, projectId, insightIds))) return false;
   await db.insert(dashboard_tiles).values(
     tiles.map((t) => ({
       dashboard_id: dashboardId,
@@ -114,18 +131,6 @@ export async function updateTile(
         inArray(dashboard_tiles.dashboard_id, projectDashboardIds(projectId)),
       ),
     );
-}
-
-/** Copies the live tiles of one dashboard onto another of the project (duplicating a dashboard). */
-export async function copyTiles(
-  db: Db,
-  projectId: number,
-  fromDashboardId: number,
-  toDashboardId: number,
-): Promise<boolean> {
-  if (!(await dashboardInProject(db, projectId, fromDashboardId))) return false;
-  const tiles = (await liveTiles(db, [fromDashboardId])).get(fromDashboardId)!;
-  return insertTiles(db, projectId, toDashboardId, tiles);
 }
 
 /** Moves a tile between two dashboards of the project; false when either end is not the project's. */

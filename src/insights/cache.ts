@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { components } from '../../generated/api.js';
 import type { AsyncQueries } from '../query/async.js';
 import { isInsightNode, prepareInsight, runInsight } from '../query/kinds/index.js';
+import type { JsonAnswer } from '../query/answer.js';
 import { runQuery, type QueryEngine } from '../query/run.js';
 import { presentQueryStatus } from '../query/status-serialize.js';
 import { readCache, writeCache } from './cache-queries.js';
@@ -47,10 +48,53 @@ export const CACHE_MAX_ROWS = 2000;
 /** Answers larger than this are answered but not kept: a cache row is read whole on every hit. */
 export const CACHE_MAX_BYTES = 8 * 1024 * 1024;
 
-/** PostHog's cache_target_age: when a result computed at `lastRefresh` stops being fresh, by the query's interval. */
+/**
+ * PostHog's cache_target_age for an insight kind: when a result computed at `lastRefresh` stops being
+ * fresh, by its interval.
+ */
 export function cacheTargetAge(interval: string | null, lastRefresh: Date, lazy = false): Date {
   const table = FRESH_FOR[lazy ? 'lazy' : 'default'];
   return new Date(lastRefresh.getTime() + (table[interval ?? 'none'] ?? table.none!));
+}
+
+/** A relative bound (`-24h`) moves with the clock; a date or date-time is pinned. */
+const pinnedBound = (text: unknown): Date | null =>
+  typeof text === 'string' && !text.trim().startsWith('-') && !Number.isNaN(Date.parse(text)) ? new Date(text) : null;
+
+/** How a kind's cached answer ages: until when it is fresh (blocking serves it), and the cache_target_age shown. */
+interface Aging {
+  fresh(lastRefresh: Date, lazy: boolean): boolean;
+  targetAge(lastRefresh: Date): Date;
+}
+
+/**
+ * PostHog's rules by runner: an insight kind ages by its interval; a HogQLQuery is fresh for the
+ * QueryRunner's default 5 minutes (15 lazily) while its cache_target_age says a day insight's 6 hours;
+ * an EventsQuery is always stale unless both its bounds are pinned dates (`after: "all"` counts as
+ * pinned), and then never once its `before` had passed when it was computed.
+ */
+function agingOf(node: RunnableNode): Aging {
+  const now = () => Date.now();
+  if (isInsightNode(node)) {
+    const interval = intervalOf(node);
+    return {
+      fresh: (at, lazy) => now() <= cacheTargetAge(interval, at, lazy).getTime(),
+      targetAge: (at) => cacheTargetAge(interval, at),
+    };
+  }
+  if (node.kind === 'HogQLQuery') {
+    return {
+      fresh: (at, lazy) => now() <= cacheTargetAge('minute', at, lazy).getTime(),
+      targetAge: (at) => cacheTargetAge('day', at),
+    };
+  }
+  const before = pinnedBound(node.before);
+  const pinned = before !== null && (node.after === 'all' || pinnedBound(node.after) !== null);
+  return {
+    fresh: (at, lazy) =>
+      pinned && (before.getTime() < at.getTime() - 10_000 || now() <= cacheTargetAge(null, at, lazy).getTime()),
+    targetAge: (at) => (pinned ? cacheTargetAge('minute', at) : at),
+  };
 }
 
 /**
@@ -90,10 +134,8 @@ export interface CacheContext {
   timezone: string;
 }
 
-/** The cache fields every answer carries (PostHog's CachedQueryResponse), and the answer's text if any. */
-export interface CachedResult {
-  /** The answer's JSON object text (results, columns, ...), or null on a miss that computed nothing. */
-  answer: string | null;
+/** The cache fields every answer carries (PostHog's CachedQueryResponse). */
+export interface CacheFields {
   is_cached: boolean;
   last_refresh: string | null;
   next_allowed_client_refresh: string | null;
@@ -103,32 +145,53 @@ export interface CachedResult {
   query_status: QueryStatus | null;
 }
 
-async function compute(ctx: CacheContext, node: RunnableNode): Promise<string> {
+/** The cache fields and the answer's text if any. */
+export interface CachedResult extends CacheFields {
+  /** The answer's JSON object text (results, columns, ...), or null on a miss that computed nothing. */
+  answer: string | null;
+}
+
+/**
+ * What `cachedOutcome` found or computed: a cached answer's text, or a HogQL or events answer just
+ * computed (kept unjoined, so a large one is streamed and never built as one string), or neither.
+ */
+export interface CacheOutcome {
+  fields: CacheFields;
+  text: string | null;
+  computed: JsonAnswer | null;
+}
+
+async function compute(ctx: CacheContext, node: RunnableNode): Promise<string | JsonAnswer> {
   const { engine, organizationId, projectId, timezone } = ctx;
   if (isInsightNode(node)) {
     return JSON.stringify(await runInsight({ engine, organizationId }, projectId, await prepareInsight(node)));
   }
-  return (await runQuery(engine, organizationId, projectId, timezone, node)).text();
+  return runQuery(engine, organizationId, projectId, timezone, node);
 }
 
 /**
  * A query's answer through the shared cache, as PostHog's QueryRunner.run decides by `mode`: a fresh
  * cached answer is served (lazily fresh for `lazy_async`); `force_cache` never computes; the blocking
  * modes compute and store; the asynchronous ones start the computation in the background (its status
- * in `query_status`, pollable at `/query/{id}/`) and answer with what is cached meanwhile.
+ * in `query_status`, pollable at `/query/{id}/` under `clientId` or a new id) and answer with what is
+ * cached meanwhile.
  */
-export async function cachedAnswer(ctx: CacheContext, node: RunnableNode, mode: RefreshMode): Promise<CachedResult> {
+export async function cachedOutcome(
+  ctx: CacheContext,
+  node: RunnableNode,
+  mode: RefreshMode,
+  clientId?: string | null,
+): Promise<CacheOutcome> {
   const { engine, projectId, timezone } = ctx;
   const db = engine.db;
   const key = cacheKey(projectId, timezone, node);
-  const interval = intervalOf(node);
-  const frequency = refreshFrequency(interval, node);
-  const shaped = (text: string | null, at: Date | null, cached: boolean, status: QueryStatus | null = null) => ({
-    answer: text,
+  const aging = agingOf(node);
+  const frequency = refreshFrequency(intervalOf(node), node);
+  const fields = (at: Date | null, cached: boolean, status: QueryStatus | null = null): CacheFields => ({
     is_cached: cached,
     last_refresh: at?.toISOString() ?? null,
     next_allowed_client_refresh: at ? new Date(at.getTime() + frequency).toISOString() : null,
-    cache_target_age: at ? cacheTargetAge(interval, at).toISOString() : null,
+    cache_target_age: at ? aging.targetAge(at).toISOString() : null,
     cache_key: key,
     timezone,
     query_status: status,
@@ -144,23 +207,35 @@ export async function cachedAnswer(ctx: CacheContext, node: RunnableNode, mode: 
     );
   };
   const inBackground = async () => {
-    const row = await ctx.asyncQueries.start(ctx.organizationId, projectId, timezone, null, node, store);
+    const row = await ctx.asyncQueries.start(ctx.organizationId, projectId, timezone, clientId, node, store);
     return presentQueryStatus(row).query_status;
   };
+  const none = { text: null, computed: null };
 
   const cached = mode === 'force_blocking' || mode === 'force_async' ? undefined : await readCache(db, projectId, key);
-  if (mode === 'force_async') return shaped(null, null, false, await inBackground());
+  if (mode === 'force_async') return { fields: fields(null, false, await inBackground()), ...none };
   if (cached) {
-    const fresh = Date.now() <= cacheTargetAge(interval, cached.last_refresh, mode === 'lazy_async').getTime();
-    if (fresh || mode === 'force_cache') return shaped(cached.text, cached.last_refresh, true);
-    if (mode !== 'blocking') return shaped(cached.text, cached.last_refresh, true, await inBackground());
+    const at = cached.last_refresh;
+    const hit = { text: cached.text, computed: null };
+    if (mode === 'force_cache' || aging.fresh(at, mode === 'lazy_async')) return { fields: fields(at, true), ...hit };
+    if (mode !== 'blocking') return { fields: fields(at, true, await inBackground()), ...hit };
   } else if (mode === 'force_cache') {
-    return shaped(null, null, false);
+    return { fields: fields(null, false), ...none };
   } else if (mode === 'async' || mode === 'lazy_async') {
-    return shaped(null, null, false, await inBackground());
+    return { fields: fields(null, false, await inBackground()), ...none };
   }
   const at = new Date();
-  const text = await compute(ctx, node);
-  await store(text, at);
-  return shaped(text, at, false);
+  const answer = await compute(ctx, node);
+  if (typeof answer === 'string') {
+    await store(answer, at);
+    return { fields: fields(at, false), text: answer, computed: null };
+  }
+  if (answer.byteLength <= CACHE_MAX_BYTES) await store(answer.text(), at);
+  return { fields: fields(at, false), text: null, computed: answer };
+}
+
+/** `cachedOutcome` with the answer as one text (an insight's result is read from it). */
+export async function cachedAnswer(ctx: CacheContext, node: RunnableNode, mode: RefreshMode): Promise<CachedResult> {
+  const { fields, text, computed } = await cachedOutcome(ctx, node, mode);
+  return { ...fields, answer: text ?? computed?.text() ?? null };
 }

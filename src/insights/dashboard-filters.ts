@@ -11,6 +11,9 @@ function applyToSource(source: Record<string, unknown>, filters: Record<string, 
   const from = filters.date_from;
   const to = filters.date_to;
   const properties = Array.isArray(filters.properties) ? filters.properties : [];
+  // PostHog applies a dashboard's filters to the kinds with a date range and properties; an events
+  // query has neither (it is left as it is).
+  if (source.kind === 'EventsQuery') return source;
   if (source.kind === 'HogQLQuery') {
     const hogqlFilters = isObject(source.filters) ? { ...source.filters } : {};
     if (from || to) hogqlFilters.dateRange = { date_from: from ?? null, date_to: to ?? null };

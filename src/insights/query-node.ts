@@ -19,7 +19,16 @@ function hogql(q: Record<string, unknown>, attr: string): QueryNode {
   if (!q.query.trim()) throw ApiError.validation(`${attr}__query`, 'This field may not be blank.', 'blank');
   const values = q.values ?? null;
   if (values !== null && !isObject(values)) throw ApiError.validation(`${attr}__values`, 'Values must be a dictionary');
-  return { kind: 'HogQLQuery', query: q.query, values };
+  const node: QueryNode = { kind: 'HogQLQuery', query: q.query, values };
+  if (q.filters !== undefined && q.filters !== null) {
+    if (!isObject(q.filters)) throw ApiError.validation(`${attr}__filters`, 'Filters must be a dictionary');
+    node.filters = q.filters;
+  }
+  if (q.variables !== undefined && q.variables !== null) {
+    if (!isObject(q.variables)) throw ApiError.validation(`${attr}__variables`, 'Variables must be a dictionary');
+    node.variables = q.variables;
+  }
+  return node;
 }
 
 function leaf(q: Record<string, unknown>, attr: string): RunnableNode {

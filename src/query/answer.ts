@@ -60,6 +60,18 @@ export class JsonAnswer {
     private readonly rest: Record<string, unknown>,
   ) {}
 
+  /** The answer's size in bytes, as written. */
+  get byteLength(): number {
+    let rows = 0;
+    for (const row of this.rows) rows += row.length + 1;
+    return this.first.length + 8 + rows + Buffer.byteLength(JSON.stringify(this.rest));
+  }
+
+  /** The same answer with more fields after the others (a field already there is replaced). */
+  with(fields: Record<string, unknown>): JsonAnswer {
+    return new JsonAnswer(this.first, this.rows, { ...this.rest, ...fields });
+  }
+
   /** The pieces in order: the head, the rows with their commas, the tail. */
   private *pieces(): Generator<Buffer> {
     yield Buffer.from(`{${JSON.stringify(this.first)}:[`);

@@ -70,10 +70,10 @@ const binop = (op: string, left: Node, right: Node): Node => ({ k: 'binop', op, 
 const not = (arg: Node): Node => ({ k: 'not', arg: call('ifNull', arg, value(false)), pos: at });
 
 /** A property filter (the events listing's `properties` format) as a HogQL condition, as PostHog builds one. */
-function filterNode(f: FilterNode): Node {
+export function propertyFilterNode(f: FilterNode): Node {
   if (f.kind === 'group') {
     if (!f.values.length) return value(true);
-    return { k: f.op === 'AND' ? 'and' : 'or', args: f.values.map(filterNode), pos: at };
+    return { k: f.op === 'AND' ? 'and' : 'or', args: f.values.map(propertyFilterNode), pos: at };
   }
   const x = f.type === 'person' ? field('person', 'properties', f.key) : field('properties', f.key);
   const values = (Array.isArray(f.value) ? f.value : [f.value]) as Scalar[];
@@ -149,7 +149,7 @@ export async function eventsSelect(q: EventsQuery): Promise<Select> {
   if (q.before) where.push(bound('before', q.before));
   if (q.properties?.length) {
     const filters = parsePropertyFilters(JSON.stringify(q.properties));
-    if (filters) where.push(filterNode(filters));
+    if (filters) where.push(propertyFilterNode(filters));
   }
   const aggregated = columns.some((c) => hasAggregate(c.expr));
   const groupBy = aggregated ? columns.filter((c) => !hasAggregate(c.expr)).map((c) => c.expr) : [];

@@ -2,58 +2,63 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { components } from '../../generated/api.js';
 import type { Handler, ProjectRequest, SomeHandlers } from '../http/types.js';
 import { ApiError } from '../core/errors.js';
-import { isInsightNode, prepareInsight, runInsight, type InsightNode } from './kinds/index.js';
-import { runQuery, type QueryNode } from './run.js';
+import { cachedOutcome, refreshMode, type RefreshMode } from '../insights/cache.js';
+import { withDashboardFilters } from '../insights/dashboard-filters.js';
+import { cacheContext } from '../insights/handlers.js';
+import { runnableNode, type RunnableNode } from '../insights/query-node.js';
 import { presentQueryStatus, queryStatusPieces } from './status-serialize.js';
 import { textStream } from './answer.js';
 import type { Sent } from '../http/json-text.js';
 
 type QueryRequest = components['schemas']['QueryRequest'];
 
-/** PostHog's `refresh` values that answer before the query runs (there is no cache to miss here). */
-const ASYNC_REFRESH = new Set(['async', 'force_async', 'async_except_on_cache_miss']);
+/**
+ * The request's query node, with the fields its kind needs: a wrapper (DataVisualizationNode,
+ * InsightVizNode, DataTableNode) runs its source, as PostHog's process_query_model does.
+ */
+const queryNode = (body: QueryRequest): RunnableNode => runnableNode(body.query, 'query').node;
 
-function hogqlNode(q: { query?: string; values?: Record<string, unknown> | null }, attr: string): QueryNode {
-  if (typeof q.query !== 'string') throw ApiError.required(`${attr}query`);
-  if (!q.query.trim()) throw ApiError.validation(`${attr}query`, 'This field may not be blank.', 'blank');
-  return { kind: 'HogQLQuery', query: q.query, values: q.values ?? null };
+/**
+ * PostHog's execution mode for the Query API: the older `async: true` wins (as `async`); otherwise
+ * `refresh`, where `force_cache` (also what an absent or unknown value means) becomes `blocking`, since
+ * this endpoint always computes a missing or stale answer.
+ */
+function executionMode(body: QueryRequest): RefreshMode {
+  if (body.async === true) return 'async';
+  const mode = refreshMode(body.refresh ?? undefined);
+  return mode === 'force_cache' ? 'blocking' : mode;
 }
-
-/** The request's query node, with the fields its kind needs. */
-function queryNode(body: QueryRequest): QueryNode | InsightNode {
-  const q = body.query;
-  if (isInsightNode(q)) return q;
-  if (q.kind === 'HogQLQuery') return hogqlNode(q, 'query__');
-  // PostHog runs a node it has no runner for (an SQL chart) as its source: the answer is the source's.
-  if (q.kind === 'DataVisualizationNode') {
-    if (!q.source) throw ApiError.required('query__source');
-    return hogqlNode(q.source, 'query__source__');
-  }
-  if (!Array.isArray(q.select)) throw ApiError.required('query__select');
-  return { ...q, kind: 'EventsQuery', select: q.select };
-}
-
-/** PostHog's rule: `refresh` decides when given, else the older `async` flag. */
-const isAsync = (body: QueryRequest) => (body.refresh ? ASYNC_REFRESH.has(body.refresh) : body.async === true);
 
 async function query(req: FastifyRequest<{ Body: QueryRequest }> & ProjectRequest, reply: FastifyReply) {
-  const node = queryNode(req.body);
-  const { organization_id, project_id, timezone } = req.tenant;
-  if (!isAsync(req.body)) {
-    const { queries } = req.server;
-    if (isInsightNode(node)) {
-      return runInsight({ engine: queries, organizationId: organization_id }, project_id, await prepareInsight(node));
-    }
-    const answer = await runQuery(queries, organization_id, project_id, timezone, node);
-    // Written in slices as the client reads it, never as one string built and sent at once.
-    return reply.type('application/json; charset=utf-8').send(answer.stream());
-  }
+  const { filters_override, variables_override } = req.body;
+  const asked = queryNode(req.body);
+  // PostHog's _process_query_request: the overrides apply as a dashboard's filters and variables do.
+  const node =
+    filters_override || variables_override
+      ? (withDashboardFilters(
+          asked as unknown as Record<string, unknown>,
+          filters_override ?? {},
+          variables_override ?? {},
+        ) as unknown as RunnableNode)
+      : asked;
   if (req.body.client_query_id === '')
     throw ApiError.validation('client_query_id', 'This field may not be blank.', 'blank');
-  const { client_query_id } = req.body;
-  const row = await req.server.asyncQueries.start(organization_id, project_id, timezone, client_query_id, node);
-  reply.code(202);
-  return presentQueryStatus(row);
+  const mode = executionMode(req.body);
+  const outcome = await cachedOutcome(cacheContext(req), node, mode, req.body.client_query_id);
+  const { fields, text, computed } = outcome;
+  if (text === null && computed === null) {
+    // Started in the background with nothing cached: PostHog's QueryStatusResponse, or its CacheMissResponse.
+    reply.code(202);
+    const status = { query_status: fields.query_status! };
+    return mode === 'force_async' ? status : { cache_key: fields.cache_key, ...status };
+  }
+  // A stale answer served while it is computed again answers 202, as PostHog's does.
+  if (fields.query_status && !fields.query_status.complete) reply.code(202);
+  reply.type('application/json; charset=utf-8');
+  // Written in slices as the client reads it, never as one string built and sent at once.
+  if (computed) return reply.send(computed.with({ ...fields }).stream());
+  const tail = JSON.stringify(fields);
+  return reply.send(textStream([text!.slice(0, text!.lastIndexOf('}')), ',', tail.slice(1)]));
 }
 
 const retrieve: Handler<'query_retrieve'> = async (req, reply) => {

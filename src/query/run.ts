@@ -6,6 +6,7 @@ import { compileQuery, parseQuery, QueryError, type CompiledQuery, type Query } 
 import { AnswerRows, JsonAnswer } from './answer.js';
 import { databaseError } from './errors.js';
 import { eventsSelect, type EventsQuery } from './events-query.js';
+import { applyHogQLFilters, type HogQLFilters, variableValues } from './hogql-filters.js';
 import { FairLimiter } from './limiter.js';
 import { Timings } from './timings.js';
 
@@ -13,6 +14,10 @@ export interface HogQLQuery {
   kind: 'HogQLQuery';
   query: string;
   values?: Record<string, unknown> | null;
+  /** PostHog's HogQLFilters, for `{filters}` (a dashboard's date range and properties land here). */
+  filters?: HogQLFilters | null;
+  /** PostHog's HogQLVariables by id, for `{variables.<code_name>}`. */
+  variables?: Record<string, unknown> | null;
 }
 
 export type QueryNode = HogQLQuery | EventsQuery;
@@ -47,10 +52,12 @@ export function queryEngine(db: Db, config: Config, limits?: QueryLimits): Query
 
 async function compile(node: QueryNode, teamId: number, timezone: string, timings: Timings): Promise<CompiledQuery> {
   try {
-    const select: Query = await timings.measure('parse', () =>
+    const parsed: Query = await timings.measure('parse', () =>
       node.kind === 'HogQLQuery' ? parseQuery(node.query) : eventsSelect(node),
     );
-    const values = node.kind === 'HogQLQuery' ? (node.values ?? {}) : {};
+    const hogql = node.kind === 'HogQLQuery';
+    const select = hogql ? applyHogQLFilters(parsed, node.filters, timezone) : parsed;
+    const values = hogql ? { ...variableValues(node.variables), ...(node.values ?? {}) } : {};
     return timings.measure('compile', () =>
       compileQuery(select, { teamId, values, timezone, defaultLimit: DEFAULT_ROWS, maxLimit: MAX_ROWS }),
     );

@@ -27,7 +27,7 @@ export function nonexistentValue(op: Op, param: string): string {
 
 /** Makes an asynchronous query (below) and waits for it to end, so that its row changes no more. */
 const asyncQuery = (retrieve: OperationId) => ({
-  body: (example: unknown) => ({ ...(example as object), refresh: 'async' }),
+  body: (example: unknown) => ({ ...(example as object), refresh: 'force_async' }),
   async settle(ctx: TestContext, key: string, params: Record<string, string | number>, id: string | number) {
     for (let i = 0; i < 200; i++) {
       if ((await ctx.call(retrieve, { key, params: { ...params, id } })).status !== 202) return;

@@ -29,7 +29,7 @@ t.test('the query throttles, per key', async (t) => {
 
   t.equal((await call('query_create', { key: a.key, params, body })).status, 200);
   t.equal((await call('environments_query_create', { key: a.key, params, body })).status, 200, 'environments');
-  const started = await call('query_create', { key: a.key, params, body: { ...body, refresh: 'async' } });
+  const started = await call('query_create', { key: a.key, params, body: { ...body, refresh: 'force_async' } });
   t.equal(started.status, 202, 'three queries in a minute');
   const over = await call('query_retrieve', { key: a.key, params: { ...params, id: started.body.query_status.id } });
   t.equal(over.status, 429, 'the fourth (a status read counts too) is throttled');

@@ -63,9 +63,7 @@ async function until(what: string, check: () => Promise<boolean>, ms = 10_000) {
   return Date.now() - start;
 }
 
-t.test('refresh async: 202, then 200 with the synchronous answer', async (t) => {
-  const sync = await post(COUNT);
-  t.equal(sync.status, 200);
+t.test('refresh async: 202 on a miss, then 200 with the synchronous answer, which the cache then serves', async (t) => {
   const res = await post(COUNT, { refresh: 'async', client_query_id: 'mine-1' });
   t.equal(res.status, 202);
   t.match(res.body.query_status, {
@@ -78,6 +76,7 @@ t.test('refresh async: 202, then 200 with the synchronous answer', async (t) => 
     error_message: null,
     end_time: null,
   });
+  t.match(res.body.cache_key, /^cache_[0-9a-f]{40}$/, "PostHog's CacheMissResponse names the key");
   t.ok(Date.parse(res.body.query_status.start_time), 'start_time');
   const accepted = Date.now();
   const done = await settled('mine-1');
@@ -86,29 +85,51 @@ t.test('refresh async: 202, then 200 with the synchronous answer', async (t) => 
   const qs = done.body.query_status;
   t.match(qs, { id: 'mine-1', complete: true, error: false, error_message: null });
   t.ok(Date.parse(qs.pickup_time) && Date.parse(qs.end_time), 'pickup_time and end_time');
+  const sync = await post(COUNT);
+  t.equal(sync.status, 200);
+  t.same([sync.body.is_cached, sync.body.cache_key], [true, res.body.cache_key], 'the async answer was cached');
   const { timings: _a, ...asyncAnswer } = qs.results;
   const { timings: _s, ...syncAnswer } = sync.body;
-  t.same(asyncAnswer, syncAnswer, 'the same answer as the synchronous call, timings aside');
+  const cacheFields = ['is_cached', 'last_refresh', 'next_allowed_client_refresh', 'cache_target_age', 'cache_key'];
+  for (const f of [...cacheFields, 'timezone', 'query_status']) delete (syncAnswer as Record<string, unknown>)[f];
+  t.same(asyncAnswer, syncAnswer, 'the same answer as the synchronous call, timings and cache fields aside');
   t.same(qs.results.results, [
     ['$pageview', 8],
     ['signup', 4],
   ]);
 
-  for (const body of [{ refresh: 'force_async' }, { refresh: 'async_except_on_cache_miss' }, { async: true }]) {
+  // Fresh in the cache: every mode but force_async answers it at once (PostHog's legacy `async` included).
+  for (const body of [
+    { refresh: 'async' },
+    { refresh: 'lazy_async' },
+    { refresh: 'async_except_on_cache_miss' },
+    { async: true },
+    { refresh: 'blocking', async: true },
+    { refresh: 'blocking' },
+    { refresh: 'force_cache' },
+    {},
+  ]) {
     const r = await post(COUNT, body);
-    t.equal(r.status, 202, JSON.stringify(body));
-    t.match(r.body.query_status.id, /^[0-9a-f]{32}$/, 'a new id, uuid hex');
-    t.equal((await settled(r.body.query_status.id)).status, 200);
+    t.same([r.status, r.body.is_cached, r.body.query_status], [200, true, null], JSON.stringify(body));
   }
-  for (const body of [{ refresh: 'blocking' }, { refresh: 'force_blocking' }, { refresh: 'force_cache' }, {}]) {
-    t.equal((await post(COUNT, body)).status, 200, `${JSON.stringify(body)} answers at once`);
-  }
-  t.equal((await post(COUNT, { refresh: 'blocking', async: true })).status, 200, 'refresh wins over async');
+  const forced = await post(COUNT, { refresh: 'force_blocking' });
+  t.same([forced.status, forced.body.is_cached], [200, false], 'force_blocking computes');
+  const r = await post(COUNT, { refresh: 'force_async' });
+  t.equal(r.status, 202, 'force_async always starts one');
+  t.match(r.body.query_status.id, /^[0-9a-f]{32}$/, 'a new id, uuid hex');
+  t.equal((await settled(r.body.query_status.id)).status, 200);
+  // A miss in the other modes: async_except_on_cache_miss and legacy async.
+  const missAsync = await post('select 1 as one', { async: true });
+  t.equal(missAsync.status, 202, 'legacy async on a miss');
+  await settled(missAsync.body.query_status.id);
+  const missBlocking = await post('select 2 as two', { refresh: 'async_except_on_cache_miss' });
+  t.same([missBlocking.status, missBlocking.body.results], [200, [[2]]], 'async_except_on_cache_miss blocks on a miss');
   const env = await call('environments_query_retrieve', { key: a.key, params: { ...params, id: 'mine-1' } });
   t.same([env.status, env.body.query_status.results.results], [200, qs.results.results], 'the environments route');
 
-  const again = await post(COUNT, { refresh: 'async', client_query_id: 'mine-1' });
+  const again = await post(COUNT, { refresh: 'force_async', client_query_id: 'mine-1' });
   t.equal(again.status, 202, 'an ended id may be reused');
+  t.equal(again.body.query_status.id, 'mine-1');
   t.equal((await settled('mine-1')).status, 200);
 });
 
@@ -228,7 +249,7 @@ t.test("another project's query is a 404 and cannot be cancelled", async (t) => 
 });
 
 t.test('auth: 401 without a key, 403 without query:read', async (t) => {
-  await post(COUNT, { refresh: 'async', client_query_id: 'auth-1' });
+  await post(COUNT, { refresh: 'force_async', client_query_id: 'auth-1' });
   await settled('auth-1');
   t.equal((await status('auth-1', '')).status, 401);
   t.equal((await call('query_destroy', { params: { ...params, id: 'auth-1' } })).status, 401);
@@ -279,7 +300,7 @@ t.test('a query whose backend died (kill -9 of its process) or whose expiry pass
   await db.execute(sql`insert into query_statuses (project_id, id, state, expires_at)
     values (${a.project.id}, 'old', 'complete', now() - interval '1 second')`);
   t.equal((await status('old')).status, 404, 'an ended status past its expiry is gone');
-  t.equal((await post(COUNT, { refresh: 'async', client_query_id: 'next' })).status, 202);
+  t.equal((await post(COUNT, { refresh: 'force_async', client_query_id: 'next' })).status, 202);
   const [left] = rowsOf<{ n: number }>(
     await db.execute(
       sql`select count(*)::int as n from query_statuses where project_id = ${a.project.id} and id = 'old'`,

@@ -248,7 +248,7 @@ t.test('asynchronous, and through the environments route', async (t) => {
   const started = await call('query_create', {
     key: a.key,
     params,
-    body: { query: { kind: 'PathsQuery', dateRange: JUNE_1, pathsFilter: PAGES } as never, refresh: 'async' },
+    body: { query: { kind: 'PathsQuery', dateRange: JUNE_1, pathsFilter: PAGES } as never, refresh: 'force_async' },
   });
   t.equal(started.status, 202);
   const id = (started.body as { query_status: { id: string } }).query_status.id;

@@ -332,7 +332,7 @@ t.test('asynchronous', async (t) => {
   const res = await call('query_create', {
     key: a.key,
     params,
-    body: { query: { kind: 'TrendsQuery', dateRange: RANGE, ...one('total') } as never, refresh: 'async' },
+    body: { query: { kind: 'TrendsQuery', dateRange: RANGE, ...one('total') } as never, refresh: 'force_async' },
   });
   t.equal(res.status, 202);
   const id = (res.body as any).query_status.id as string;

@@ -220,8 +220,10 @@ class Converter {
         return this.expr(n.expr);
       case 'Placeholder': {
         const e = n.expr;
-        if (e?.node !== 'Field' || e.chain.length !== 1) this.unsupported('This placeholder', n);
-        return { k: 'placeholder', name: String(e.chain[0]), pos };
+        // `{name}`, or a chain such as `{filters.dateRange.from}` or `{variables.code_name}`.
+        if (e?.node !== 'Field' || !e.chain.length || e.chain.some((c: unknown) => typeof c !== 'string'))
+          this.unsupported('This placeholder', n);
+        return { k: 'placeholder', name: (e.chain as string[]).join('.'), pos };
       }
       case 'Not':
         return { k: 'not', arg: this.expr(n.expr), pos };

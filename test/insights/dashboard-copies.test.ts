@@ -1,0 +1,192 @@
+// Dashboards that bring insights with them: use_dashboard shares or (duplicate_tiles) copies its source's
+// insights as PostHog does, create_from_template_json makes the insights of its INSIGHT tiles, and no
+// tile ever names an insight of another project.
+import t from 'tap';
+import { buildTestApp, json } from '../helpers/app.js';
+import { insertEvents } from '../helpers/event-rows.js';
+import { makeTenant } from '../helpers/factories.js';
+import { checkPosthogInsight, trendsQuery } from './helpers.js';
+
+const ctx = await buildTestApp(t);
+const { call, db } = ctx;
+const a = await makeTenant(db);
+const b = await makeTenant(db);
+const params = { project_id: a.project.id };
+const at = (s: string) => new Date(`${s}Z`);
+// May 1: two pageviews, May 2: one.
+await insertEvents(db, a.project.id, [
+  { event: '$pageview', timestamp: at('2024-05-01T10:00:00') },
+  { event: '$pageview', timestamp: at('2024-05-01T11:00:00') },
+  { event: '$pageview', timestamp: at('2024-05-02T09:00:00') },
+]);
+
+const dashboard = async (body: Record<string, unknown> = {}) => {
+  const res = await call('dashboards_create', { key: a.key, params, body: { name: 'Source', ...body } });
+  return json<'dashboards_create'>(res);
+};
+type Tile = { id: number; insight: Record<string, any> | null; text: { body: string } | null; layouts: unknown };
+const tilesOf = async (id: number, refresh?: string) => {
+  const res = await call('dashboards_retrieve', {
+    key: a.key,
+    params: { ...params, id },
+    query: refresh ? { refresh } : {},
+  });
+  t.equal(res.status, 200);
+  return res.body.tiles as unknown as Tile[];
+};
+const insightCount = async () =>
+  json<'insights_list'>(await call('insights_list', { key: a.key, params, query: { basic: true } })).count;
+
+async function source() {
+  const d = await dashboard();
+  const insight = json<'insights_create'>(
+    await call('insights_create', {
+      key: a.key,
+      params,
+      body: { name: 'Views', description: 'Daily', tags: ['web'], query: trendsQuery() as never, dashboards: [d.id] },
+    }),
+  );
+  const tiles = await tilesOf(d.id);
+  const layouts = { sm: { x: 0, y: 0, w: 6, h: 5 } };
+  await call('dashboards_partial_update', {
+    key: a.key,
+    params: { ...params, id: d.id },
+    body: { tiles: [{ id: tiles[0]!.id, layouts, color: 'blue' }, { text: { body: 'Notes' } }] as never },
+  });
+  return { d, insight, layouts };
+}
+
+t.test('use_dashboard shares the insights; with duplicate_tiles it copies them', async (t) => {
+  const { d, insight, layouts } = await source();
+  const before = await insightCount();
+  const shared = await dashboard({ name: 'Shared', use_dashboard: d.id });
+  const sharedTiles = await tilesOf(shared.id);
+  t.same(
+    sharedTiles.map((x) => x.insight?.id ?? x.text?.body),
+    [insight.id, 'Notes'],
+    'the same insight, and the text',
+  );
+  t.equal(await insightCount(), before, 'no insight was made');
+
+  const copied = await dashboard({ name: 'Copied', use_dashboard: d.id, duplicate_tiles: true });
+  const copiedTiles = await tilesOf(copied.id, 'blocking');
+  const tile = copiedTiles.find((x) => x.insight)!;
+  t.not(tile.insight!.id, insight.id, 'a new insight');
+  t.match(tile.insight, { name: 'Views (Copy)', description: 'Daily', tags: ['web'], query: trendsQuery() });
+  t.same(tile.insight!.dashboards, [copied.id], 'on the new dashboard only');
+  t.same(tile.layouts, layouts, 'the layouts are kept');
+  t.same((tile.insight!.result as { data: number[] }[])[0]!.data, [2, 1, 0], 'it computes as the original');
+  checkPosthogInsight(t, tile.insight!);
+  t.equal(copiedTiles.find((x) => x.text)!.text!.body, 'Notes');
+  t.equal(await insightCount(), before + 1, 'one insight was made');
+  const original = await call('insights_retrieve', { key: a.key, params: { ...params, id: insight.id } });
+  t.same(original.body.dashboards.sort(), [d.id, shared.id].sort(), 'the original is not on the copy');
+});
+
+t.test("another project's dashboard cannot be duplicated", async (t) => {
+  const theirs = json<'dashboards_create'>(
+    await call('dashboards_create', { key: b.key, params: { project_id: b.project.id }, body: { name: 'B' } }),
+  );
+  const res = await call('dashboards_create', {
+    key: a.key,
+    params,
+    body: { name: 'x', use_dashboard: theirs.id, duplicate_tiles: true },
+  });
+  t.same([res.status, res.body.attr], [400, 'use_dashboard']);
+});
+
+t.test('create_from_template_json makes the insights of its INSIGHT tiles', async (t) => {
+  const before = await insightCount();
+  const res = await call('dashboards_create_from_template_json_create', {
+    key: a.key,
+    params,
+    body: {
+      template: {
+        template_name: 'Web',
+        tiles: [
+          { type: 'INSIGHT', name: 'Views', description: 'Per day', query: trendsQuery() as never, color: 'green' },
+          { type: 'TEXT', body: 'About' },
+          {
+            type: 'INSIGHT',
+            name: 'SQL',
+            query: {
+              kind: 'DataVisualizationNode',
+              source: { kind: 'HogQLQuery', query: 'select count() from events' },
+            },
+          },
+        ],
+      },
+    },
+  });
+  t.equal(res.status, 200);
+  const tiles = await tilesOf(res.body.id, 'blocking');
+  t.equal(tiles.length, 3);
+  const [views, about, hogql] = tiles;
+  t.match(views!.insight, { name: 'Views', description: 'Per day', query: trendsQuery() });
+  t.same((views!.insight!.result as { data: number[] }[])[0]!.data, [2, 1, 0]);
+  t.equal(about!.text!.body, 'About');
+  t.same(hogql!.insight!.result, [[3]], 'three events');
+  t.equal(await insightCount(), before + 2);
+
+  const bad = await call('dashboards_create_from_template_json_create', {
+    key: a.key,
+    params,
+    body: {
+      template: {
+        template_name: 'Bad',
+        tiles: [
+          { type: 'INSIGHT', name: 'ok', query: trendsQuery() as never },
+          {
+            type: 'INSIGHT',
+            name: 'bad',
+            query: { kind: 'InsightVizNode', source: { kind: 'TrendsQuery', series: 'x' } },
+          },
+        ],
+      },
+    },
+  });
+  t.same([bad.status, bad.body.attr], [400, 'template__tiles__1__query__source__series']);
+  const sql = await call('dashboards_create_from_template_json_create', {
+    key: a.key,
+    params,
+    body: {
+      template: {
+        template_name: 'Bad SQL',
+        tiles: [{ type: 'INSIGHT', query: { kind: 'HogQLQuery', query: 'select nope from events' } }],
+      },
+    },
+  });
+  t.same([sql.status, sql.body.type], [400, 'validation_error'], 'a query that does not compile');
+  t.equal(await insightCount(), before + 2, 'nothing was made by the refused ones');
+});
+
+t.test('a tile never names an insight of another project', async (t) => {
+  const theirs = json<'insights_create'>(
+    await call('insights_create', {
+      key: b.key,
+      params: { project_id: b.project.id },
+      body: { name: 'B', query: trendsQuery() as never },
+    }),
+  );
+  const mine = await dashboard({ name: 'Mine' });
+  const patch = await call('dashboards_partial_update', {
+    key: a.key,
+    params: { ...params, id: mine.id },
+    body: { tiles: [{ insight: { id: theirs.id } }] as never },
+  });
+  t.ok(patch.status === 200 || patch.status === 400, `a tile naming their insight: ${patch.status}`);
+  t.same(await tilesOf(mine.id), [], 'no tile was made');
+  const asDashboards = await call('insights_partial_update', {
+    key: a.key,
+    params: { ...params, id: theirs.id },
+    body: { dashboards: [mine.id] },
+  });
+  t.equal(asDashboards.status, 404, 'their insight is not on our path');
+  const moved = await call('insights_partial_update', {
+    key: b.key,
+    params: { project_id: b.project.id, id: theirs.id },
+    body: { dashboards: [mine.id] },
+  });
+  t.equal(moved.status, 400, 'nor our dashboard in their insight');
+  t.same(await tilesOf(mine.id), []);
+});
