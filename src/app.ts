@@ -15,7 +15,7 @@ import { recordRequestMetrics } from './http/request-metrics.js';
 import { traceRequests } from './http/tracing.js';
 import { AsyncQueries } from './query/async.js';
 import { forwardedTrust, guardListener } from './http/listener.js';
-import { prepareQuerySandbox } from './query/role-queries.js';
+import { prepareQuerySandbox, prepareReplicaSandbox } from './query/role-queries.js';
 import { queryEngine, type QueryEngine } from './query/run.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';
@@ -30,6 +30,8 @@ declare module 'fastify' {
     config: Config;
     database: Database;
     db: Db;
+    /** Reads that may lag a moment (the events listing): the read replica, else `db` (Database.read). */
+    readDb: Db;
     authCache: AuthCache;
     /** Absent when RATE_LIMITS=off. */
     rateLimiter?: RateLimiter;
@@ -84,6 +86,7 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
   app.decorate('config', config);
   app.decorate('database', database);
   app.decorate('db', database.db);
+  app.decorate('readDb', database.read);
   app.decorate('authCache', authCache);
   if (config.rateLimits) {
     app.decorate(
@@ -100,7 +103,13 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
     workMemMb: config.queryWorkMemMb,
   });
   if (sandbox.warning) app.log.warn(sandbox.warning);
-  const queries = queryEngine(database.db, config, sandbox.limits);
+  let read: { db: Db; limits: typeof sandbox.limits } | undefined;
+  if (database.readUrl) {
+    const replica = await prepareReplicaSandbox(database.read, sandbox.limits);
+    if (replica.warning) app.log.warn(replica.warning);
+    if (replica.limits) read = { db: database.read, limits: replica.limits };
+  }
+  const queries = queryEngine(database.db, config, sandbox.limits, read);
   app.decorate('queries', queries);
   const engine = jobs ?? createJobEngine(database, config, false, (msg, err) => app.log.error({ err }, msg));
   app.decorate('jobs', engine);
