@@ -37,6 +37,13 @@ declare module 'fastify' {
     rateLimiter?: RateLimiter;
     /** PostHog's Query API throttles (`api_queries_burst`, `api_queries_sustained`), instead of the others there. */
     queryRateLimiter?: RateLimiter;
+    /**
+     * Password attempts on a shared page, per share and client address: each check is a deliberately slow
+     * hash, so without a cap anyone could both guess passwords and tie up the CPU. Absent when RATE_LIMITS=off.
+     */
+    shareUnlockLimiter?: RateLimiter;
+    /** Shared-page reads over a viewer's own date range (each may compute every insight of the share). */
+    shareRangeLimiter?: RateLimiter;
     /** What runs Query API statements: slots shared fairly between organizations, and their limits. */
     queries: QueryEngine;
     /** The job engine that batch export runs are queued on. */
@@ -89,14 +96,13 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
   app.decorate('readDb', database.read);
   app.decorate('authCache', authCache);
   if (config.rateLimits) {
-    app.decorate(
-      'rateLimiter',
-      new RateLimiter([parseRate(config.rateLimitBurst), parseRate(config.rateLimitSustained)]),
-    );
-    app.decorate(
-      'queryRateLimiter',
-      new RateLimiter([parseRate(config.rateLimitQueryBurst), parseRate(config.rateLimitQuerySustained)]),
-    );
+    // Counted in the database, so the limits hold for every process on it together (src/http/rate-limit.ts).
+    const limiter = (scope: string, burst: string, sustained: string) =>
+      new RateLimiter(database.db, scope, [parseRate(burst), parseRate(sustained)]);
+    app.decorate('rateLimiter', limiter('api', config.rateLimitBurst, config.rateLimitSustained));
+    app.decorate('queryRateLimiter', limiter('query', config.rateLimitQueryBurst, config.rateLimitQuerySustained));
+    app.decorate('shareUnlockLimiter', limiter('share_unlock', '20/minute', '200/hour'));
+    app.decorate('shareRangeLimiter', limiter('share_range', '30/minute', '300/hour'));
   }
   const sandbox = await prepareQuerySandbox(database.db, {
     tempFileLimitMb: config.queryTempFileLimitMb,
