@@ -54,6 +54,11 @@ export interface DbOptions {
   readUrl?: string | undefined;
   /** The embedded cluster's folder. */
   dataDir?: string;
+  /**
+   * Told the text of every statement this process sends on its pools (postgres.js's `debug` hook), before
+   * it is sent: for tests that check what the app asks of the database.
+   */
+  onStatement?: (text: string) => void;
   poolSize?: number;
   /**
    * Embedded only: whether this process owns the cluster (the server), refusing to share the data
@@ -77,7 +82,7 @@ export async function openDatabase(opts: DbOptions): Promise<Database> {
   let database: Database & { migrate(): Promise<void> };
   try {
     if (opts.readUrl && !opts.url) throw new Error("A read replica (readUrl) needs the primary's url");
-    database = await openPostgres(opts.url ?? cluster!.url, poolSize);
+    database = await openPostgres(opts.url ?? cluster!.url, poolSize, opts.onStatement);
   } catch (err) {
     await cluster?.stop();
     throw err;
@@ -92,7 +97,7 @@ export async function openDatabase(opts: DbOptions): Promise<Database> {
   if (opts.readUrl) {
     // The replica's pool is opened like the primary's (connections made as queries need them); it is
     // never migrated, listened on or written to.
-    const replica = await openPostgres(opts.readUrl, poolSize);
+    const replica = await openPostgres(opts.readUrl, poolSize, opts.onStatement);
     const primaryClose = database.close;
     database = {
       ...database,
@@ -201,7 +206,11 @@ async function beginKnowingOutcome(sql: PostgresClient, args: unknown[], afterCo
   return result;
 }
 
-async function openPostgres(url: string, max: number): Promise<Database & { migrate(): Promise<void> }> {
+async function openPostgres(
+  url: string,
+  max: number,
+  onStatement?: (text: string) => void,
+): Promise<Database & { migrate(): Promise<void> }> {
   const reach = new Reachability();
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
@@ -222,6 +231,7 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
     // Queries queued during an outage are retried soon, each failing fast, rather than after back-offs of up to 20 s.
     backoff: () => 0.05,
     ...tcpSocketOptions(url, reach),
+    ...(onStatement ? { debug: (_connection: number, query: string) => onStatement(query) } : {}),
   };
   const sql = postgres(socket.url, options);
   // postgres.js listens on a connection of its own, named after the client that opened it: this
