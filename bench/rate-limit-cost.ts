@@ -1,7 +1,8 @@
 // What throttling counted in PostgreSQL (src/http/rate-limit.ts) costs a request: the server as `npm start`
-// runs it on DATABASE_URL, organization retrieve under autocannon (BENCH_CONNECTIONS, 50 by default, one key: every request
-// updates the same counter row, the worst case), with RATE_LIMITS off and on (limits too high to refuse),
-// rounds alternating. `node --import tsx bench/rate-limit-cost.ts` after `node scripts/build.mjs dist/app`.
+// runs it on DATABASE_URL, organization retrieve under autocannon (BENCH_CONNECTIONS, 50 by default; one
+// key, so every request updates the same counter row, the worst case), with RATE_LIMITS off and on (limits
+// too high to refuse), rounds alternating. `node --import tsx bench/rate-limit-cost.ts` after
+// `node scripts/build.mjs dist/app`.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
@@ -72,10 +73,14 @@ async function round(limits: boolean): Promise<Round> {
 }
 
 console.log(`${connections} connections, ${duration} s rounds after 2 s of warm-up`);
-console.log('| RATE_LIMITS | round | req/s | mean ms | p50 ms | p99 ms | errors |\n|---|---:|---:|---:|---:|---:|---:|');
+console.log(
+  '| RATE_LIMITS | round | req/s | mean ms | p50 ms | p99 ms | errors |\n|---|---:|---:|---:|---:|---:|---:|',
+);
 for (let i = 1; i <= rounds; i++) {
   for (const on of [false, true]) {
     const r = await round(on);
-    console.log(`| ${on ? 'on' : 'off'} | ${i} | ${r.rps} | ${r.mean.toFixed(2)} | ${r.p50} | ${r.p99} | ${r.errors} |`);
+    console.log(
+      `| ${on ? 'on' : 'off'} | ${i} | ${r.rps} | ${r.mean.toFixed(2)} | ${r.p50} | ${r.p99} | ${r.errors} |`,
+    );
   }
 }
