@@ -15,7 +15,7 @@ import { recordRequestMetrics } from './http/request-metrics.js';
 import { traceRequests } from './http/tracing.js';
 import { AsyncQueries } from './query/async.js';
 import { forwardedTrust, guardListener } from './http/listener.js';
-import { prepareQuerySandbox } from './query/role-queries.js';
+import { prepareQuerySandbox, prepareReplicaSandbox } from './query/role-queries.js';
 import { queryEngine, type QueryEngine } from './query/run.js';
 import { installNotFound } from './http/not-found.js';
 import { registerOperations } from './http/openapi.js';
@@ -30,11 +30,20 @@ declare module 'fastify' {
     config: Config;
     database: Database;
     db: Db;
+    /** Reads that may lag a moment (the events listing): the read replica, else `db` (Database.read). */
+    readDb: Db;
     authCache: AuthCache;
     /** Absent when RATE_LIMITS=off. */
     rateLimiter?: RateLimiter;
     /** PostHog's Query API throttles (`api_queries_burst`, `api_queries_sustained`), instead of the others there. */
     queryRateLimiter?: RateLimiter;
+    /**
+     * Password attempts on a shared page, per share and client address: each check is a deliberately slow
+     * hash, so without a cap anyone could both guess passwords and tie up the CPU. Absent when RATE_LIMITS=off.
+     */
+    shareUnlockLimiter?: RateLimiter;
+    /** Shared-page reads over a viewer's own date range (each may compute every insight of the share). */
+    shareRangeLimiter?: RateLimiter;
     /** What runs Query API statements: slots shared fairly between organizations, and their limits. */
     queries: QueryEngine;
     /** The job engine that batch export runs are queued on. */
@@ -84,23 +93,29 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
   app.decorate('config', config);
   app.decorate('database', database);
   app.decorate('db', database.db);
+  app.decorate('readDb', database.read);
   app.decorate('authCache', authCache);
   if (config.rateLimits) {
-    app.decorate(
-      'rateLimiter',
-      new RateLimiter([parseRate(config.rateLimitBurst), parseRate(config.rateLimitSustained)]),
-    );
-    app.decorate(
-      'queryRateLimiter',
-      new RateLimiter([parseRate(config.rateLimitQueryBurst), parseRate(config.rateLimitQuerySustained)]),
-    );
+    // Counted in the database, so the limits hold for every process on it together (src/http/rate-limit.ts).
+    const limiter = (scope: string, burst: string, sustained: string) =>
+      new RateLimiter(database.db, scope, [parseRate(burst), parseRate(sustained)]);
+    app.decorate('rateLimiter', limiter('api', config.rateLimitBurst, config.rateLimitSustained));
+    app.decorate('queryRateLimiter', limiter('query', config.rateLimitQueryBurst, config.rateLimitQuerySustained));
+    app.decorate('shareUnlockLimiter', limiter('share_unlock', '20/minute', '200/hour'));
+    app.decorate('shareRangeLimiter', limiter('share_range', '30/minute', '300/hour'));
   }
   const sandbox = await prepareQuerySandbox(database.db, {
     tempFileLimitMb: config.queryTempFileLimitMb,
     workMemMb: config.queryWorkMemMb,
   });
   if (sandbox.warning) app.log.warn(sandbox.warning);
-  const queries = queryEngine(database.db, config, sandbox.limits);
+  let read: { db: Db; limits: typeof sandbox.limits } | undefined;
+  if (database.readUrl) {
+    const replica = await prepareReplicaSandbox(database.read, sandbox.limits);
+    if (replica.warning) app.log.warn(replica.warning);
+    if (replica.limits) read = { db: database.read, limits: replica.limits };
+  }
+  const queries = queryEngine(database.db, config, sandbox.limits, read);
   app.decorate('queries', queries);
   const engine = jobs ?? createJobEngine(database, config, false, (msg, err) => app.log.error({ err }, msg));
   app.decorate('jobs', engine);

@@ -9,6 +9,11 @@ export interface Config {
   host: string;
   port: number;
   databaseUrl: string | undefined;
+  /**
+   * A streaming replica of DATABASE_URL's server that the Query API, insight computation, the events
+   * listing and batch export reads use; unset means they read from DATABASE_URL's.
+   */
+  databaseReadUrl: string | undefined;
   databasePoolSize: number;
   dataDir: string;
   /** Key of the secrets stored in the database (32 bytes, base64 or hex); unset means `<dataDir>/encryption.key`. */
@@ -210,6 +215,7 @@ export const VARIABLES = {
   HOST: text('127.0.0.1'),
   PORT: port(8000),
   DATABASE_URL: { ...formatted('postgres-url'), secret: true },
+  DATABASE_READ_URL: { ...formatted('postgres-url'), secret: true },
   DATABASE_POOL_SIZE: integer(10, 1, 1000),
   DATA_DIR: text('.data'),
   ENCRYPTION_KEY: { ...formatted('encryption-key'), secret: true },
@@ -300,7 +306,8 @@ export class ConfigError extends Error {
 
 /** What a variable was set to, as an error may show it: secrets hidden, a URL's password too. */
 function shown(name: Name, value: unknown): string {
-  if ((VARIABLES[name] as Variable).secret && name !== 'DATABASE_URL') return '(hidden)';
+  if ((VARIABLES[name] as Variable).secret && name !== 'DATABASE_URL' && name !== 'DATABASE_READ_URL')
+    return '(hidden)';
   return JSON.stringify(String(value).replace(/(\/\/[^/:@\s]*:)[^@/\s]*@/, '$1***@'));
 }
 
@@ -311,6 +318,9 @@ function readEnv(env: NodeJS.ProcessEnv): Record<Name, string | number | undefin
   if (validateEnv(values)) {
     if (values.METRICS_PORT && values.METRICS_PORT === values.PORT)
       throw new ConfigError([`METRICS_PORT=${values.METRICS_PORT}: expected a port other than PORT's`]);
+    // A replica of the embedded cluster cannot exist: it belongs to one process and streams to nobody.
+    if (values.DATABASE_READ_URL && !values.DATABASE_URL)
+      throw new ConfigError(['DATABASE_READ_URL: expected DATABASE_URL to be set too (a replica of its server)']);
     return values as Record<Name, string | number | undefined>;
   }
   const bad = new Set<Name>();
@@ -343,6 +353,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: str('HOST'),
     port: num('PORT'),
     databaseUrl: opt('DATABASE_URL'),
+    databaseReadUrl: opt('DATABASE_READ_URL'),
     databasePoolSize: num('DATABASE_POOL_SIZE'),
     dataDir: str('DATA_DIR'),
     encryptionKey: opt('ENCRYPTION_KEY'),

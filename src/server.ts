@@ -13,7 +13,7 @@ import { bootstrap } from './bootstrap.js';
 import { configOrExit } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
 import { DataDirError } from './db/embedded.js';
-import { connectionBudgetWarning } from './db/pool-budget.js';
+import { connectionBudgetWarning, replicaBudgetWarning } from './db/pool-budget.js';
 import { loggerOptions, serializeError } from './http/logging.js';
 import { registerGauges } from './metrics/gauges.js';
 import { serveMetrics } from './metrics/serve.js';
@@ -29,6 +29,7 @@ async function main(): Promise<void> {
   const stopTracing = await startTracing(config, 'server');
   const database = await openDatabase({
     url: config.databaseUrl,
+    readUrl: config.databaseReadUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
   });
@@ -119,6 +120,8 @@ async function serve(database: Database, stopTracing: () => Promise<void>): Prom
   });
   const budget = await connectionBudgetWarning(database, config.databasePoolSize).catch(() => undefined);
   if (budget) app.log.warn(budget);
+  const replicaBudget = await replicaBudgetWarning(database, config.databasePoolSize).catch(() => undefined);
+  if (replicaBudget) app.log.warn(replicaBudget);
   if (config.metricsPort !== undefined) {
     registerGauges({ database, poolSize: config.databasePoolSize, jobs });
     const metrics = await serveMetrics(config.metricsHost, config.metricsPort);

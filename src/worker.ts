@@ -6,7 +6,7 @@ import { configOrExit } from './config.js';
 import { openDatabase } from './db/client.js';
 import { createDeliveryWorker } from './hog-functions/index.js';
 import { createEventsMaintenance } from './event-partitions/index.js';
-import { connectionBudgetWarning } from './db/pool-budget.js';
+import { connectionBudgetWarning, replicaBudgetWarning } from './db/pool-budget.js';
 import { serializeError } from './http/logging.js';
 import { registerGauges } from './metrics/gauges.js';
 import { enableMetrics } from './metrics/registry.js';
@@ -34,11 +34,17 @@ async function main(): Promise<void> {
   }
   guardProcess(logError);
   const stopTracing = await startTracing(config, 'worker');
-  const database = await openDatabase({ url: config.databaseUrl, poolSize: config.exportConcurrency + 4 });
+  const database = await openDatabase({
+    url: config.databaseUrl,
+    readUrl: config.databaseReadUrl,
+    poolSize: config.exportConcurrency + 4,
+  });
   // Here, before any run: a bad ENCRYPTION_KEY stops the worker at once.
   prepareSecretBox(config, (msg) => log('warn', msg));
   const budget = await connectionBudgetWarning(database, config.exportConcurrency + 4).catch(() => undefined);
   if (budget) log('warn', budget);
+  const replicaBudget = await replicaBudgetWarning(database, config.exportConcurrency + 4).catch(() => undefined);
+  if (replicaBudget) log('warn', replicaBudget);
   const jobs = createJobEngine(database, config, true, logError);
   const worker = createWorker(database, jobs, config, logError);
   const deliveries = createDeliveryWorker(database.db, jobs, config, logError);

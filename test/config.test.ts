@@ -85,6 +85,19 @@ t.test('metrics never share the API port', async (t) => {
   t.match(line, "METRICS_PORT=8123: expected a port other than PORT's");
 });
 
+t.test('a read replica needs a primary, and its URL is checked and shown without its password', async (t) => {
+  const alone = await refused(t, { DATABASE_READ_URL: 'postgres://reader:s3cret@replica.example/db' }, true);
+  t.match(alone, 'DATABASE_READ_URL: expected DATABASE_URL to be set too');
+  const bad = await refused(t, {
+    DATABASE_URL: 'postgres://x@db/db',
+    DATABASE_READ_URL: 'mysql://r:s3cret@replica/db',
+  });
+  t.match(bad, 'DATABASE_READ_URL="mysql://r:***@replica/db": expected a postgres:// or postgresql:// URL');
+  t.notMatch(`${alone}${bad}`, /s3cret/);
+  const ok = loadConfig({ DATABASE_URL: 'postgres://x@db/db', DATABASE_READ_URL: 'postgres://x@replica/db' });
+  t.equal(ok.databaseReadUrl, 'postgres://x@replica/db');
+});
+
 t.test('the CLI checks the same configuration', async (t) => {
   const run = await runCli(['create-user', '--email', 'x@example.com'], {
     DATABASE_URL: database.url,

@@ -1,4 +1,5 @@
 import type { Db } from '../db/client.js';
+import { caughtUpReader } from '../db/replica.js';
 import { getBatchExportById } from './queries.js';
 import { settleBackfill, unscopedClaimRun, unscopedFinishRun, unscopedHeartbeatRun } from './run-queries.js';
 import { insertLog } from './list-queries.js';
@@ -29,7 +30,15 @@ export interface RunAttempt {
    * outcome, log lines) get a third of `staleSeconds`.
    */
   stepSeconds?: number;
+  /**
+   * The read replica the run's records are read from when it has replayed every write made before the
+   * run started (else they are read from `db`, the primary); unset: `db`.
+   */
+  read?: Db;
 }
+
+/** How long a run waits for the replica to replay the writes made before it started. */
+const REPLICA_WAIT_MS = 5_000;
 
 export type RunOutcome = 'skipped' | 'completed' | 'failed' | 'cancelled';
 
@@ -118,7 +127,15 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
       `Batch export run started: ${exportModel(exp)} from ${describe(run.data_interval_start)} to ` +
         `${describe(run.data_interval_end)}${attempt}`,
     );
-    const source = await recordSource(db, exp, run.data_interval_start, run.data_interval_end, stepMs);
+    // An interval's events are all committed before its run starts, so a replica that has replayed up to
+    // now holds them all; one further behind is passed over for this run.
+    const reader = a.read
+      ? await step(caughtUpReader(db, a.read, REPLICA_WAIT_MS), 'Waiting for the read replica')
+      : { db, replica: false };
+    if (a.read && !reader.replica) {
+      await log('INFO', 'The read replica is behind the primary, so this run reads from the primary.');
+    }
+    const source = await recordSource(reader.db, exp, run.data_interval_start, run.data_interval_end, stepMs);
     const total = await step(source.count(), 'Counting the records');
     await beat({ records_total_count: total });
     writer = await openDestination({ exp, run, source, network: a.network, deadlineMs: stepMs }, a.secrets);

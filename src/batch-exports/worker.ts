@@ -105,6 +105,7 @@ export class ExportWorker {
         staleSeconds: this.options.staleSeconds,
         secrets: this.secrets,
         network: tenantNetwork(this.options.allowPrivateNetworks, this.database.url),
+        ...(this.database.readUrl ? { read: this.database.read } : {}),
       });
     } catch (err) {
       if (!(err instanceof RetryRun)) this.options.log?.('batch export run crashed', err);

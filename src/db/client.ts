@@ -17,6 +17,14 @@ export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 export interface Database {
   db: Db;
+  /**
+   * Where reads that may lag a moment behind the writes go (the Query API, insight results, the events
+   * listing, batch export reads): the DATABASE_READ_URL replica's pool, or `db` itself without one.
+   * Nothing that writes, or reads what its own request just wrote, uses it.
+   */
+  read: Db;
+  /** The replica's URL when `read` is one. */
+  readUrl?: string;
   /** The server's URL, for a job engine that brings its own driver (libpq's form: a socket folder is `?host=`). */
   url: string;
   /**
@@ -42,8 +50,15 @@ export interface Database {
 export interface DbOptions {
   /** postgres:// URL; when unset the embedded PostgreSQL in `dataDir` is used. */
   url?: string | undefined;
+  /** postgres:// URL of a streaming replica of `url`'s server (see Database.read); its pool is `poolSize` too. */
+  readUrl?: string | undefined;
   /** The embedded cluster's folder. */
   dataDir?: string;
+  /**
+   * Told the text of every statement this process sends on its pools (postgres.js's `debug` hook), before
+   * it is sent: for tests that check what the app asks of the database.
+   */
+  onStatement?: (text: string) => void;
   poolSize?: number;
   /**
    * Embedded only: whether this process owns the cluster (the server), refusing to share the data
@@ -66,7 +81,8 @@ export async function openDatabase(opts: DbOptions): Promise<Database> {
   }
   let database: Database & { migrate(): Promise<void> };
   try {
-    database = await openPostgres(opts.url ?? cluster!.url, poolSize);
+    if (opts.readUrl && !opts.url) throw new Error("A read replica (readUrl) needs the primary's url");
+    database = await openPostgres(opts.url ?? cluster!.url, poolSize, opts.onStatement);
   } catch (err) {
     await cluster?.stop();
     throw err;
@@ -77,6 +93,20 @@ export async function openDatabase(opts: DbOptions): Promise<Database> {
     await database.close();
     await cluster?.stop();
     throw err;
+  }
+  if (opts.readUrl) {
+    // The replica's pool is opened like the primary's (connections made as queries need them); it is
+    // never migrated, listened on or written to.
+    const replica = await openPostgres(opts.readUrl, poolSize, opts.onStatement);
+    const primaryClose = database.close;
+    database = {
+      ...database,
+      read: replica.db,
+      readUrl: opts.readUrl,
+      async close() {
+        await Promise.all([primaryClose(), replica.close()]);
+      },
+    };
   }
   if (!cluster) return database;
   return {
@@ -176,7 +206,11 @@ async function beginKnowingOutcome(sql: PostgresClient, args: unknown[], afterCo
   return result;
 }
 
-async function openPostgres(url: string, max: number): Promise<Database & { migrate(): Promise<void> }> {
+async function openPostgres(
+  url: string,
+  max: number,
+  onStatement?: (text: string) => void,
+): Promise<Database & { migrate(): Promise<void> }> {
   const reach = new Reachability();
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
@@ -197,6 +231,7 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
     // Queries queued during an outage are retried soon, each failing fast, rather than after back-offs of up to 20 s.
     backoff: () => 0.05,
     ...tcpSocketOptions(url, reach),
+    ...(onStatement ? { debug: (_connection: number, query: string) => onStatement(query) } : {}),
   };
   const sql = postgres(socket.url, options);
   // postgres.js listens on a connection of its own, named after the client that opened it: this
@@ -216,6 +251,7 @@ async function openPostgres(url: string, max: number): Promise<Database & { migr
   const db = drizzle({ client: preparing, schema }) as unknown as Db;
   return {
     db,
+    read: db,
     url,
     async migrate() {
       // Several processes may start at once; the advisory lock, held on a connection of its own, lets

@@ -14,7 +14,26 @@ export const EXTRA_CONNECTIONS = 4 + 1;
 // hidden session attached to a database counts as a client: processes connecting as different roles
 // then still see each other's connections (at worst a passing autovacuum worker is counted too).
 export async function connectionBudgetWarning(database: Database, poolSize: number): Promise<string | undefined> {
-  const result = await database.db.execute(sql`
+  return budgetWarning(database.db, poolSize, EXTRA_CONNECTIONS, 'PostgreSQL', 'DATABASE_POOL_SIZE');
+}
+
+/**
+ * The same warning for the DATABASE_READ_URL replica, where a process opens only its pool (no job
+ * queue, no LISTEN): N processes need N × DATABASE_POOL_SIZE of the replica's max_connections.
+ */
+export async function replicaBudgetWarning(database: Database, poolSize: number): Promise<string | undefined> {
+  if (!database.readUrl) return undefined;
+  return budgetWarning(database.read, poolSize, 0, 'The read replica', 'DATABASE_POOL_SIZE');
+}
+
+async function budgetWarning(
+  db: Database['db'],
+  poolSize: number,
+  extra: number,
+  server: string,
+  variable: string,
+): Promise<string | undefined> {
+  const result = await db.execute(sql`
     select current_setting('max_connections')::int as max,
            current_setting('superuser_reserved_connections')::int
              + coalesce(nullif(current_setting('reserved_connections', true), ''), '0')::int as reserved,
@@ -22,14 +41,15 @@ export async function connectionBudgetWarning(database: Database, poolSize: numb
               and (backend_type = 'client backend' or (backend_type is null and datid is not null)))::int as used`);
   const [row] = rowsOf<{ max: number; reserved: number; used: number }>(result);
   if (!row) return undefined;
-  const mine = poolSize + EXTRA_CONNECTIONS;
+  const mine = poolSize + extra;
   const free = row.max - row.reserved - row.used;
   if (mine <= free) return undefined;
+  const plus = extra ? ` + ${extra}` : '';
   return (
-    `PostgreSQL allows ${row.max} connections (${row.reserved} reserved for superusers) and ${row.used} are open; ` +
-    `this process may open ${mine} (DATABASE_POOL_SIZE ${poolSize} + ${EXTRA_CONNECTIONS}), so requests may get 503 ` +
-    'when they are all in use. Lower DATABASE_POOL_SIZE so that ' +
-    `processes × (DATABASE_POOL_SIZE + ${EXTRA_CONNECTIONS}) ` +
+    `${server} allows ${row.max} connections (${row.reserved} reserved for superusers) and ${row.used} are open; ` +
+    `this process may open ${mine} (${variable} ${poolSize}${plus}), so requests may get 503 ` +
+    `when they are all in use. Lower ${variable} so that ` +
+    `processes × ${extra ? `(${variable}${plus})` : variable} ` +
     `fits in max_connections − reserved, or raise max_connections.`
   );
 }

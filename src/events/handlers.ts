@@ -70,7 +70,7 @@ function cursorEventId(cursor: string): number {
 
 async function personFilter(req: FastifyRequest, projectId: number, raw: string): Promise<number | null> {
   if (/^\d+$/.test(raw)) return Number(raw) <= MAX_INT4 ? Number(raw) : null;
-  if (isUuid(raw)) return (await personIdByUuid(req.server.db, projectId, raw.toLowerCase())) ?? null;
+  if (isUuid(raw)) return (await personIdByUuid(req.server.readDb, projectId, raw.toLowerCase())) ?? null;
   throw ApiError.validation('person_id', "A person's integer id or UUID is required.");
 }
 
@@ -78,7 +78,8 @@ export const eventHandlers = {
   async events_list(req, reply) {
     const q = req.query;
     const projectId = req.tenant.project_id;
-    const db = req.server.db;
+    // The listing may lag the writes a moment: it reads from the replica when there is one.
+    const db = req.server.readDb;
     let joinPersons = false;
     const exprs = { teamId: projectId, timezone: req.tenant.timezone, usePerson: () => void (joinPersons = true) };
     const csv = wantsCsv(req);
@@ -146,7 +147,7 @@ export const eventHandlers = {
     if (isColumn && !COLUMNS.includes(q.key)) {
       throw ApiError.validation('key', `With is_column, key must be one of: ${COLUMNS.join(', ')}.`);
     }
-    const names = await propertyValues(req.server.db, {
+    const names = await propertyValues(req.server.readDb, {
       projectId: req.tenant.project_id,
       key: q.key,
       isColumn,

@@ -23,13 +23,13 @@ export interface DeliveryOptions {
   log?: (msg: string, err?: unknown) => void;
 }
 
-async function countReplay(db: Db, replayId: string | undefined, ok: boolean) {
+async function countReplay(db: Db, projectId: number, replayId: string | undefined, ok: boolean) {
   if (!replayId) return;
   const column = ok ? hog_function_replays.delivered : hog_function_replays.failed;
   await db
     .update(hog_function_replays)
     .set(ok ? { delivered: sql`${column} + 1` } : { failed: sql`${column} + 1` })
-    .where(eq(hog_function_replays.id, replayId));
+    .where(and(eq(hog_function_replays.project_id, projectId), eq(hog_function_replays.id, replayId)));
 }
 
 type Outcome = 'completed' | 'failed' | 'deadletter';
@@ -85,7 +85,7 @@ export async function deliver(db: Db, options: DeliveryOptions, job: JobWithMeta
   }
   await writeLogs(db, fn, job.id, lines);
   await addMetric(db, fn.id, run.error ? 'failed' : 'succeeded');
-  await countReplay(db, replay_id, !run.error);
+  await countReplay(db, fn.project_id, replay_id, !run.error);
   return run.error ? 'deadletter' : 'completed';
 }
 

@@ -88,7 +88,10 @@ export async function startReplay(
     }
     total += jobs.length;
     await enqueueDeliveries(boss, retryDelaySeconds, jobs);
-    await db.update(hog_function_replays).set({ total, enqueued: total }).where(eq(hog_function_replays.id, replay.id));
+    await db
+      .update(hog_function_replays)
+      .set({ total, enqueued: total })
+      .where(and(eq(hog_function_replays.project_id, replay.project_id), eq(hog_function_replays.id, replay.id)));
     const last = rows[rows.length - 1]!;
     after = { ts: last.timestamp, uuid: last.uuid };
     if (rows.length < PAGE) break;
@@ -98,7 +101,7 @@ export async function startReplay(
   const [done] = await db
     .update(hog_function_replays)
     .set({ total, enqueued: total, status: 'enqueued' })
-    .where(eq(hog_function_replays.id, replay.id))
+    .where(and(eq(hog_function_replays.project_id, replay.project_id), eq(hog_function_replays.id, replay.id)))
     .returning();
   return serializeReplay(done ?? replay);
 }

@@ -61,7 +61,7 @@ export function authenticate(meta: RouteMeta) {
     req.principal = principal;
     // PostHog's Query API counts against its own throttles instead of the general ones, per key too.
     const limiter = QUERY_OPERATION.test(meta.operationId) ? req.server.queryRateLimiter : req.server.rateLimiter;
-    limiter?.hit(principal.key.id);
+    await limiter?.hit(principal.key.id);
     if (!principal.key.last_used_at || Date.now() - principal.key.last_used_at.getTime() > HOUR_MS) {
       principal.key.last_used_at = new Date();
       touchKey(req.server.db, principal.user.id, principal.key.id).catch((err) =>

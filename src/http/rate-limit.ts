@@ -1,4 +1,6 @@
 import { ApiError } from '../core/errors.js';
+import type { Db } from '../db/client.js';
+import { hitRateLimit, sweepRateLimits } from './rate-limit-queries.js';
 
 export interface Rate {
   limit: number;
@@ -13,36 +15,46 @@ export function parseRate(text: string): Rate {
   return { limit: Number(m[1]), windowMs: unit };
 }
 
+/** How often a process deletes the counters whose windows have all run out. */
+const SWEEP_MS = 60_000;
+
 /**
- * PostHog's personal-API-key throttles: a burst and a sustained limit per key, each a fixed window.
- * Counters live in this process, so N server processes allow up to N times the limits; that keeps
- * throttling free of a database round trip per request.
+ * PostHog's personal-API-key throttles: a burst and a sustained limit per key, each a fixed window
+ * started by the first request after the previous window ran out. The counters are rows of
+ * `rate_limit_counters`, shared by every process on the database, so N server processes together allow
+ * exactly the limits: each request is one UPSERT that counts it only if neither window is full (the row
+ * locked meanwhile), in the database's clock. A refused request is not counted.
  */
 export class RateLimiter {
-  private windows = new Map<string, { start: number; count: number }>();
+  private lastSweep = Date.now();
 
-  constructor(private rates: Rate[]) {}
+  /**
+   * `scope` names this limiter's counters (the same scope in every process shares them); `rates` are its
+   * burst and sustained windows.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly scope: string,
+    private readonly rates: readonly [Rate, Rate],
+  ) {}
 
-  /** Counts one request for `key`, or throws 429 with Retry-After when a window is full. */
-  hit(key: string, now = Date.now()): void {
+  /**
+   * Counts one request for `key`, or throws 429 with Retry-After (whole seconds until the full window
+   * ends) when a window is full. `now` (milliseconds) stands in for the database's clock in tests.
+   */
+  async hit(key: string, now?: number): Promise<void> {
+    const [burst, sustained] = this.rates;
+    const row = await hitRateLimit(this.db, this.scope, key, burst, sustained, now);
+    if (Date.now() - this.lastSweep > SWEEP_MS) {
+      this.lastSweep = Date.now();
+      sweepRateLimits(this.db).catch(() => {});
+    }
+    if (row.allowed) return;
     let retryAfterMs = 0;
-    const entries = this.rates.map((rate, i) => {
-      const id = `${i}:${key}`;
-      let w = this.windows.get(id);
-      if (!w || now - w.start >= rate.windowMs) {
-        w = { start: now, count: 0 };
-        this.windows.set(id, w);
-      }
-      if (w.count >= rate.limit) retryAfterMs = Math.max(retryAfterMs, w.start + rate.windowMs - now);
-      return w;
-    });
-    if (retryAfterMs > 0) throw ApiError.throttled(Math.ceil(retryAfterMs / 1000));
-    for (const w of entries) w.count++;
-    if (this.windows.size > 100_000) this.sweep(now);
-  }
-
-  private sweep(now: number): void {
-    const longest = Math.max(...this.rates.map((r) => r.windowMs));
-    for (const [id, w] of this.windows) if (now - w.start >= longest) this.windows.delete(id);
+    if (row.burst_count >= burst.limit) retryAfterMs = row.burst_start + burst.windowMs - row.last_ms;
+    if (row.sustained_count >= sustained.limit) {
+      retryAfterMs = Math.max(retryAfterMs, row.sustained_start + sustained.windowMs - row.last_ms);
+    }
+    throw ApiError.throttled(Math.max(1, Math.ceil(retryAfterMs / 1000)));
   }
 }

@@ -47,7 +47,7 @@ async function updateHandler(req: RequestOf<'insights_partial_update'>): Promise
   // Only a body setting `deleted` to false reaches a deleted insight, to restore it.
   const insight = await loadInsight(db, projectId, req.params.id, { includeDeleted: body.deleted === false });
   const viewer = viewerOf(req);
-  const tiles = (await insightTiles(db, [insight.id])).get(insight.id)!;
+  const tiles = (await insightTiles(db, [insight])).get(insight.id)!;
   if ((await insightPermissions(db, insight, tiles, viewer)).effective_privilege_level < 37) {
     throw ApiError.permissionDenied("You don't have edit permissions for this insight.");
   }

@@ -86,10 +86,7 @@ export async function insightResult(
 
 /** Insights as `audience` sees them, with their dashboards, users and results (per the options). */
 export async function presentInsights(db: Db, rows: InsightRow[], opts: PresentOptions): Promise<Schemas['Insight'][]> {
-  const tiles = await insightTiles(
-    db,
-    rows.map((r) => r.id),
-  );
+  const tiles = await insightTiles(db, rows);
   const userIds = rows
     .flatMap((r) => [r.created_by_id, r.last_modified_by_id])
     .filter((id): id is number => id !== null);

@@ -163,8 +163,16 @@ export async function listInsights(
   return { count: counted!.count, rows };
 }
 
-/** The live tiles of the insights on live dashboards, with each dashboard's restriction, by insight id. */
-export async function insightTiles(db: Db, insightIds: number[]): Promise<Map<number, InsightTile[]>> {
+/**
+ * The live tiles of the insights on live dashboards, with each dashboard's restriction, by insight id; the
+ * dashboards are looked for in the insights' own projects.
+ */
+export async function insightTiles(
+  db: Db,
+  insights: { id: number; project_id: number }[],
+): Promise<Map<number, InsightTile[]>> {
+  const insightIds = insights.map((i) => i.id);
+  const projectIds = [...new Set(insights.map((i) => i.project_id))];
   const out = new Map<number, InsightTile[]>(insightIds.map((id) => [id, []]));
   if (!insightIds.length) return out;
   const rows = await db
@@ -180,6 +188,7 @@ export async function insightTiles(db: Db, insightIds: number[]): Promise<Map<nu
     .innerJoin(dashboards, eq(dashboards.id, dashboard_tiles.dashboard_id))
     .where(
       and(
+        inArray(dashboards.project_id, projectIds),
         inArray(dashboard_tiles.insight_id, insightIds),
         eq(dashboard_tiles.deleted, false),
         eq(dashboards.deleted, false),

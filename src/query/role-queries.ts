@@ -91,3 +91,61 @@ export async function prepareQuerySandbox(
     warning: problems.length ? `Query API: ${problems.join('; ')}.` : null,
   };
 }
+
+export interface ReplicaSandbox {
+  /** The limits of query transactions on the replica; null when queries must stay on the primary. */
+  limits: QueryLimits | null;
+  warning: string | null;
+}
+
+/**
+ * Checks that query transactions on the DATABASE_READ_URL replica get the same sandbox as on the primary.
+ * The role and its grants are made on the primary (prepareQuerySandbox) and reach the replica by
+ * replication, a moment later on a first start: so the replica is asked, for up to `waitMs`, whether its
+ * user may take the role. A replica where it cannot (its URL names another user, or replication is
+ * stopped) is not used for queries: they stay on the primary, with a warning, rather than run without the
+ * role. temp_file_limit is checked on the replica too (it is set per transaction there).
+ */
+export async function prepareReplicaSandbox(read: Db, primary: QueryLimits, waitMs = 10_000): Promise<ReplicaSandbox> {
+  const client = (read as unknown as { $client: Sql }).$client;
+  const until = Date.now() + waitMs;
+  if (primary.role) {
+    for (;;) {
+      const [row] = (await client`
+        select pg_is_in_recovery() as standby,
+               exists (select 1 from pg_roles where rolname = ${primary.role})
+                 and pg_has_role(current_user, ${primary.role}, 'MEMBER') as member`) as unknown as [
+        { standby: boolean; member: boolean },
+      ];
+      if (row.member) break;
+      if (Date.now() > until) {
+        return {
+          limits: null,
+          warning:
+            `DATABASE_READ_URL: its user may not act as the query role ${primary.role} (it is made on the primary ` +
+            'and replicated; the replica must use the same user), so Query API statements run on the primary.',
+        };
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  let tempFileLimitMb = primary.tempFileLimitMb;
+  if (tempFileLimitMb) {
+    try {
+      await client.begin(async (tx) => {
+        await tx`select set_config('temp_file_limit', ${`${tempFileLimitMb}MB`}, true)`;
+      });
+    } catch (err) {
+      if (sqlState(err) !== '42501') throw err;
+      tempFileLimitMb = null;
+    }
+  }
+  return {
+    limits: { ...primary, tempFileLimitMb },
+    warning:
+      tempFileLimitMb === primary.tempFileLimitMb
+        ? null
+        : 'DATABASE_READ_URL: its user may not set temp_file_limit, so a query’s temporary files on the replica ' +
+          'are not bounded.',
+  };
+}

@@ -35,11 +35,19 @@ export interface QueryEngine {
   config: Config;
   limiter: FairLimiter;
   limits: QueryLimits | undefined;
+  /** Where synchronous statements run: the read replica (with its limits) when there is one, else `db`. */
+  read: { db: Db; limits: QueryLimits | undefined };
 }
 
-export function queryEngine(db: Db, config: Config, limits?: QueryLimits): QueryEngine {
+export function queryEngine(
+  db: Db,
+  config: Config,
+  limits?: QueryLimits,
+  read?: { db: Db; limits: QueryLimits },
+): QueryEngine {
   return {
     db,
+    read: read ?? { db, limits },
     config,
     limiter: new FairLimiter(
       config.queryConcurrency,
@@ -100,12 +108,13 @@ export async function executeQuery(
   const { node, compiled, timings } = prepared;
   const { config } = engine;
   const rows = new AnswerRows(compiled.limit, config.queryMaxBytes);
+  const target = statementTarget(engine, tag);
   await engine.limiter.run(organizationId, () =>
     timings.measure('execute', () =>
-      streamReadOnly(engine.db, compiled.sql, {
+      streamReadOnly(target.db, compiled.sql, {
         timeoutMs: config.queryTimeoutSeconds * 1000,
         tag,
-        limits: engine.limits,
+        limits: target.limits,
         onRow: (json) => rows.add(json),
       }).catch((err: unknown) => {
         throw databaseError(err, config) ?? err;
@@ -130,6 +139,15 @@ export async function executeQuery(
  * Runs a query for one project of an organization at once (prepareQuery, then executeQuery), in the project's
  * timezone (the request's project carries it: see ProjectTenant).
  */
+/**
+ * The database a statement runs on, and its limits. An asynchronous run (tagged) stays on the primary:
+ * its status records the backend's pid, which other processes check in the primary's pg_stat_activity
+ * to see that it still runs and to cancel it. Every other statement reads from the replica, if any.
+ */
+export function statementTarget(engine: QueryEngine, tag: RunTag | undefined): { db: Db; limits?: QueryLimits } {
+  return tag ? { db: engine.db, limits: engine.limits } : engine.read;
+}
+
 export async function runQuery(
   engine: QueryEngine,
   organizationId: string,

@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors.js';
 import type { CacheContext } from '../insights/cache.js';
-import { parseRate, RateLimiter } from '../http/rate-limit.js';
 import type { SomeHandlers } from '../http/types.js';
 import { secretBox } from '../secrets/index.js';
 import { sharedAsset } from './assets.js';
@@ -12,14 +11,8 @@ import type { SharedRows } from './queries.js';
 import { settingsOf } from './settings.js';
 import { prefersHtml } from './negotiate.js';
 
-/**
- * Password attempts per share and client address. Each check is a deliberately slow hash, so without
- * a cap anyone could both guess passwords and tie up the CPU. Counted in this process, like the key
- * throttles, and off with them (`RATE_LIMITS=off`).
- */
-const unlockLimiter = new RateLimiter([parseRate('20/minute'), parseRate('200/hour')]);
-/** Reads over a viewer's own date range may each compute every insight of the share: capped likewise. */
-const rangeLimiter = new RateLimiter([parseRate('30/minute'), parseRate('300/hour')]);
+// Password attempts and reads over a viewer's own date range are throttled per share and client address
+// (the app's shareUnlockLimiter and shareRangeLimiter, counted in the database for every process).
 
 /** PostHog's cookie for an unlocked share, scoped to the share's path. */
 const GRANT_COOKIE = 'posthog_sharing_token';
@@ -59,7 +52,7 @@ async function open(req: FastifyRequest, shared: SharedRows, query: Req['query']
     await requireGrant(req.server.db, secretBox(req.server.config), shared.sharing, grantOf(req));
   }
   const range = viewerRange(settingsOf(shared.sharing.settings), query);
-  if (range && req.server.rateLimiter) rangeLimiter.hit(`${shared.sharing.id}:${req.ip}`);
+  if (range) await req.server.shareRangeLimiter?.hit(`${shared.sharing.id}:${req.ip}`);
   const view = await presentShared(req.server.db, shared, cacheOf(req, shared), range);
   return { view, range };
 }
@@ -110,7 +103,7 @@ async function unlock(
   reply: FastifyReply,
   shared: SharedRows,
 ) {
-  if (req.server.rateLimiter) unlockLimiter.hit(`${shared.sharing.id}:${req.ip}`);
+  await req.server.shareUnlockLimiter?.hit(`${shared.sharing.id}:${req.ip}`);
   const answer = await unlockShare(req.server.db, secretBox(req.server.config), shared.sharing, req.body?.password);
   // As PostHog: the token is also an HTTP-only cookie for this share's page, so a reload stays unlocked.
   const secure = req.protocol === 'https' ? '; Secure' : '';

@@ -61,7 +61,7 @@ export async function insightSharingToEdit(
   const row = await getInsight(db, tenant.project_id, insightId);
   if (!row) throw ApiError.notFound(INSIGHT_NOT_FOUND);
   await requirePublicSharing(db, tenant.organization_id, enabling);
-  const tiles = (await insightTiles(db, [row.id])).get(row.id) ?? [];
+  const tiles = (await insightTiles(db, [row])).get(row.id) ?? [];
   if ((await insightPermissions(db, row, tiles, viewer)).effective_privilege_level < 37) {
     throw ApiError.permissionDenied("You don't have edit permissions for this insight.");
   }

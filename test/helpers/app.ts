@@ -100,8 +100,13 @@ export const TEST_PRIVATE_NETWORKS = '127.0.0.0/8,::1/128';
  * The production app on a fresh database of its own, torn down with the test. Every answer that goes
  * through `call` is checked against openapi.yaml.
  */
-export async function buildTestApp(t: Test, overrides: Partial<Config> = {}): Promise<TestContext> {
-  const { database, url, drop } = await openTestDatabase();
+export async function buildTestApp(
+  t: Test,
+  overrides: Partial<Config> = {},
+  /** Told every statement the app's pools send (see DbOptions.onStatement). */
+  onStatement?: (text: string) => void,
+): Promise<TestContext> {
+  const { database, url, drop } = await openTestDatabase(onStatement);
   // A key of the test's own, so that no test writes a key file into the working directory's data folder.
   const config = {
     ...loadConfig({

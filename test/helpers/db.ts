@@ -48,8 +48,10 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
 }
 
 /** A fresh, migrated database for one test file, on the embedded cluster or DATABASE_URL's server. */
-export async function openTestDatabase(): Promise<{ database: Database; url: string; drop(): Promise<void> }> {
+export async function openTestDatabase(
+  onStatement?: (text: string) => void,
+): Promise<{ database: Database; url: string; drop(): Promise<void> }> {
   const { url, drop } = await createTestDatabase();
-  const database = await openDatabase({ url, poolSize: 5 });
+  const database = await openDatabase({ url, poolSize: 5, onStatement });
   return { database, url, drop };
 }

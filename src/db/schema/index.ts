@@ -11,3 +11,4 @@ export * from './property-definitions.js';
 export * from './query-statuses.js';
 export * from './hog-functions.js';
 export * from './insights.js';
+export * from './rate-limits.js';

@@ -2,7 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { streamReadOnly, type RunTag } from '../queries.js';
 import { AnswerRows } from '../answer.js';
 import { databaseError } from '../errors.js';
-import type { QueryEngine } from '../run.js';
+import { statementTarget, type QueryEngine } from '../run.js';
 
 /** What the insight kinds need to run their statements: the process's query engine, whose slot, an async tag. */
 export interface Executor {
@@ -21,11 +21,12 @@ export async function execute<Row>(ex: Executor, statement: SQL): Promise<Row[]>
   const { config } = engine;
   const wrapped = sql`select row_to_json(q) as r from (${statement}) as q`;
   const rows = new AnswerRows(Number.POSITIVE_INFINITY, config.queryMaxBytes);
+  const target = statementTarget(engine, tag);
   await engine.limiter.run(organizationId, () =>
-    streamReadOnly(engine.db, wrapped, {
+    streamReadOnly(target.db, wrapped, {
       timeoutMs: config.queryTimeoutSeconds * 1000,
       tag,
-      limits: engine.limits,
+      limits: target.limits,
       onRow: (json) => rows.add(json),
     }).catch((err: unknown) => {
       throw databaseError(err, config) ?? err;
