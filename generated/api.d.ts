@@ -596,7 +596,7 @@ export interface paths {
         put?: never;
         /**
          * Create a dashboard from a template document
-         * @description Creates a dashboard from PostHog's template shape: its name is `template_name`, its description `dashboard_description`, its filters `dashboard_filters`, its tags `tags`; each `TEXT` tile becomes a text tile and each `INSIGHT` tile a new insight of the project (its `name`, `description`, `query`, legacy `filters`) on an insight tile, as PostHog's create_from_template does. An insight tile's query is checked as an insight's is (400 on `template__tiles__<i>__query...`); other tile types are refused (400 on `template__tiles`). Nothing is created when a tile is refused. Answers 200, as PostHog does.
+         * @description Creates a dashboard from PostHog's template shape: its name is `template_name`, its description `dashboard_description`, its filters `dashboard_filters`, its tags `tags`, and each `TEXT` tile becomes a text tile. Other tile types are refused (400 on `template__tiles`). Answers 200, as PostHog does.
          */
         post: operations["dashboards_create_from_template_json_create"];
         delete?: never;
@@ -7339,25 +7339,11 @@ export interface components {
             /** @description The dashboard's tiles, top to bottom and left to right. */
             readonly tiles: components["schemas"]["DashboardTile"][];
         };
-        InsightQuery: ({
-            kind: string;
-        } & {
-            [key: string]: unknown;
-        }) | null;
         DashboardTemplateTile: {
-            /** @description `TEXT` or `INSIGHT`; any other type is a 400 on `template__tiles`. */
+            /** @description Only `TEXT` is supported; any other type is a 400 on `template__tiles`. */
             type: string;
             /** @description The text of a `TEXT` tile (required for it). */
             body?: string;
-            /** @description An `INSIGHT` tile's insight name. */
-            name?: string | null;
-            /** @description An `INSIGHT` tile's insight description. */
-            description?: string | null;
-            query?: components["schemas"]["InsightQuery"];
-            /** @description An `INSIGHT` tile's legacy filters, stored as given. */
-            filters?: {
-                [key: string]: unknown;
-            } | null;
             layouts?: {
                 [key: string]: unknown;
             };
@@ -7506,6 +7492,11 @@ export interface components {
             created_at: string;
             created_by_email: string;
         };
+        InsightQuery: ({
+            kind: string;
+        } & {
+            [key: string]: unknown;
+        }) | null;
         DashboardTileBasic: {
             id: number;
             dashboard_id: number;

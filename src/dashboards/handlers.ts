@@ -6,8 +6,7 @@ import { cacheContext } from '../insights/handlers.js';
 import { dashboardContext } from '../insights/load.js';
 import { permissionsOn, presentDashboard, presentDashboardPage, readDashboard } from './present.js';
 import { normalizeTags } from '../core/tags.js';
-import { checkTemplateQuery, findTemplate, findUnlistedTemplate, type DashboardTemplate } from './templates.js';
-import { insertInsight } from '../insights/queries.js';
+import { findTemplate, findUnlistedTemplate, type DashboardTemplate } from './templates.js';
 import { streamTiles } from './stream.js';
 import { loadDashboard, viewerOf } from './load.js';
 import { duplicateTiles } from './duplicate.js';
@@ -190,14 +189,15 @@ export const dashboardHandlers = {
     const { template } = req.body;
     const projectId = req.tenant.project_id;
     const tiles = template.tiles ?? [];
+    // DECISIONS.md: only TEXT tiles are made from a template document; any other type is refused.
     for (const [i, tile] of tiles.entries()) {
-      if (tile.type === 'INSIGHT') await checkTemplateQuery(projectId, tile.query, `template__tiles__${i}__query`);
-      else if (tile.type !== 'TEXT') {
+      if (tile.type !== 'TEXT') {
         throw ApiError.validation(
           'template__tiles',
-          `Unsupported tile type "${tile.type}": only TEXT and INSIGHT tiles can be created.`,
+          `Unsupported tile type "${tile.type}": only TEXT tiles can be created.`,
         );
-      } else if (tile.body === undefined) throw ApiError.required(`template__tiles__${i}__body`);
+      }
+      if (tile.body === undefined) throw ApiError.required(`template__tiles__${i}__body`);
     }
     const userId = req.principal.user.id;
     const dashboard = await req.server.db.transaction(async (tx) => {
@@ -208,23 +208,12 @@ export const dashboardHandlers = {
         tags: normalizeTags(template.tags),
         created_by_id: userId,
       });
-      const made: NewTile[] = [];
-      for (const t of tiles) {
-        const placed = { layouts: t.layouts, color: t.color, created_by_id: userId };
-        if (t.type === 'TEXT') {
-          made.push({ body: t.body!, ...placed });
-          continue;
-        }
-        const insight = await insertInsight(tx, projectId, {
-          name: t.name ?? null,
-          description: t.description ?? null,
-          query: t.query as Record<string, unknown>,
-          filters: t.filters ?? {},
-          created_by_id: userId,
-          last_modified_by_id: userId,
-        });
-        made.push({ body: '', insight_id: insight.id, ...placed });
-      }
+      const made: NewTile[] = tiles.map((t) => ({
+        body: t.body!,
+        layouts: t.layouts,
+        color: t.color,
+        created_by_id: userId,
+      }));
       await insertTiles(tx, projectId, row.id, made);
       return presentDashboard(tx, row, viewerOf(req));
     });

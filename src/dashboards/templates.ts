@@ -1,5 +1,3 @@
-import { ApiError } from '../core/errors.js';
-import { checkQuery } from '../insights/query-node.js';
 /** A dashboard template in PostHog's shape, restricted to what this server can build: text tiles. */
 export interface DashboardTemplate {
   template_name: string;
@@ -128,19 +126,4 @@ const UNLISTED: Record<string, DashboardTemplate> = {
 /** The product template behind an unlisted dashboard's tag (PostHog's TEMPLATE_MAP). */
 export function findUnlistedTemplate(tag: string): DashboardTemplate | undefined {
   return Object.hasOwn(UNLISTED, tag) ? UNLISTED[tag] : undefined;
-}
-
-/**
- * Checks an `INSIGHT` tile's query of a template document as an insight's query is checked; its 400
- * names the field under `attr` (`template__tiles__0__query__source__series`).
- */
-export async function checkTemplateQuery(projectId: number, query: unknown, attr: string): Promise<void> {
-  if (query === undefined || query === null) throw ApiError.required(attr);
-  try {
-    await checkQuery(projectId, query);
-  } catch (err) {
-    if (!(err instanceof ApiError) || err.statusCode !== 400) throw err;
-    const at = err.attr?.startsWith('query') ? `${attr}${err.attr.slice(5)}` : attr;
-    throw new ApiError(err.statusCode, err.type, err.code, err.detail, at);
-  }
 }
