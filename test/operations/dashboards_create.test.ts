@@ -175,9 +175,12 @@ t.test('dashboards_create_from_template_json_create', async (t) => {
     });
     t.match((await create({ template: { ...template, tags: [true] } })).body, { attr: 'template__tags__0' });
     const insight = await create({ template: { ...template, tiles: [{ type: 'INSIGHT', name: 'DAU' }] } });
-    t.match(insight.body, { type: 'validation_error', code: 'required', attr: 'template__tiles__0__query' });
-    const other = await create({ template: { ...template, tiles: [{ type: 'BUTTON', name: 'x' }] } });
-    t.match(other.body, { code: 'invalid_input', attr: 'template__tiles', detail: /BUTTON/ });
+    t.match(insight.body, {
+      type: 'validation_error',
+      code: 'invalid_input',
+      attr: 'template__tiles',
+      detail: /INSIGHT/,
+    });
     const noBody = await create({ template: { ...template, tiles: [{ type: 'TEXT' }] } });
     t.match(noBody.body, { attr: 'template__tiles__0__body', code: 'required' });
     t.match((await create({ template: { ...template, tiles: [{ body: 'x' }] } })).body, {
