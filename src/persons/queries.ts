@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type SQL } from 'drizzle-orm';
+import { eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { filterSql } from '../events/queries.js';
 import { lockIds, PERSON_LOCK_CLASS } from '../capture/ingest.js';
 import { isoTimestamp, rowsOf } from '../db/queries/util.js';
 import { sqlState } from '../core/sql-state.js';
 import type { FilterNode } from '../events/filters.js';
+import { query_cache } from '../db/schema/index.js';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
@@ -136,6 +137,14 @@ async function lockedTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promi
 }
 
 /** Every event of these persons: by person, and every event of their distinct ids (also those without a person). */
+/**
+ * A deletion leaves every read path at once, cached query answers included: the project's cached answers
+ * (computed from rows that are now gone) are dropped in the deleting transaction, and recomputed on demand.
+ */
+async function forgetCachedAnswers(tx: Tx, projectId: number): Promise<void> {
+  await tx.delete(query_cache).where(eq(query_cache.project_id, projectId));
+}
+
 async function deleteEventsOf(tx: Tx, projectId: number, personIds: number[]): Promise<number> {
   const deleted = await tx.execute(sql`with ids as (
       select distinct_id from person_distinct_ids
@@ -167,6 +176,7 @@ export async function deletePersons(
     if (withEvents) await deleteEventsOf(tx, projectId, alive);
     const gone = await tx.execute(sql`delete from persons
       where project_id = ${projectId} and id = any(${sql.param(alive)}::int[]) returning id`);
+    await forgetCachedAnswers(tx, projectId);
     return rowsOf<{ id: number }>(gone).length;
   });
 }
@@ -177,6 +187,7 @@ export async function deletePersonEvents(db: Db, projectId: number, personId: nu
     const alive = await lockPersons(tx, projectId, [personId]);
     if (!alive.length) return false;
     await deleteEventsOf(tx, projectId, alive);
+    await forgetCachedAnswers(tx, projectId);
     return true;
   });
 }
