@@ -161,7 +161,7 @@ async function replicaSuite(server: string): Promise<void> {
       url: `${base}/query/`,
       headers: auth,
       payload: {
-        refresh: 'async',
+        refresh: 'force_async',
         query: { kind: 'HogQLQuery', query: "select count() from events where event = 'signup'" },
       },
     });
