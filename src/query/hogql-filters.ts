@@ -1,7 +1,7 @@
 import { parsePropertyFilters } from '../events/filters.js';
 import { QueryError, type Node, type Query, type Select } from '../hogql/query/index.js';
 import { propertyFilterNode } from './events-query.js';
-import { offsetOf, wall, wallText } from './kinds/date-range.js';
+import { isoOf, wallClockAt, wallText } from './kinds/date-range.js';
 
 /** PostHog's HogQLFilters, as far as this server applies them. */
 export interface HogQLFilters {
@@ -21,24 +21,7 @@ const at = 0;
 const COMPARISONS = new Set(['=', '==', '!=', '<>', '<', '<=', '>', '>=']);
 const RELATIVE = /^(-?\d+)?([hdwmqyM])(Start|End)?$/;
 
-/** The project's wall-clock time now, `YYYY-MM-DD HH:MM:SS`. */
-function localNow(timezone: string, now: Date): string {
-  return new Intl.DateTimeFormat('sv-SE', {
-    timeZone: timezone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  })
-    .format(now)
-    .replace('T', ' ');
-}
-
-const instantOf = (local: string, timezone: string) =>
-  new Date(`${local.slice(0, 10)}T${local.slice(11, 19)}${offsetOf(local, timezone)}`);
+const instantOf = (local: string, timezone: string) => new Date(isoOf(local, timezone));
 
 /**
  * A date of a HogQLFilters range as the instant it means, as PostHog's replace_filters reads it: an ISO
@@ -56,7 +39,8 @@ export function filterDate(text: string, timezone: string, now = new Date()): Da
       const step = unit === 'h' ? 3_600_000 : 60_000;
       if (!m[3]) return new Date(now.getTime() + n * step);
     }
-    const d = wall(localNow(timezone, now));
+    // The project's wall clock now, whole seconds.
+    const d = new Date(wallClockAt(now.getTime(), timezone));
     if (unit === 'h') d.setUTCHours(d.getUTCHours() + n, 0, 0, 0);
     else if (unit === 'M') d.setUTCMinutes(d.getUTCMinutes() + n, 0, 0);
     else {

@@ -61,13 +61,12 @@ export async function streamReadOnly(db: Db, statement: SQL, opts: StreamOptions
     // aggregations over a project twice as slow), and no JIT: with it, a cancelled cross join of partitioned
     // events kept running on PostgreSQL 15 (its cancel was lost), and tenants' queries are small enough that
     // compiling them costs more than it saves.
-    // temp_file_limit is set before the role changes:
-    // only the connecting user (a superuser, or one granted SET on it) may set it.
+    // temp_file_limit is set before the role changes: only the connecting user (a superuser, or one
+    // granted SET on it) may set it.
     const settings = tx.unsafe(
       `select set_config('transaction_read_only', 'on', true), set_config('statement_timeout', $1, true),
         set_config('plan_cache_mode', 'force_custom_plan', true), set_config('work_mem', $2, true),
-        set_config('jit', 'off', true)` +
-        (limits?.tempFileLimitMb ? `, set_config('temp_file_limit', $3, true)` : ''),
+        set_config('jit', 'off', true)` + (limits?.tempFileLimitMb ? `, set_config('temp_file_limit', $3, true)` : ''),
       [ms, `${limits?.workMemMb ?? 4}MB`, ...(limits?.tempFileLimitMb ? [`${limits.tempFileLimitMb}MB`] : [])],
     );
     // The application name lasts as long as the transaction, so a cancel that matches it can only reach

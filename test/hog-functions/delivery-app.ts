@@ -11,5 +11,11 @@ export async function deliveryApp(t: Test) {
   ctx.beforeClose(() => worker.stop());
   const a = await makeTenant(ctx.db);
   const b = await makeTenant(ctx.db);
-  return { ctx, a, b, P: { project_id: a.project.id } };
+  /** Events captured through `/batch/` (distinct id `u1` unless an event names one). */
+  const capture = async (token: string, events: { event: string; [field: string]: unknown }[]) => {
+    const batch = events.map((e) => ({ distinct_id: 'u1', properties: {}, ...e }));
+    const res = await ctx.inject({ method: 'POST', url: '/batch/', payload: { api_key: token, batch } });
+    if (res.statusCode !== 200) throw new Error(`capture answered ${res.statusCode}: ${res.body}`);
+  };
+  return { ctx, a, b, P: { project_id: a.project.id }, capture };
 }

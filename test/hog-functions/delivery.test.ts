@@ -2,17 +2,8 @@ import t from 'tap';
 import { deliveryApp } from './delivery-app.js';
 import { captureServer, waitFor } from '../helpers/batch-exports.js';
 
-const { ctx, a, b, P } = await deliveryApp(t);
+const { ctx, a, b, P, capture } = await deliveryApp(t);
 const { call, db } = ctx;
-
-async function capture(token: string, events: { event: string; properties?: Record<string, unknown> }[]) {
-  const res = await ctx.inject({
-    method: 'POST',
-    url: '/batch/',
-    payload: { api_key: token, batch: events.map((e) => ({ distinct_id: 'u1', properties: {}, ...e })) },
-  });
-  if (res.statusCode !== 200) throw new Error(`capture answered ${res.statusCode}: ${res.body}`);
-}
 
 async function webhook(key: string, projectId: number, url: string, extra: Record<string, unknown> = {}) {
   const res = await call('hog_functions_create', {

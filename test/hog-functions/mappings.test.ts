@@ -5,17 +5,9 @@ import t from 'tap';
 import { captureServer, waitFor } from '../helpers/batch-exports.js';
 import { deliveryApp } from './delivery-app.js';
 
-const { ctx, a, b, P } = await deliveryApp(t);
+const { ctx, a, b, P, capture } = await deliveryApp(t);
 const { call } = ctx;
 
-async function capture(token: string, events: { event: string; properties?: Record<string, unknown> }[]) {
-  const res = await ctx.inject({
-    method: 'POST',
-    url: '/batch/',
-    payload: { api_key: token, batch: events.map((e) => ({ distinct_id: 'u1', properties: {}, ...e })) },
-  });
-  if (res.statusCode !== 200) throw new Error(`capture answered ${res.statusCode}: ${res.body}`);
-}
 const bodySchema = [{ key: 'body', type: 'json', label: 'Body' }];
 const mapping = (name: string, event: string, kind: string, extra: Record<string, unknown> = {}) => ({
   name,

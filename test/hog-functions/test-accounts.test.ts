@@ -5,17 +5,11 @@ import t from 'tap';
 import { captureServer, waitFor } from '../helpers/batch-exports.js';
 import { deliveryApp } from './delivery-app.js';
 
-const { ctx, a, P } = await deliveryApp(t);
+const { ctx, a, P, capture: captureTo } = await deliveryApp(t);
+const capture = (events: { event: string; distinct_id: string; properties?: Record<string, unknown> }[]) =>
+  captureTo(a.project.api_token, events);
 const { call } = ctx;
 
-async function capture(events: { event: string; distinct_id: string; properties?: Record<string, unknown> }[]) {
-  const res = await ctx.inject({
-    method: 'POST',
-    url: '/batch/',
-    payload: { api_key: a.project.api_token, batch: events.map((e) => ({ properties: {}, ...e })) },
-  });
-  if (res.statusCode !== 200) throw new Error(`capture answered ${res.statusCode}: ${res.body}`);
-}
 async function setTestAccounts(filters: unknown[]) {
   const res = await call('organizations_projects_partial_update', {
     key: a.key,

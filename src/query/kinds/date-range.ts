@@ -220,23 +220,26 @@ export async function resolveRange(ex: Executor, teamId: number, plan: RangePlan
   return { timezone: row.tz, interval, current, previous };
 }
 
+/** The wall-clock time in `timezone` at the instant `ms`, as the UTC milliseconds of that clock reading. */
+export function wallClockAt(ms: number, timezone: string): number {
+  const f = new Intl.DateTimeFormat('en-US', {
+    timeZone: timezone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  }).formatToParts(new Date(ms));
+  const get = (type: string) => Number(f.find((p) => p.type === type)?.value);
+  return Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
+}
+
 /** The UTC offset of a wall-clock time in a timezone, as `Z` or `±HH:MM`. */
 export function offsetOf(localText: string, timezone: string): string {
   const asUtc = wall(localText).getTime();
-  const parts = (ms: number) => {
-    const f = new Intl.DateTimeFormat('en-US', {
-      timeZone: timezone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    }).formatToParts(new Date(ms));
-    const get = (type: string) => Number(f.find((p) => p.type === type)?.value);
-    return Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
-  };
+  const parts = (ms: number) => wallClockAt(ms, timezone);
   // The instant whose local time is `localText`: start from it read as UTC and correct by the offset twice.
   let instant = asUtc - (parts(asUtc) - asUtc);
   instant = asUtc - (parts(instant) - instant);
