@@ -8128,6 +8128,7 @@ export interface components {
             };
             filters?: components["schemas"]["HogFunctionFilters"];
             masking?: components["schemas"]["HogFunctionMasking"];
+            /** @description A destination's mappings (`name`, `inputs_schema`, `inputs`, `filters`): an event the function's filters match is delivered once per mapping whose filters match too, with the mapping's inputs over the function's. At most 100, as each is matched on every ingested event. */
             mappings?: {
                 [key: string]: unknown;
             }[] | null;

@@ -108,6 +108,17 @@ t.test('a mapping that does not compile is a 400 naming it; another project neve
   });
   t.equal(badInput.status, 400);
   t.match(badInput.body, { attr: /^mappings__0__inputs__body/ });
+  const tooMany = await call('hog_functions_create', {
+    key: a.key,
+    params: P,
+    body: {
+      type: 'destination',
+      template_id: 'template-webhook',
+      inputs: { url: { value: 'http://127.0.0.1:9/' } },
+      mappings: Array.from({ length: 101 }, (_, i) => mapping(`m${i}`, 'x', 'A')),
+    },
+  });
+  t.same([tooMany.status, tooMany.body.attr], [400, 'mappings'], 'at most 100 mappings');
   const list = await call('hog_functions_list', { key: b.key, params: { project_id: b.project.id } });
   t.equal(list.body.results.length, 0);
 });
