@@ -4,7 +4,7 @@ NPX := npx --no-install
 export NODE_OPTIONS ?= --no-warnings=ExperimentalWarning
 
 .PHONY: install install-server run test check generate check-generated lint long-lines folder-cycles format typecheck migration \
-	bench bench-bombs fuzz soak bench-hog clean
+	bench bench-bombs fuzz soak bench-hog bench-10m clean
 
 ## `make run` installs only the packages the server and the CLI need (`npm ci --omit=dev`: 242 of the 844
 ## packages, 328 of 810 MB), so a fresh clone answers sooner; every other target installs the development ones
@@ -87,16 +87,22 @@ bench: install
 	$(NPX) tsx bench/run.ts
 	$(NPX) tsx bench/bombs.ts
 
-## /_health p99 while 4 capture decompression bombs are decoded (baseline: idle); writes bench/results-bombs.md.
 ## Hog functions under load (issue #31): transformations' cost on ingestion, destination throughput and lag.
 bench-hog: install
 	npm run -s build
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} $(NPX) tsx bench/hog-functions.ts
 	$(NPX) biome format --write bench/results-hog-functions.md >/dev/null
 
+## /_health p99 while 4 capture decompression bombs are decoded (baseline: idle); writes bench/results-bombs.md.
 bench-bombs: install
 	npm run -s build
 	$(NPX) tsx bench/bombs.ts
+
+## 10,000,000 events on DATABASE_URL (about 6 GB of disk, not in CI): size, aggregates, listing; bench/results-10m.md.
+bench-10m: install
+	npm run -s build
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} $(NPX) tsx bench/ten-million.ts
+	$(NPX) biome format --write bench/results-10m.md >/dev/null
 
 ## The fuzz test's long profile: FUZZ_RUNS requests per operation (default 2000); FUZZ_SEED=<n> reproduces a run.
 fuzz: install
