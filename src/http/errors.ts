@@ -48,17 +48,25 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError | und
 }
 
 /**
- * The request's body stopped arriving because its connection closed (the client left, or the
- * listener cut it off): nobody reads an answer, and it is counted, not logged once per socket.
+ * The request's body stopped arriving, or its answer could not be sent, because its connection closed
+ * (the client left while its query ran, or the listener cut it off): nobody reads an answer, and it is
+ * counted, not logged once per socket.
  */
 function clientGone(err: FastifyError, req: FastifyRequest): boolean {
   const socket = req.raw.socket as Socket | undefined;
+  if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') return socket?.destroyed === true || req.raw.destroyed;
   return err.message === 'aborted' && err.code === 'ECONNRESET' && socket?.destroyed === true;
 }
 
 export function errorHandler(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
   if (clientGone(err, req)) {
     if (!wasCutOff(req.raw.socket)) req.server.abortLog?.count('client_gone');
+    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') {
+      // The answer had started on a socket that is gone: nothing more can be sent.
+      reply.hijack();
+      reply.raw.destroy();
+      return;
+    }
     void reply.code(400).send({ type: 'invalid_request', code: 'client_closed', detail: 'aborted', attr: null });
     return;
   }
