@@ -180,7 +180,8 @@ try {
   note(
     `${EVENTS.toLocaleString('en')} events of one project over ${DAYS} days, ${PERSONS.toLocaleString('en')} ` +
       `persons, seeded by SQL in ${seedS.toFixed(0)} s. Events (partitions and their indexes) ` +
-      `${gb(Number(size!.events))} GB, event_uuids ${gb(Number(size!.uuids))} GB, database ${gb(Number(size!.db))} GB. ` +
+      `${gb(Number(size!.events))} GB, event_uuids ${gb(Number(size!.uuids))} GB, ` +
+      `database ${gb(Number(size!.db))} GB. ` +
       `Each figure: ${RUNS} runs after one untimed run, one at a time; the API answers with \`force_blocking\` ` +
       '(no cache); "by hand" is the same question as one SQL statement sent by postgres.js.',
   );

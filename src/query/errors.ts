@@ -1,5 +1,6 @@
 import { ApiError } from '../core/errors.js';
 import { sqlState } from '../core/sql-state.js';
+import { answerTooLarge } from './answer.js';
 
 function messageOf(err: unknown): string {
   for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
@@ -18,10 +19,12 @@ function messageOf(err: unknown): string {
  */
 export function databaseError(
   err: unknown,
-  limits: { queryTimeoutSeconds: number; queryTempFileLimitMb: number },
+  limits: { queryTimeoutSeconds: number; queryTempFileLimitMb: number; queryMaxBytes: number },
 ): ApiError | undefined {
   const state = sqlState(err);
   if (!state) return undefined;
+  // query_answer_within (drizzle/0028): the answer passed QUERY_MAX_BYTES.
+  if (state === 'PH413') return answerTooLarge(limits.queryMaxBytes);
   if (state === '57014') {
     return ApiError.validation(
       null,

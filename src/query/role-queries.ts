@@ -67,6 +67,8 @@ export async function prepareQuerySandbox(
       for (const [table, columns] of Object.entries(QUERY_COLUMNS)) {
         await tx`grant select (${tx(columns as unknown as string[])}) on ${tx(table)} to ${id}`;
       }
+      // The answer-size check every query statement calls (drizzle/0028).
+      await tx`grant execute on function query_answer_within(bigint, bigint) to ${id}`;
       return name;
     });
   } catch (err) {

@@ -113,6 +113,7 @@ export async function executeQuery(
     timings.measure('execute', () =>
       streamReadOnly(target.db, compiled.sql, {
         timeoutMs: config.queryTimeoutSeconds * 1000,
+        maxBytes: config.queryMaxBytes,
         tag,
         limits: target.limits,
         onRow: (json) => rows.add(json),

@@ -25,6 +25,7 @@ export async function execute<Row>(ex: Executor, statement: SQL): Promise<Row[]>
   await engine.limiter.run(organizationId, () =>
     streamReadOnly(target.db, wrapped, {
       timeoutMs: config.queryTimeoutSeconds * 1000,
+      maxBytes: config.queryMaxBytes,
       tag,
       limits: target.limits,
       onRow: (json) => rows.add(json),
