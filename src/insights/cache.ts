@@ -5,7 +5,7 @@ import { isInsightNode, prepareInsight, runInsight } from '../query/kinds/index.
 import type { JsonAnswer } from '../query/answer.js';
 import { runQuery, type QueryEngine } from '../query/run.js';
 import { presentQueryStatus } from '../query/status-serialize.js';
-import { readCache, writeCache } from './cache-queries.js';
+import { countHit, readCaches, writeCache, type CachedAnswer } from './cache-queries.js';
 import { intervalOf, type RunnableNode } from './query-node.js';
 
 type QueryStatus = components['schemas']['QueryStatus'];
@@ -181,10 +181,11 @@ export async function cachedOutcome(
   node: RunnableNode,
   mode: RefreshMode,
   clientId?: string | null,
+  prefetched?: { key: string; found: CachedAnswer | undefined },
 ): Promise<CacheOutcome> {
   const { engine, projectId, timezone } = ctx;
   const db = engine.db;
-  const key = cacheKey(projectId, timezone, node);
+  const key = prefetched?.key ?? cacheKey(projectId, timezone, node);
   const aging = agingOf(node);
   const frequency = refreshFrequency(intervalOf(node), node);
   const fields = (at: Date | null, cached: boolean, status: QueryStatus | null = null): CacheFields => ({
@@ -212,11 +213,17 @@ export async function cachedOutcome(
   };
   const none = { text: null, computed: null };
 
-  const cached = mode === 'force_blocking' || mode === 'force_async' ? undefined : await readCache(db, projectId, key);
+  const cached = forces(mode)
+    ? undefined
+    : prefetched
+      ? prefetched.found
+      : (await readCaches(db, projectId, [key])).get(key);
   if (mode === 'force_async') return { fields: fields(null, false, await inBackground()), ...none };
   if (cached) {
     const at = cached.last_refresh;
     const hit = { text: cached.text, computed: null };
+    const served = mode === 'force_cache' || aging.fresh(at, mode === 'lazy_async') || mode !== 'blocking';
+    if (served) countHit(db, projectId, key);
     if (mode === 'force_cache' || aging.fresh(at, mode === 'lazy_async')) return { fields: fields(at, true), ...hit };
     if (mode !== 'blocking') return { fields: fields(at, true, await inBackground()), ...hit };
   } else if (mode === 'force_cache') {
@@ -234,8 +241,26 @@ export async function cachedOutcome(
   return { fields: fields(at, false), text: null, computed: answer };
 }
 
-/** `cachedOutcome` with the answer as one text (an insight's result is read from it). */
-export async function cachedAnswer(ctx: CacheContext, node: RunnableNode, mode: RefreshMode): Promise<CachedResult> {
-  const { fields, text, computed } = await cachedOutcome(ctx, node, mode);
-  return { ...fields, answer: text ?? computed?.text() ?? null };
+/** The modes that never serve a cached answer. */
+const forces = (mode: RefreshMode) => mode === 'force_blocking' || mode === 'force_async';
+
+/**
+ * `cachedOutcome` of several queries (a dashboard's tiles), each answer as one text (an insight's
+ * result is read from it): what the cache holds for all of them is read in one statement, and only
+ * the ones it cannot serve are computed, one after the other.
+ */
+export async function cachedAnswers(
+  ctx: CacheContext,
+  nodes: RunnableNode[],
+  mode: RefreshMode,
+): Promise<CachedResult[]> {
+  const keys = nodes.map((node) => cacheKey(ctx.projectId, ctx.timezone, node));
+  const found = forces(mode) ? new Map<string, CachedAnswer>() : await readCaches(ctx.engine.db, ctx.projectId, keys);
+  const out: CachedResult[] = [];
+  for (const [i, node] of nodes.entries()) {
+    const key = keys[i]!;
+    const { fields, text, computed } = await cachedOutcome(ctx, node, mode, null, { key, found: found.get(key) });
+    out.push({ ...fields, answer: text ?? computed?.text() ?? null });
+  }
+  return out;
 }
