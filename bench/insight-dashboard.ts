@@ -65,7 +65,8 @@ export const INSIGHTS: { name: string; query: Record<string, unknown> }[] = [
   {
     name: 'Events by name (HogQL)',
     query: table(
-      "select event, count() as n from events where timestamp > now() - interval '7 days' group by event order by n desc",
+      "select event, count() as n from events where timestamp > now() - interval '7 days' " +
+        'group by event order by n desc',
     ),
   },
 ];

@@ -344,7 +344,8 @@ async function insightDashboard(backends: Backend[]): Promise<void> {
           rssMb: b.rss.peakMb(),
         });
         process.stdout.write(
-          `${b.name} ${t.scenario} (${t.target}, pass ${pass + 1}): ${r.rps} req/s p50 ${r.p50} ms p99 ${r.p99} ms, ${r.errors} errors\n`,
+          `${b.name} ${t.scenario} (${t.target}, pass ${pass + 1}): ${r.rps} req/s p50 ${r.p50} ms ` +
+            `p99 ${r.p99} ms, ${r.errors} errors\n`,
         );
       }
     }
@@ -839,7 +840,8 @@ const insightTable = insightRuns.length
         const c = r.cache;
         return (
           `| ${r.backend} | ${r.firstLoads.map((f) => `${f.ms} (${f.refresh})`).join(', ')} | ${r.cachedRps} ` +
-          `| ${r.textRps} | ${((r.cachedRps / r.textRps) * 100).toFixed(0)}% | ${verdict(r.cachedRps >= 0.8 * r.textRps)} ` +
+          `| ${r.textRps} | ${((r.cachedRps / r.textRps) * 100).toFixed(0)}% ` +
+          `| ${verdict(r.cachedRps >= 0.8 * r.textRps)} ` +
           `| ${r.blockingRps} | ${c.rows} | ${c.bytes} | ${c.tableBytes} | ${c.hits} | ${c.misses} ` +
           `| ${((c.hits / Math.max(1, c.hits + c.misses)) * 100).toFixed(1)}% |`
         );

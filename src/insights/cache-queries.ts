@@ -59,9 +59,10 @@ export async function flushHits(db: Db): Promise<void> {
     keys.push(id.slice(at + 1));
     hits.push(n);
   }
+  const array = (items: (string | number)[]) => `{${items.join(',')}}`;
   await db.execute(
     sql`update ${query_cache} q set hits = q.hits + v.n
-      from unnest(${`{${projects.join(',')}}`}::int[], ${`{${keys.join(',')}}`}::text[], ${`{${hits.join(',')}}`}::int[])
+      from unnest(${array(projects)}::int[], ${array(keys)}::text[], ${array(hits)}::int[])
         as v(project_id, cache_key, n)
       where q.project_id = v.project_id and q.cache_key = v.cache_key`,
   );
