@@ -6,7 +6,7 @@ import { dashboardPermissions, type Viewer } from '../dashboard-access/rules.js'
 import { getUsers } from '../users/queries.js';
 import { cachedAnswers, type CacheContext, type CachedResult, type RefreshMode } from './cache.js';
 import { withDashboardFilters } from './dashboard-filters.js';
-import { getInsights, insightTiles, type InsightRow, type InsightTile } from './queries.js';
+import { getInsightsWithTiles, insightTiles, type InsightRow, type InsightTile } from './queries.js';
 import { runnableNode } from './query-node.js';
 import { serializeInsight, type InsightPermissions } from './serialize.js';
 
@@ -92,15 +92,26 @@ export async function insightResults(
   return new Map(runnable.map((r, i) => [r.id, results[i]!]));
 }
 
-/** Insights as `audience` sees them, with their dashboards, users and results (per the options). */
-export async function presentInsights(db: Db, rows: InsightRow[], opts: PresentOptions): Promise<Schemas['Insight'][]> {
-  const tiles = await insightTiles(db, rows);
+/**
+ * Insights as `audience` sees them, with their dashboards, users and results (per the options); their
+ * tiles are read here unless the caller read them with the rows. The users and the results are read
+ * side by side.
+ */
+export async function presentInsights(
+  db: Db,
+  rows: InsightRow[],
+  opts: PresentOptions,
+  readTiles?: Map<number, InsightTile[]>,
+): Promise<Schemas['Insight'][]> {
+  const tiles = readTiles ?? (await insightTiles(db, rows));
   const userIds = rows
     .flatMap((r) => [r.created_by_id, r.last_modified_by_id])
     .filter((id): id is number => id !== null);
-  const users = await getUsers(db, userIds);
   const queries = new Map(rows.map((row) => [row.id, effectiveQuery(row, opts.dashboard)]));
-  const results = opts.mode && opts.cache ? await insightResults(queries, opts.mode, opts.cache) : new Map();
+  const [users, results] = await Promise.all([
+    getUsers(db, userIds),
+    opts.mode && opts.cache ? insightResults(queries, opts.mode, opts.cache) : new Map<number, CachedResult>(),
+  ]);
   const out: Schemas['Insight'][] = [];
   for (const row of rows) {
     const own = tiles.get(row.id) ?? [];
@@ -130,7 +141,7 @@ export async function tileInsights(
   insightIds: number[],
   opts: PresentOptions,
 ): Promise<Map<number, Schemas['Insight']>> {
-  const rows = await getInsights(db, projectId, [...new Set(insightIds)]);
-  const presented = await presentInsights(db, [...rows.values()], opts);
+  const { rows, tiles } = await getInsightsWithTiles(db, projectId, [...new Set(insightIds)]);
+  const presented = await presentInsights(db, rows, opts, tiles);
   return new Map(presented.map((i) => [i.id, i]));
 }
