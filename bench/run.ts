@@ -9,6 +9,14 @@ import autocannon from 'autocannon';
 import type postgres from 'postgres';
 import { clusterUrl } from '../src/db/embedded.js';
 import { bigBatchHealth } from './big-batch.js';
+import {
+  cacheFigures,
+  emptyCache,
+  INSIGHTS,
+  loadOnce,
+  seedInsightDashboard,
+  type CacheFigures,
+} from './insight-dashboard.js';
 import { FAIRNESS_HEADER, fairnessRows, queryFairness, type FairnessResult } from './query-fairness.js';
 import { postgresMemory, rssMbOf, sqlClient } from './processes.js';
 import { scenarios, type Scenario, type Seeded } from './scenarios.js';
@@ -268,6 +276,94 @@ async function bare(b: Backend, s: Scenario, row: Row): Promise<void> {
   }
 }
 
+interface InsightDashboardRun {
+  backend: string;
+  firstLoads: { refresh: string; ms: number }[];
+  /** Mean req/s of the cached insight dashboard, of the text one, and of `refresh=blocking` on a fresh cache. */
+  cachedRps: number;
+  textRps: number;
+  blockingRps: number;
+  cache: CacheFigures;
+}
+const insightRuns: InsightDashboardRun[] = [];
+const INSIGHT_SCENARIO = `dashboard of ${INSIGHTS.length} insight tiles, ${EVENTS.toLocaleString('en')} events`;
+const TEXT_SCENARIO = 'dashboard retrieve (20 text tiles), same run';
+
+/**
+ * Issue #30: the first load of a dashboard of 10 insight tiles (each tile computed: `refresh=blocking`
+ * on a cold cache, then twice `force_blocking`), then its cached load (a plain read) against the
+ * 20-text-tile dashboard's retrieve, in turns (A B B A) on each backend, and the cache's figures.
+ */
+async function insightDashboard(backends: Backend[]): Promise<void> {
+  for (const b of backends) {
+    const path = `/api/projects/${b.seeded.projectId}/dashboards/${b.seeded.insightDashboardId}/`;
+    const textPath = `/api/projects/${b.seeded.projectId}/dashboards/${b.seeded.dashboardId}/`;
+    const firstLoads: InsightDashboardRun['firstLoads'] = [];
+    await emptyCache(b.sqlUrl, b.seeded.projectId);
+    const first = await loadOnce(b.base, KEY, path, 'blocking');
+    const warm = first.tiles.filter((t) => t.is_cached).map((t) => t.name);
+    if (warm.length) throw new Error(`the first load found cached results: ${warm.join(', ')}`);
+    firstLoads.push({ refresh: 'blocking, cold cache', ms: first.ms });
+    for (let i = 0; i < 2; i++)
+      firstLoads.push({ refresh: 'force_blocking', ms: (await loadOnce(b.base, KEY, path, 'force_blocking')).ms });
+    const cached = await loadOnce(b.base, KEY, path);
+    if (cached.tiles.some((t) => !t.is_cached)) throw new Error('a plain read after the first load computed');
+    // The stored answer is jsonb, which orders an object's keys its own way: compared as values.
+    const last = await loadOnce(b.base, KEY, path, 'force_blocking');
+    const again = await loadOnce(b.base, KEY, path);
+    for (const [i, tile] of again.tiles.entries()) {
+      const difference = firstDifference(tile.result, last.tiles[i]!.result);
+      if (difference)
+        throw new Error(`${tile.name}: the cached load answers otherwise than the computed one: ${difference}`);
+    }
+    process.stdout.write(
+      `${b.name} ${INSIGHT_SCENARIO} first loads: ${firstLoads.map((f) => `${f.ms} ms`).join(', ')}\n`,
+    );
+    const targets = [
+      { name: 'text', scenario: TEXT_SCENARIO, target: 'api', url: b.base + textPath },
+      { name: 'cached', scenario: INSIGHT_SCENARIO, target: 'api, cached load', url: b.base + path },
+      {
+        name: 'blocking',
+        scenario: INSIGHT_SCENARIO,
+        target: 'api, refresh=blocking (fresh)',
+        url: `${b.base + path}?refresh=blocking`,
+      },
+    ];
+    const rps: Record<string, number[]> = { text: [], cached: [], blocking: [] };
+    for (let pass = 0; pass < 2; pass++) {
+      for (const t of turnOrder(targets, pass)) {
+        b.rss.reset();
+        const scenario: Scenario = { id: t.name, name: t.scenario, request: () => ({ path: '' }) };
+        const r = await drive(t.url, scenario, b.seeded);
+        rps[t.name]!.push(r.rps);
+        rows.push({
+          backend: b.name,
+          scenario: t.scenario,
+          target: `${t.target}, pass ${pass + 1}`,
+          ...r,
+          rssMb: b.rss.peakMb(),
+        });
+        process.stdout.write(
+          `${b.name} ${t.scenario} (${t.target}, pass ${pass + 1}): ${r.rps} req/s p50 ${r.p50} ms ` +
+            `p99 ${r.p99} ms, ${r.errors} errors\n`,
+        );
+      }
+    }
+    const mean = (xs: number[]) => Math.round(xs.reduce((n, x) => n + x, 0) / xs.length);
+    // Hits are counted in each process and written every few seconds: wait for the last ones.
+    await new Promise((r) => setTimeout(r, 6_000));
+    const cache = await cacheFigures(b.sqlUrl, b.seeded.projectId);
+    insightRuns.push({
+      backend: b.name,
+      firstLoads,
+      cachedRps: mean(rps.cached!),
+      textRps: mean(rps.text!),
+      blockingRps: mean(rps.blocking!),
+      cache,
+    });
+  }
+}
+
 async function benchAll(names: BackendName[]): Promise<void> {
   const backends: Backend[] = [];
   try {
@@ -300,6 +396,7 @@ async function benchAll(names: BackendName[]): Promise<void> {
       if (s.request(backends[0]!.seeded).method) await Promise.all(backends.map((b) => settle(b.sqlUrl)));
     }
     afterReads();
+    if (wants('dashboard_insights')) await insightDashboard(backends);
     for (const b of backends) {
       if (!wants('query_fairness')) break;
       const result = await queryFairness(b.base, KEY, b.seeded.projectId);
@@ -495,7 +592,8 @@ async function seed(base: string, databaseUrl: string): Promise<Seeded> {
       select ${project}, 'event ' || lpad(i::text, 3, '0'), now(), now(), now() from generate_series(1, 300) as i`;
     await sql.end();
   }
-  if (wants('events') || wants('query')) {
+  if (wants('dashboard_insights')) seeded.insightDashboardId = await seedInsightDashboard(api, project);
+  if (wants('events') || wants('query') || wants('dashboard_insights')) {
     process.stdout.write(`seeding: ${EVENTS.toLocaleString('en')} events\n`);
     const sql = sqlClient(databaseUrl);
     await sql`
@@ -722,7 +820,35 @@ const fairnessTable = fairness.length
       ...fairness.flatMap((f) => fairnessRows(f.backend, 'this commit', f.result)),
     ].join('\n')
   : '';
-const tables = [backendTable, handTable, memoryTable, bigTable, fairnessTable, startupTable, exportTable];
+const insightTable = insightRuns.length
+  ? [
+      '',
+      '',
+      `## A dashboard of ${INSIGHTS.length} insight tiles (issue #30)`,
+      '',
+      `Tiles: ${INSIGHTS.map((i) => i.name).join('; ')}. First load: the dashboard read with \`refresh=blocking\` ` +
+        'on a cold cache (every tile computed), then twice with `force_blocking`. Cached load: a plain read ' +
+        "(PostHog's default, every tile's result from the cache), measured in turns with the retrieve of a " +
+        '20-text-tile dashboard (A B B A, the mean of two passes); goal: at least 80% of its req/s. The cache: ' +
+        "the project's rows after the scenario, the answers' bytes, the table's size on disk (with its index and " +
+        'TOAST), and hits / (hits + misses), a miss being a computed and stored answer.',
+      '',
+      '| backend | first loads ms | cached load req/s | text dashboard req/s | cached / text | ≥ 80% ' +
+        '| refresh=blocking req/s | cache rows | answer bytes | table bytes | hits | misses | hit ratio |',
+      '|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|',
+      ...insightRuns.map((r) => {
+        const c = r.cache;
+        return (
+          `| ${r.backend} | ${r.firstLoads.map((f) => `${f.ms} (${f.refresh})`).join(', ')} | ${r.cachedRps} ` +
+          `| ${r.textRps} | ${((r.cachedRps / r.textRps) * 100).toFixed(0)}% ` +
+          `| ${verdict(r.cachedRps >= 0.8 * r.textRps)} ` +
+          `| ${r.blockingRps} | ${c.rows} | ${c.bytes} | ${c.tableBytes} | ${c.hits} | ${c.misses} ` +
+          `| ${((c.hits / Math.max(1, c.hits + c.misses)) * 100).toFixed(1)}% |`
+        );
+      }),
+    ].join('\n')
+  : '';
+const tables = [backendTable, insightTable, handTable, memoryTable, bigTable, fairnessTable, startupTable, exportTable];
 // BENCH_OUT=<file>: where the results go (a focused run kept beside the full one in bench/results.md).
 writeFileSync(
   process.env.BENCH_OUT ?? 'bench/results.md',

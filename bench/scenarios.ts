@@ -10,6 +10,8 @@ export interface Seeded {
   key: string;
   /** A dashboard with 20 tiles. */
   dashboardId?: number;
+  /** A dashboard with 10 insight tiles (bench/insight-dashboard.ts). */
+  insightDashboardId?: number;
 }
 
 export interface BenchRequest {

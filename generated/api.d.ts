@@ -7414,6 +7414,13 @@ export interface components {
             /** @description The folder of PostHog's project tree to file the new dashboard in. Accepted for compatibility; this server has no project tree. */
             _create_in_folder?: string;
             tiles?: components["schemas"]["DashboardTileRequest"][];
+            /** @description Tiles of this dashboard to duplicate on it, as PostHog's dashboard update does: each copy takes the given `layouts` (none when omitted) and the tile's colour; an insight tile's copy shows a new insight, a copy of the tile's named "<name> (Copy)", and a text tile's copy the same text. */
+            duplicate_tiles?: {
+                id: number;
+                layouts?: {
+                    [key: string]: unknown;
+                };
+            }[];
         };
         MoveTileRequest: {
             tile: {

@@ -1,3 +1,4 @@
+import { flushHits } from './insights/cache-queries.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -125,6 +126,10 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
   // On close (the SIGTERM drain included) the process's unfinished asynchronous queries are failed and
   // their statements stopped, while the database is still open.
   app.addHook('onClose', async () => asyncQueries.stop());
+  // The result cache's hits this process counted and has not written yet.
+  app.addHook('onClose', async () =>
+    flushHits(database.db).catch((err) => app.log.warn({ err }, 'writing the result cache hits failed')),
+  );
 
   // Bodies are validated per media type and the API operations only have JSON bodies: a text/plain
   // body would reach a handler unvalidated, so only JSON is parsed (anything else is a 415). The

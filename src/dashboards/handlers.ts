@@ -59,6 +59,7 @@ async function updateHandler(req: RequestOf<'dashboards_partial_update'>): Promi
   return changeDashboard(req.server.db, dashboard, viewerOf(req), {
     input,
     tiles: body.tiles ?? [],
+    duplicateTiles: body.duplicate_tiles ?? [],
     restricting: body.restriction_level !== undefined,
     deleteInsights: body.deleted === true && body.delete_insights === true,
     results: { mode: 'force_cache', cache: cacheContext(req) },

@@ -7,17 +7,32 @@ import { requireEdit, requireRestrict, type Viewer } from '../dashboard-access/r
 import { permissionsOn, presentDashboard, type TileResults } from './present.js';
 import { updateDashboard, type DashboardInput, type DashboardRow } from './queries.js';
 import { getTile, insertTiles, updateTile } from './tile-queries.js';
+import { duplicableTiles, duplicateTilesInPlace, type TileDuplicate } from './duplicate.js';
 
 type TileRequest = components['schemas']['DashboardTileRequest'];
 
+const notOnDashboard = (attr: string, id: number) =>
+  ApiError.validation(attr, `Tile ${id} is not on this dashboard.`, 'not_found');
+
 /** Validates every tile change before anything is written, so a bad tile leaves the dashboard untouched. */
-async function checkTiles(db: Db, dashboardId: number, tiles: TileRequest[]): Promise<void> {
+async function checkTiles(
+  db: Db,
+  projectId: number,
+  dashboardId: number,
+  tiles: TileRequest[],
+  duplicates: TileDuplicate[],
+): Promise<void> {
   for (const [i, tile] of tiles.entries()) {
     if (tile.id === undefined) {
       if (!tile.text) throw ApiError.required(`tiles__${i}__text`);
     } else if (!(await getTile(db, dashboardId, tile.id))) {
-      throw ApiError.validation(`tiles__${i}__id`, `Tile ${tile.id} is not on this dashboard.`, 'not_found');
+      throw notOnDashboard(`tiles__${i}__id`, tile.id);
     }
+  }
+  if (!duplicates.length) return;
+  const duplicable = await duplicableTiles(db, projectId, dashboardId);
+  for (const [i, d] of duplicates.entries()) {
+    if (!duplicable.has(d.id)) throw notOnDashboard(`duplicate_tiles__${i}__id`, d.id);
   }
 }
 
@@ -52,6 +67,8 @@ async function applyTiles(
 export interface DashboardChange {
   input: DashboardInput;
   tiles: TileRequest[];
+  /** PostHog's `duplicate_tiles`: tiles of the dashboard to deep-copy onto it, after the tile changes. */
+  duplicateTiles: TileDuplicate[];
   /** The body changes `restriction_level`, which needs restriction rights. */
   restricting: boolean;
   /** PostHog's `delete_insights` on a delete: the insights on no other dashboard go with it. */
@@ -61,8 +78,8 @@ export interface DashboardChange {
 
 /**
  * A dashboard update (PATCH and PUT): rights checked, every tile change checked before anything is
- * written, then the dashboard, its tiles and (on a delete with `delete_insights`) its own insights
- * written in one transaction, and the answer read in it.
+ * written, then the dashboard, its tiles, the duplicated tiles and (on a delete with `delete_insights`)
+ * its own insights written in one transaction, and the answer read in it.
  */
 export async function changeDashboard(
   db: Db,
@@ -73,12 +90,16 @@ export async function changeDashboard(
   const permissions = await permissionsOn(db, dashboard, viewer);
   requireEdit(permissions);
   if (change.restricting) requireRestrict(permissions);
-  await checkTiles(db, dashboard.id, change.tiles);
+  await checkTiles(db, dashboard.project_id, dashboard.id, change.tiles, change.duplicateTiles);
   const projectId = dashboard.project_id;
   return db.transaction(async (tx) => {
     const row = await updateDashboard(tx, projectId, dashboard.id, change.input);
     if (!row) throw ApiError.notFound();
     await applyTiles(tx, projectId, dashboard.id, change.tiles, viewer.id);
+    // A tile this body removes (or one removed meanwhile) can no longer be duplicated.
+    if (!(await duplicateTilesInPlace(tx, projectId, dashboard.id, change.duplicateTiles, viewer.id))) {
+      throw ApiError.validation('duplicate_tiles', 'A tile to duplicate is no longer on this dashboard.', 'not_found');
+    }
     if (change.deleteInsights) await deleteInsightsOnlyOn(tx, projectId, dashboard.id);
     return presentDashboard(tx, row, viewer, change.results);
   });

@@ -9,15 +9,81 @@ export interface CachedAnswer {
   last_refresh: Date;
 }
 
-/** The project's cached answer under `key`, counted as a hit; undefined when none or expired. */
-export async function readCache(db: Db, projectId: number, key: string): Promise<CachedAnswer | undefined> {
+export interface CachedVersion {
+  /** The answer's text, or null when the caller said it holds this version (`held`). */
+  text: string | null;
+  last_refresh: Date;
+}
+
+/**
+ * The project's cached answers under `keys` (a dashboard's tiles) in one statement, by key; an expired
+ * one is left out. The text of an answer whose version (its last_refresh) the caller already holds
+ * (`held`) is not sent again. A pure read: the hits are counted apart (`countHit`), since a counter
+ * written on every read made every reader of a popular dashboard queue for the same rows' locks.
+ */
+export async function readCaches(
+  db: Db,
+  projectId: number,
+  keys: string[],
+  held: Map<string, Date> = new Map(),
+): Promise<Map<string, CachedVersion>> {
+  const out = new Map<string, CachedVersion>();
+  if (!keys.length) return out;
+  const array = (items: string[]) => `{${items.join(',')}}`;
+  const heldKeys = [...held.keys()];
+  const heldAt = heldKeys.map((k) => held.get(k)!.toISOString());
   const rows = await db.execute(
-    sql`update ${query_cache} set hits = hits + 1
-      where project_id = ${projectId} and cache_key = ${key} and expires_at > now()
-      returning answer::text as text, last_refresh`,
+    sql`select cache_key, last_refresh, case when (cache_key, last_refresh) in
+        (select * from unnest(${array(heldKeys)}::text[], ${array(heldAt)}::timestamptz[])) then null
+        else answer::text end as text
+      from ${query_cache}
+      where project_id = ${projectId} and cache_key = any(${array([...new Set(keys)])}::text[])
+        and expires_at > now()`,
   );
-  const [row] = rowsOf<{ text: string; last_refresh: string }>(rows);
-  return row ? { text: row.text, last_refresh: new Date(row.last_refresh) } : undefined;
+  for (const row of rowsOf<{ cache_key: string; text: string | null; last_refresh: string }>(rows)) {
+    out.set(row.cache_key, { text: row.text, last_refresh: new Date(row.last_refresh) });
+  }
+  return out;
+}
+
+/** How often a process writes the hits it counted. */
+export const HITS_FLUSH_MS = 5_000;
+const pendingHits = new Map<Db, Map<string, number>>();
+let flushTimer: NodeJS.Timeout | undefined;
+
+/** Counts a hit of a cached answer; the process writes its counts every HITS_FLUSH_MS, in one statement. */
+export function countHit(db: Db, projectId: number, key: string): void {
+  let counts = pendingHits.get(db);
+  if (!counts) pendingHits.set(db, (counts = new Map()));
+  const id = `${projectId}:${key}`;
+  counts.set(id, (counts.get(id) ?? 0) + 1);
+  flushTimer ??= setTimeout(() => {
+    flushTimer = undefined;
+    for (const handle of [...pendingHits.keys()]) void flushHits(handle).catch(() => {});
+  }, HITS_FLUSH_MS).unref();
+}
+
+/** Writes the hits counted for `db` (on the timer, and when the app closes); rows gone meanwhile are skipped. */
+export async function flushHits(db: Db): Promise<void> {
+  const counts = pendingHits.get(db);
+  pendingHits.delete(db);
+  if (!counts?.size) return;
+  const projects: number[] = [];
+  const keys: string[] = [];
+  const hits: number[] = [];
+  for (const [id, n] of counts) {
+    const at = id.indexOf(':');
+    projects.push(Number(id.slice(0, at)));
+    keys.push(id.slice(at + 1));
+    hits.push(n);
+  }
+  const array = (items: (string | number)[]) => `{${items.join(',')}}`;
+  await db.execute(
+    sql`update ${query_cache} q set hits = q.hits + v.n
+      from unnest(${array(projects)}::int[], ${array(keys)}::text[], ${array(hits)}::int[])
+        as v(project_id, cache_key, n)
+      where q.project_id = v.project_id and q.cache_key = v.cache_key`,
+  );
 }
 
 /**
@@ -32,11 +98,11 @@ export async function writeCache(
   maxRows: number,
 ): Promise<void> {
   await db.execute(
-    sql`insert into ${query_cache} (project_id, cache_key, answer, last_refresh, bytes, expires_at)
+    sql`insert into ${query_cache} (project_id, cache_key, answer, last_refresh, bytes, expires_at, misses)
       values (${projectId}, ${key}, ${answer.text}::jsonb, ${answer.last_refresh.toISOString()}::timestamptz,
-        ${Buffer.byteLength(answer.text)}, ${answer.expires_at.toISOString()}::timestamptz)
+        ${Buffer.byteLength(answer.text)}, ${answer.expires_at.toISOString()}::timestamptz, 1)
       on conflict (project_id, cache_key) do update set answer = excluded.answer, last_refresh = excluded.last_refresh,
-        bytes = excluded.bytes, expires_at = excluded.expires_at
+        bytes = excluded.bytes, expires_at = excluded.expires_at, misses = ${query_cache}.misses + 1
       where ${query_cache}.last_refresh <= excluded.last_refresh`,
   );
   await db.execute(

@@ -1,8 +1,9 @@
 /**
  * PostHog's apply_dashboard_filters_to_dict and apply_dashboard_variables_to_dict, for the kinds this
  * server computes: a dashboard's date range replaces the query's, its property filters are added to the
- * query's, its breakdown replaces the query's; a HogQL query takes them as `filters` (HogQLFilters) and
- * the dashboard's variables override the query's of the same id.
+ * query's, its breakdown replaces the query's, its `filterTestAccounts` (when set, true or false)
+ * replaces the query's; a HogQL query takes them as `filters` (HogQLFilters) and the dashboard's
+ * variables override the query's of the same id.
  */
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -11,6 +12,8 @@ function applyToSource(source: Record<string, unknown>, filters: Record<string, 
   const from = filters.date_from;
   const to = filters.date_to;
   const properties = Array.isArray(filters.properties) ? filters.properties : [];
+  // PostHog's tri-state: unset (or null) keeps the query's own setting.
+  const testAccounts = typeof filters.filterTestAccounts === 'boolean' ? filters.filterTestAccounts : undefined;
   // PostHog applies a dashboard's filters to the kinds with a date range and properties; an events
   // query has neither (it is left as it is).
   if (source.kind === 'EventsQuery') return source;
@@ -21,6 +24,7 @@ function applyToSource(source: Record<string, unknown>, filters: Record<string, 
       const own = Array.isArray(hogqlFilters.properties) ? hogqlFilters.properties : [];
       hogqlFilters.properties = [...own, ...properties];
     }
+    if (testAccounts !== undefined) hogqlFilters.filterTestAccounts = testAccounts;
     if (Object.keys(hogqlFilters).length) out.filters = hogqlFilters;
     return out;
   }
@@ -35,6 +39,7 @@ function applyToSource(source: Record<string, unknown>, filters: Record<string, 
     const own = Array.isArray(source.properties) ? source.properties : [];
     out.properties = [...own, ...properties];
   }
+  if (testAccounts !== undefined) out.filterTestAccounts = testAccounts;
   if (isObject(filters.breakdown_filter) && source.kind === 'TrendsQuery')
     out.breakdownFilter = filters.breakdown_filter;
   return out;

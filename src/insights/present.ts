@@ -4,9 +4,9 @@ import { Level } from '../core/levels.js';
 import { dashboardExtras } from '../dashboard-access/queries.js';
 import { dashboardPermissions, type Viewer } from '../dashboard-access/rules.js';
 import { getUsers } from '../users/queries.js';
-import { cachedAnswer, type CacheContext, type CachedResult, type RefreshMode } from './cache.js';
+import { cachedAnswers, type CacheContext, type CachedResult, type RefreshMode } from './cache.js';
 import { withDashboardFilters } from './dashboard-filters.js';
-import { getInsights, insightTiles, type InsightRow, type InsightTile } from './queries.js';
+import { getInsightsWithTiles, insightTiles, type InsightRow, type InsightTile } from './queries.js';
 import { runnableNode } from './query-node.js';
 import { serializeInsight, type InsightPermissions } from './serialize.js';
 
@@ -74,30 +74,57 @@ export function effectiveQuery(
   return dashboard ? withDashboardFilters(row.query, dashboard.filters, dashboard.variables) : row.query;
 }
 
-/** An insight's result per `mode`; none when it has no query that can run (a legacy `filters` insight). */
-export async function insightResult(
-  query: Record<string, unknown> | null,
+/**
+ * The insights' results per `mode`, by insight id: none for one without a query that can run (a legacy
+ * `filters` insight). What the cache holds for all of them is read at once.
+ */
+export async function insightResults(
+  queries: Map<number, Record<string, unknown> | null>,
   mode: RefreshMode,
   cache: CacheContext,
-): Promise<CachedResult | undefined> {
-  if (!query) return undefined;
-  return cachedAnswer(cache, runnableNode(query).node, mode);
+): Promise<Map<number, CachedResult>> {
+  const runnable = [...queries].flatMap(([id, query]) => (query ? [{ id, node: runnableNode(query).node }] : []));
+  const results = await cachedAnswers(
+    cache,
+    runnable.map((r) => r.node),
+    mode,
+  );
+  return new Map(runnable.map((r, i) => [r.id, results[i]!]));
 }
 
-/** Insights as `audience` sees them, with their dashboards, users and results (per the options). */
-export async function presentInsights(db: Db, rows: InsightRow[], opts: PresentOptions): Promise<Schemas['Insight'][]> {
-  const tiles = await insightTiles(db, rows);
+/**
+ * Insights as `audience` sees them, with their dashboards, users and results (per the options); their
+ * tiles are read here unless the caller read them with the rows. The users and the results are read
+ * side by side.
+ */
+export async function presentInsights(
+  db: Db,
+  rows: InsightRow[],
+  opts: PresentOptions,
+  readTiles?: Map<number, InsightTile[]>,
+): Promise<Schemas['Insight'][]> {
+  const tiles = readTiles ?? (await insightTiles(db, rows));
   const userIds = rows
     .flatMap((r) => [r.created_by_id, r.last_modified_by_id])
     .filter((id): id is number => id !== null);
-  const users = await getUsers(db, userIds);
+  const queries = new Map(rows.map((row) => [row.id, effectiveQuery(row, opts.dashboard)]));
+  const [users, results] = await Promise.all([
+    getUsers(db, userIds),
+    opts.mode && opts.cache ? insightResults(queries, opts.mode, opts.cache) : new Map<number, CachedResult>(),
+  ]);
   const out: Schemas['Insight'][] = [];
   for (const row of rows) {
     const own = tiles.get(row.id) ?? [];
-    const query = effectiveQuery(row, opts.dashboard);
-    const result = opts.mode && opts.cache ? await insightResult(query, opts.mode, opts.cache) : undefined;
     const permissions = await insightPermissions(db, row, own, opts.audience);
-    out.push(serializeInsight(row, { users, tiles: own, permissions, result, query }));
+    out.push(
+      serializeInsight(row, {
+        users,
+        tiles: own,
+        permissions,
+        result: results.get(row.id),
+        query: queries.get(row.id)!,
+      }),
+    );
   }
   return out;
 }
@@ -114,7 +141,7 @@ export async function tileInsights(
   insightIds: number[],
   opts: PresentOptions,
 ): Promise<Map<number, Schemas['Insight']>> {
-  const rows = await getInsights(db, projectId, [...new Set(insightIds)]);
-  const presented = await presentInsights(db, [...rows.values()], opts);
+  const { rows, tiles } = await getInsightsWithTiles(db, projectId, [...new Set(insightIds)]);
+  const presented = await presentInsights(db, rows, opts, tiles);
   return new Map(presented.map((i) => [i.id, i]));
 }

@@ -83,6 +83,35 @@ export async function getInsights(db: Db, projectId: number, ids: number[]): Pro
   return new Map(rows.map((r) => [r.id, r]));
 }
 
+/**
+ * The project's live insights among `ids`, each with the live tiles that put it on live dashboards
+ * (as `insightTiles` reads them), in one statement: what a dashboard's insight tiles show. The
+ * subquery names the outer table plainly: Drizzle leaves a one-table select's columns unqualified.
+ */
+export async function getInsightsWithTiles(
+  db: Db,
+  projectId: number,
+  ids: number[],
+): Promise<{ rows: InsightRow[]; tiles: Map<number, InsightTile[]> }> {
+  if (!ids.length) return { rows: [], tiles: new Map() };
+  const found = await db
+    .select({
+      insight: insights,
+      tiles: sql<InsightTile[]>`coalesce((select json_agg(json_build_object('id', t.id, 'insight_id', t.insight_id,
+          'dashboard_id', t.dashboard_id, 'deleted', t.deleted, 'restriction_level', d.restriction_level,
+          'created_by_id', d.created_by_id) order by t.id)
+        from ${dashboard_tiles} t join ${dashboards} d on d.id = t.dashboard_id
+        where t.insight_id = insights.id and d.project_id = insights.project_id
+          and not t.deleted and not d.deleted), '[]'::json)`,
+    })
+    .from(insights)
+    .where(and(inArray(insights.id, ids), eq(insights.project_id, projectId), eq(insights.deleted, false)));
+  return {
+    rows: found.map((f) => f.insight),
+    tiles: new Map(found.map((f) => [f.insight.id, f.tiles])),
+  };
+}
+
 export async function updateInsight(
   db: Db,
   projectId: number,

@@ -14,7 +14,7 @@ import {
   type QueryStatusRow,
 } from './status-queries.js';
 import { type InsightNode, isInsightNode, prepareInsight, runInsight } from './kinds/index.js';
-import { executeQuery, prepareQuery, type QueryEngine, type QueryNode } from './run.js';
+import { executeQuery, prepareQuery, testAccountFiltersFor, type QueryEngine, type QueryNode } from './run.js';
 
 export const CANCELLED_MESSAGE = 'Query cancelled';
 export const STOPPED_MESSAGE =
@@ -66,7 +66,10 @@ export class AsyncQueries {
   ): Promise<QueryStatusRow> {
     if (this.stopping) throw ApiError.unavailable();
     const insight = isInsightNode(node) ? await prepareInsight(node) : undefined;
-    const prepared = insight ? undefined : await prepareQuery(projectId, node as QueryNode, timezone);
+    const query = insight ? undefined : (node as QueryNode);
+    const prepared = query
+      ? await prepareQuery(projectId, query, timezone, await testAccountFiltersFor(this.db, projectId, query))
+      : undefined;
     this.engine.limiter.check(organizationId);
     const id = clientId ?? randomUUID().replace(/-/g, '');
     const keep = keepSeconds(this.config);

@@ -7,6 +7,8 @@ import { isoOf, wallClockAt, wallText } from './kinds/date-range.js';
 export interface HogQLFilters {
   dateRange?: { date_from?: string | null; date_to?: string | null } | null;
   properties?: unknown[] | null;
+  /** PostHog's filterTestAccounts: the project's test account filters join the conditions. */
+  filterTestAccounts?: boolean | null;
   [field: string]: unknown;
 }
 
@@ -110,25 +112,41 @@ const isSelect = (v: Record<string, unknown>): v is Select & Record<string, unkn
 const readsEvents = (s: Select) =>
   [s.from, ...s.joins.map((j) => j.item)].some((f) => f?.k === 'table' && f.name === 'events');
 
+/** Property filters (the events listing's format, PostHog's property filter list) as one condition, if any. */
+function propertiesNode(properties: unknown[]): Node | undefined {
+  const tree = parsePropertyFilters(JSON.stringify(properties));
+  return tree ? propertyFilterNode(tree) : undefined;
+}
+
 /**
  * PostHog's replace_filters for a HogQLQuery: `{filters}` becomes the filters' conditions on the
- * events it selects from (properties, then `timestamp < date_to` and `timestamp >= date_from`; true
- * when there are none), `{filters.dateRange.from}` and `{filters.dateRange.to}` become those dates,
- * and a comparison with a bound that is not set holds for every row.
+ * events it selects from (properties, then `timestamp < date_to` and `timestamp >= date_from`, then,
+ * with `filterTestAccounts`, each of the project's `testAccountFilters`; true when there are none),
+ * `{filters.dateRange.from}` and `{filters.dateRange.to}` become those dates, and a comparison with a
+ * bound that is not set holds for every row.
  */
-export function applyHogQLFilters(query: Query, filters: HogQLFilters | null | undefined, timezone: string): Query {
+export function applyHogQLFilters(
+  query: Query,
+  filters: HogQLFilters | null | undefined,
+  timezone: string,
+  testAccountFilters: unknown[] = [],
+): Query {
   const range = filters?.dateRange ?? null;
   const from = range?.date_from && range.date_from !== 'all' ? filterDate(range.date_from, timezone) : null;
   const to = range?.date_to ? filterDate(range.date_to, timezone) : null;
   const conditions = (): Node => {
     const exprs: Node[] = [];
     const properties = filters?.properties;
-    if (Array.isArray(properties) && properties.length) {
-      const tree = parsePropertyFilters(JSON.stringify(properties));
-      if (tree) exprs.push(propertyFilterNode(tree));
-    }
+    const own = Array.isArray(properties) && properties.length ? propertiesNode(properties) : undefined;
+    if (own) exprs.push(own);
     if (to) exprs.push(compare('<', dateNode(to)));
     if (from) exprs.push(compare('>=', dateNode(from)));
+    if (filters?.filterTestAccounts === true) {
+      for (const filter of testAccountFilters) {
+        const test = propertiesNode([filter]);
+        if (test) exprs.push(test);
+      }
+    }
     if (!exprs.length) return constant(true);
     return exprs.length === 1 ? exprs[0]! : { k: 'and', args: exprs, pos: at };
   };

@@ -1,7 +1,8 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { eq, sql, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Sql, TransactionSql } from 'postgres';
 import type { Db } from '../db/client.js';
+import { projects } from '../db/schema/index.js';
 import { allPipelined } from '../db/pipelined.js';
 
 /** Marks an asynchronous query's statement so that other processes can find and cancel it. */
@@ -129,4 +130,13 @@ export async function runReadOnly(db: Db, statement: SQL, timeoutMs: number, tag
     onRow: (json) => rows.push(JSON.parse(json.toString('utf8'))) > 0,
   });
   return rows;
+}
+
+/** The project's test account filters (PostHog's property filter list in its settings). */
+export async function projectTestAccountFilters(db: Db, teamId: number): Promise<unknown[]> {
+  const [row] = await db
+    .select({ filters: projects.test_account_filters })
+    .from(projects)
+    .where(eq(projects.id, teamId));
+  return row?.filters ?? [];
 }

@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
-import { streamReadOnly, type QueryLimits, type RunTag } from './queries.js';
+import { projectTestAccountFilters, streamReadOnly, type QueryLimits, type RunTag } from './queries.js';
 import { ApiError } from '../core/errors.js';
 import { compileQuery, parseQuery, QueryError, type CompiledQuery, type Query } from '../hogql/query/index.js';
 import { AnswerRows, JsonAnswer } from './answer.js';
@@ -58,13 +58,19 @@ export function queryEngine(
   };
 }
 
-async function compile(node: QueryNode, teamId: number, timezone: string, timings: Timings): Promise<CompiledQuery> {
+async function compile(
+  node: QueryNode,
+  teamId: number,
+  timezone: string,
+  timings: Timings,
+  testAccountFilters: unknown[],
+): Promise<CompiledQuery> {
   try {
     const parsed: Query = await timings.measure('parse', () =>
       node.kind === 'HogQLQuery' ? parseQuery(node.query) : eventsSelect(node),
     );
     const hogql = node.kind === 'HogQLQuery';
-    const select = hogql ? applyHogQLFilters(parsed, node.filters, timezone) : parsed;
+    const select = hogql ? applyHogQLFilters(parsed, node.filters, timezone, testAccountFilters) : parsed;
     const values = hogql ? { ...variableValues(node.variables), ...(node.values ?? {}) } : {};
     return timings.measure('compile', () =>
       compileQuery(select, { teamId, values, timezone, defaultLimit: DEFAULT_ROWS, maxLimit: MAX_ROWS }),
@@ -87,9 +93,23 @@ export interface PreparedQuery {
  * Parses and compiles a query for a project, its dates in the project's timezone (where toStartOfDay and
  * the like cut, as PostHog's team timezone does): a bad query throws its 400 here, before anything runs.
  */
-export async function prepareQuery(teamId: number, node: QueryNode, timezone: string): Promise<PreparedQuery> {
+export async function prepareQuery(
+  teamId: number,
+  node: QueryNode,
+  timezone: string,
+  testAccountFilters: unknown[] = [],
+): Promise<PreparedQuery> {
   const timings = new Timings();
-  return { node, compiled: await compile(node, teamId, timezone, timings), timings };
+  return { node, compiled: await compile(node, teamId, timezone, timings, testAccountFilters), timings };
+}
+
+/**
+ * The project's test account filters when a HogQL query's `filters` ask for them (`filterTestAccounts`),
+ * read when the query runs, as PostHog reads the team's; otherwise none.
+ */
+export async function testAccountFiltersFor(db: Db, teamId: number, node: QueryNode): Promise<unknown[]> {
+  if (node.kind !== 'HogQLQuery' || node.filters?.filterTestAccounts !== true) return [];
+  return projectTestAccountFilters(db, teamId);
 }
 
 /**
@@ -156,5 +176,6 @@ export async function runQuery(
   timezone: string,
   node: QueryNode,
 ) {
-  return executeQuery(engine, organizationId, await prepareQuery(teamId, node, timezone));
+  const testAccounts = await testAccountFiltersFor(engine.db, teamId, node);
+  return executeQuery(engine, organizationId, await prepareQuery(teamId, node, timezone, testAccounts));
 }

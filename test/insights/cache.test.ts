@@ -4,6 +4,7 @@
 import { sql } from 'drizzle-orm';
 import t from 'tap';
 import { buildApp } from '../../src/app.js';
+import { flushHits } from '../../src/insights/cache-queries.js';
 import { buildTestApp, json } from '../helpers/app.js';
 import { insertEvents } from '../helpers/event-rows.js';
 import { makeTenant } from '../helpers/factories.js';
@@ -132,4 +133,39 @@ t.test('async modes start a background computation and say so in query_status', 
   t.same(data(done), [3, 2, 1], 'the background result is in the cache');
   t.equal(done.is_cached, true);
   t.equal((await read('async')).query_status, null, 'fresh: async serves the cache');
+});
+
+t.test("hits and misses are counted per key; a process's held answer gives way to a newer one", async (t) => {
+  const query = trendsQuery({ dateRange: { date_from: '2024-05-01', date_to: '2024-05-02' } });
+  const made = await call('insights_create', {
+    key: a.key,
+    params: { project_id: a.project.id },
+    body: { name: 'Two days', query: query as never },
+  });
+  const id = json<'insights_create'>(made).id;
+  const first = await read('blocking', a, id);
+  for (let i = 0; i < 3; i++) await read(undefined, a, id);
+  const forced = await read('force_blocking', a, id);
+  t.equal((await read('blocking', a, id)).last_refresh, forced.last_refresh, 'fresh: a hit');
+  await flushHits(db);
+  const [counts] = (await db.execute(
+    sql`select hits, misses from query_cache where project_id = ${a.project.id} and cache_key = ${first.cache_key}`,
+  )) as unknown as { hits: number; misses: number }[];
+  t.same(counts, { hits: 4, misses: 2 }, 'three plain reads and a fresh blocking one; two computations');
+
+  // This process holds the answer it read; another process recomputes it after new events.
+  const before = data(await read(undefined, a, id));
+  await insertEvents(db, a.project.id, [{ event: '$pageview', timestamp: at('2024-05-02T10:00:00') }]);
+  const other = await buildApp({ config: ctx.app.config, database: ctx.database });
+  t.teardown(() => other.close());
+  const res = await other.inject({
+    method: 'GET',
+    url: `/api/projects/${a.project.id}/insights/${id}/?refresh=force_blocking`,
+    headers: { authorization: `Bearer ${a.key}` },
+  });
+  const recomputed = res.json() as { last_refresh: string; result: { data: number[] }[] };
+  t.same(recomputed.result[0]!.data, [before![0]!, before![1]! + 1], 'one more pageview on May 2');
+  const now = await read(undefined, a, id);
+  t.same(data(now), recomputed.result[0]!.data, 'this process serves the newer answer, not the one it held');
+  t.equal(now.last_refresh, recomputed.last_refresh);
 });

@@ -146,3 +146,72 @@ t.test('a tile never names an insight of another project', async (t) => {
   t.equal(moved.status, 400, 'nor our dashboard in their insight');
   t.same(await tilesOf(mine.id), []);
 });
+
+t.test("a PATCH's duplicate_tiles copies tiles onto the same dashboard, as PostHog's update does", async (t) => {
+  const { d, insight } = await source();
+  const [insightTile, textTile] = await tilesOf(d.id);
+  const before = await insightCount();
+  const moved = { sm: { x: 6, y: 0, w: 6, h: 5 } };
+  const res = await call('dashboards_partial_update', {
+    key: a.key,
+    params: { ...params, id: d.id },
+    body: { duplicate_tiles: [{ id: insightTile!.id, layouts: moved }, { id: textTile!.id }] },
+  });
+  t.equal(res.status, 200, res.raw.slice(0, 300));
+  const tiles = await tilesOf(d.id, 'blocking');
+  t.equal(tiles.length, 4, 'two tiles added');
+  const originals = new Set([insightTile!.id, textTile!.id]);
+  const insightCopy = tiles.find((x) => !originals.has(x.id) && x.insight);
+  const textCopy = tiles.find((x) => !originals.has(x.id) && x.text);
+  t.not(insightCopy!.insight!.id, insight.id, 'the copy shows a new insight');
+  t.match(insightCopy!.insight, { name: 'Views (Copy)', description: 'Daily', query: trendsQuery() });
+  t.same(insightCopy!.layouts, moved, "the request's layouts");
+  t.same((insightCopy!.insight!.result as { data: number[] }[])[0]!.data, [2, 1, 0]);
+  t.equal(textCopy!.text!.body, 'Notes');
+  t.same(textCopy!.layouts, {}, 'no layouts given: none');
+  t.equal(await insightCount(), before + 1, 'one insight made');
+  t.same(tiles.find((x) => x.id === insightTile!.id)!.insight!.id, insight.id, 'the original tile is untouched');
+  t.same(
+    res.body.tiles.map((x) => x.id),
+    tiles.map((x) => x.id),
+    'the answer shows the copies',
+  );
+
+  const other = await dashboard({ name: 'Other' });
+  const theirs = json<'dashboards_create'>(
+    await call('dashboards_create', { key: b.key, params: { project_id: b.project.id }, body: { name: 'B' } }),
+  );
+  await call('dashboards_partial_update', {
+    key: b.key,
+    params: { project_id: b.project.id, id: theirs.id },
+    body: { tiles: [{ text: { body: 'Theirs' } }] },
+  });
+  const theirTile = json<'dashboards_retrieve'>(
+    await call('dashboards_retrieve', { key: b.key, params: { project_id: b.project.id, id: theirs.id } }),
+  ).tiles[0]!;
+  for (const [what, id] of [
+    ["another dashboard's tile", insightTile!.id],
+    ["another project's tile", theirTile.id],
+  ] as const) {
+    const bad = await call('dashboards_partial_update', {
+      key: a.key,
+      params: { ...params, id: other.id },
+      body: { name: 'Renamed', duplicate_tiles: [{ id }] },
+    });
+    t.same([bad.status, bad.body.attr], [400, 'duplicate_tiles__0__id'], what);
+  }
+  t.equal(
+    json<'dashboards_retrieve'>(await call('dashboards_retrieve', { key: a.key, params: { ...params, id: other.id } }))
+      .name,
+    'Other',
+    'nothing written',
+  );
+  const removedToo = await call('dashboards_partial_update', {
+    key: a.key,
+    params: { ...params, id: d.id },
+    body: { tiles: [{ id: textTile!.id, deleted: true }], duplicate_tiles: [{ id: textTile!.id }] },
+  });
+  t.same([removedToo.status, removedToo.body.attr], [400, 'duplicate_tiles'], 'a tile the same body removes');
+  t.equal((await tilesOf(d.id)).length, 4, 'and the removal was rolled back with it');
+  t.equal(await insightCount(), before + 1);
+});

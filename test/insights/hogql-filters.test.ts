@@ -174,3 +174,74 @@ t.test("a dashboard's filters and variables apply to its SQL insights", async (t
   const vo = await results({ variables_override: JSON.stringify(variable('Chrome')) });
   t.same(vo.get(byVariable.id)!.result, [[3]], 'the override instead of the dashboard’s value');
 });
+
+t.test("filterTestAccounts: the project's test account filters, from the query or a dashboard", async (t) => {
+  const setTestFilters = (filters: unknown[]) =>
+    db.execute(sql`update projects set test_account_filters = ${JSON.stringify(filters)}::jsonb
+      where id = ${a.project.id}`);
+  const NOT_FIREFOX = { key: '$browser', value: 'Firefox', operator: 'is_not', type: 'event' };
+  await setTestFilters([NOT_FIREFOX]);
+  t.teardown(() => setTestFilters([]));
+  const forced = { refresh: 'force_blocking' };
+  const on = { filterTestAccounts: true };
+  t.equal(await count(await hogql(WHERE_FILTERS, { filters: on }, forced)), 3, 'the Firefox pageview left out');
+  t.equal(await count(await hogql(WHERE_FILTERS, { filters: { filterTestAccounts: false } }, forced)), 4);
+  const may1 = { dateRange: { date_from: '2024-05-01', date_to: '2024-05-02' }, ...on };
+  t.equal(
+    await count(await hogql(WHERE_FILTERS, { filters: may1 }, forced)),
+    1,
+    'with the date range: Chrome on May 1',
+  );
+  await setTestFilters([NOT_FIREFOX, { key: '$browser', value: 'Safari', operator: 'is_not', type: 'event' }]);
+  t.equal(await count(await hogql(WHERE_FILTERS, { filters: on }, forced)), 3, 'each filter joins the conditions');
+  await setTestFilters([NOT_FIREFOX]);
+
+  const dashboard = async (filters: Record<string, unknown>) =>
+    json<'dashboards_create'>(await call('dashboards_create', { key: a.key, params, body: { name: 'T', filters } }));
+  const d = await dashboard({ filterTestAccounts: true });
+  const plain = await dashboard({});
+  const insight = async (name: string, query: Record<string, unknown>) =>
+    json<'insights_create'>(
+      await call('insights_create', {
+        key: a.key,
+        params,
+        body: { name, query: query as never, dashboards: [d.id, plain.id] },
+      }),
+    ).id;
+  const sqlOwn = (filters: Record<string, unknown> | undefined) => ({
+    kind: 'DataVisualizationNode',
+    source: { kind: 'HogQLQuery', query: WHERE_FILTERS, ...(filters ? { filters } : {}) },
+  });
+  const bare = await insight('Bare', sqlOwn(undefined));
+  const own = await insight('Own', sqlOwn(on));
+  const trends = await insight('Trends', {
+    kind: 'InsightVizNode',
+    source: {
+      kind: 'TrendsQuery',
+      series: [{ kind: 'EventsNode', event: '$pageview' }],
+      dateRange: { date_from: '2024-05-01', date_to: '2024-05-03' },
+    },
+  });
+  const results = async (id: number, query: Record<string, string> = {}) => {
+    const res = await call('dashboards_retrieve', {
+      key: a.key,
+      params: { ...params, id },
+      query: { refresh: 'blocking', ...query },
+    });
+    t.equal(res.status, 200, res.raw.slice(0, 200));
+    const tiles = res.body.tiles as unknown as { insight: { id: number; result: unknown } }[];
+    return new Map(tiles.map((x) => [x.insight.id, x.insight.result]));
+  };
+  const onD = await results(d.id);
+  t.same(onD.get(bare), [[3]], "the dashboard's filterTestAccounts on a SQL insight");
+  t.same((onD.get(trends) as { data: number[] }[])[0]!.data, [1, 1, 0], 'and on a trends insight: May 1 loses one');
+  const onPlain = await results(plain.id);
+  t.same(onPlain.get(bare), [[4]], 'a dashboard without the setting: every event');
+  t.same(onPlain.get(own), [[3]], "unset on the dashboard: the insight's own setting holds");
+  t.same((onPlain.get(trends) as { data: number[] }[])[0]!.data, [2, 1, 0]);
+  const off = await results(plain.id, { filters_override: JSON.stringify({ filterTestAccounts: false }) });
+  t.same(off.get(own), [[4]], "false on the dashboard's filters overrides the insight's true");
+  // Last: the answer computed here is cached under the same key as the ones above.
+  await setTestFilters([{ key: '$browser', value: 'Chrome', operator: 'is_not', type: 'event' }]);
+  t.equal(await count(await hogql(WHERE_FILTERS, { filters: on }, forced)), 1, "read when the query runs: Firefox's");
+});

@@ -68,7 +68,10 @@ export const query_cache = pgTable(
     last_refresh: timestamp('last_refresh', { withTimezone: true }).notNull(),
     bytes: integer('bytes').notNull(),
     expires_at: timestamp('expires_at', { withTimezone: true }).notNull(),
+    /** Reads served from the row (counted in each process, written every few seconds). */
     hits: integer('hits').notNull().default(0),
+    /** Computations stored under the key: the misses, and refreshes of a stale or forced answer. */
+    misses: integer('misses').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.project_id, t.cache_key] }), index('query_cache_expiry_idx').on(t.expires_at)],
 );

@@ -1,0 +1,1 @@
+ALTER TABLE "query_cache" ADD COLUMN "misses" integer DEFAULT 0 NOT NULL;
