@@ -9,38 +9,20 @@ export interface CachedAnswer {
   last_refresh: Date;
 }
 
-export interface CachedVersion {
-  /** The answer's text, or null when the caller said it holds this version (`held`). */
-  text: string | null;
-  last_refresh: Date;
-}
-
 /**
  * The project's cached answers under `keys` (a dashboard's tiles) in one statement, by key; an expired
- * one is left out. The text of an answer whose version (its last_refresh) the caller already holds
- * (`held`) is not sent again. A pure read: the hits are counted apart (`countHit`), since a counter
- * written on every read made every reader of a popular dashboard queue for the same rows' locks.
+ * one is left out. A pure read: the hits are counted apart (`countHits`), since a counter written on
+ * every read made every reader of a popular dashboard queue for the same rows' locks.
  */
-export async function readCaches(
-  db: Db,
-  projectId: number,
-  keys: string[],
-  held: Map<string, Date> = new Map(),
-): Promise<Map<string, CachedVersion>> {
-  const out = new Map<string, CachedVersion>();
+export async function readCaches(db: Db, projectId: number, keys: string[]): Promise<Map<string, CachedAnswer>> {
+  const out = new Map<string, CachedAnswer>();
   if (!keys.length) return out;
-  const array = (items: string[]) => `{${items.join(',')}}`;
-  const heldKeys = [...held.keys()];
-  const heldAt = heldKeys.map((k) => held.get(k)!.toISOString());
   const rows = await db.execute(
-    sql`select cache_key, last_refresh, case when (cache_key, last_refresh) in
-        (select * from unnest(${array(heldKeys)}::text[], ${array(heldAt)}::timestamptz[])) then null
-        else answer::text end as text
-      from ${query_cache}
-      where project_id = ${projectId} and cache_key = any(${array([...new Set(keys)])}::text[])
+    sql`select cache_key, answer::text as text, last_refresh from ${query_cache}
+      where project_id = ${projectId} and cache_key = any(${`{${[...new Set(keys)].join(',')}}`}::text[])
         and expires_at > now()`,
   );
-  for (const row of rowsOf<{ cache_key: string; text: string | null; last_refresh: string }>(rows)) {
+  for (const row of rowsOf<{ cache_key: string; text: string; last_refresh: string }>(rows)) {
     out.set(row.cache_key, { text: row.text, last_refresh: new Date(row.last_refresh) });
   }
   return out;

@@ -5,8 +5,7 @@ import { isInsightNode, prepareInsight, runInsight } from '../query/kinds/index.
 import type { JsonAnswer } from '../query/answer.js';
 import { runQuery, type QueryEngine } from '../query/run.js';
 import { presentQueryStatus } from '../query/status-serialize.js';
-import { countHit, readCaches, writeCache, type CachedAnswer, type CachedVersion } from './cache-queries.js';
-import type { Db } from '../db/client.js';
+import { countHit, readCaches, writeCache, type CachedAnswer } from './cache-queries.js';
 import { intervalOf, type RunnableNode } from './query-node.js';
 
 type QueryStatus = components['schemas']['QueryStatus'];
@@ -150,8 +149,6 @@ export interface CacheFields {
 export interface CachedResult extends CacheFields {
   /** The answer's JSON object text (results, columns, ...), or null on a miss that computed nothing. */
   answer: string | null;
-  /** The same answer parsed, when this process holds it parsed already (read only: shared by reads). */
-  parsed?: Readonly<Record<string, unknown>> | undefined;
 }
 
 /**
@@ -244,47 +241,6 @@ export async function cachedOutcome(
   return { fields: fields(at, false), text: null, computed: answer };
 }
 
-/**
- * Cached answers this process read lately, per database, by project and key, with the version
- * (last_refresh) each is: a dashboard read again asks the database only whether its tiles' answers are
- * still these versions, and gets the text (and parses it) only for those that are not. Bounded in bytes;
- * the oldest entry goes first.
- */
-interface Held {
-  at: number;
-  text: string;
-  parsed: Readonly<Record<string, unknown>>;
-}
-const HELD_MAX_BYTES = 32 * 1024 * 1024;
-const HELD_ENTRY_MAX_BYTES = 256 * 1024;
-const heldAnswers = new WeakMap<Db, { entries: Map<string, Held>; bytes: number }>();
-
-function heldOf(db: Db) {
-  let held = heldAnswers.get(db);
-  if (!held) heldAnswers.set(db, (held = { entries: new Map(), bytes: 0 }));
-  return held;
-}
-
-/** Keeps an answer read from the database, parsed, in place of an older version of it. */
-function hold(db: Db, id: string, version: CachedVersion & { text: string }): Held | undefined {
-  const held = heldOf(db);
-  const old = held.entries.get(id);
-  if (old) {
-    held.entries.delete(id);
-    held.bytes -= old.text.length;
-  }
-  if (version.text.length > HELD_ENTRY_MAX_BYTES) return undefined;
-  const entry = { at: version.last_refresh.getTime(), text: version.text, parsed: JSON.parse(version.text) };
-  held.entries.set(id, entry);
-  held.bytes += entry.text.length;
-  for (const [key, e] of held.entries) {
-    if (held.bytes <= HELD_MAX_BYTES) break;
-    held.entries.delete(key);
-    held.bytes -= e.text.length;
-  }
-  return entry;
-}
-
 /** The modes that never serve a cached answer. */
 const forces = (mode: RefreshMode) => mode === 'force_blocking' || mode === 'force_async';
 
@@ -298,35 +254,13 @@ export async function cachedAnswers(
   nodes: RunnableNode[],
   mode: RefreshMode,
 ): Promise<CachedResult[]> {
-  const { db } = ctx.engine;
   const keys = nodes.map((node) => cacheKey(ctx.projectId, ctx.timezone, node));
-  const entries = heldOf(db).entries;
-  const idOf = (key: string) => `${ctx.projectId}:${key}`;
-  // Taken now: holding another answer below may evict one of these.
-  const mine = new Map<string, Held>();
-  const versions = new Map<string, Date>();
-  for (const key of keys) {
-    const entry = entries.get(idOf(key));
-    if (entry) {
-      mine.set(key, entry);
-      versions.set(key, new Date(entry.at));
-    }
-  }
-  const found = forces(mode) ? new Map<string, CachedVersion>() : await readCaches(db, ctx.projectId, keys, versions);
+  const found = forces(mode) ? new Map<string, CachedAnswer>() : await readCaches(ctx.engine.db, ctx.projectId, keys);
   const out: CachedResult[] = [];
   for (const [i, node] of nodes.entries()) {
     const key = keys[i]!;
-    const version = found.get(key);
-    let entry: Held | undefined;
-    let cached: CachedAnswer | undefined;
-    if (version) {
-      entry = version.text === null ? mine.get(key) : hold(db, idOf(key), { ...version, text: version.text });
-      const text = version.text ?? entry?.text;
-      if (text !== undefined) cached = { text, last_refresh: version.last_refresh };
-    }
-    const { fields, text, computed } = await cachedOutcome(ctx, node, mode, null, { key, found: cached });
-    const served = fields.is_cached && entry && text === entry.text;
-    out.push({ ...fields, answer: text ?? computed?.text() ?? null, parsed: served ? entry!.parsed : undefined });
+    const { fields, text, computed } = await cachedOutcome(ctx, node, mode, null, { key, found: found.get(key) });
+    out.push({ ...fields, answer: text ?? computed?.text() ?? null });
   }
   return out;
 }

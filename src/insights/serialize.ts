@@ -29,8 +29,8 @@ const userOrNull = (users: Map<number, UserBasicRow>, id: number | null) => {
 };
 
 /** The fields of a computed answer an insight shows (PostHog's InsightResult). */
-function answerFields(text: string | null, parsed: Readonly<Record<string, unknown>> | undefined) {
-  const a = parsed ?? (text === null ? {} : (JSON.parse(text) as Record<string, unknown>));
+function answerFields(text: string | null) {
+  const a = text === null ? {} : (JSON.parse(text) as Record<string, unknown>);
   return {
     result: a.results ?? a.result ?? null,
     hasMore: (a.hasMore as boolean | undefined) ?? null,
@@ -54,7 +54,7 @@ export function serializeInsight(row: InsightRow, ctx: InsightContext): Schemas[
     deleted: row.deleted,
     dashboards: ctx.tiles.map((t) => t.dashboard_id),
     dashboard_tiles: ctx.tiles.map((t) => ({ id: t.id, dashboard_id: t.dashboard_id, deleted: t.deleted })),
-    ...answerFields(r?.answer ?? null, r?.parsed),
+    ...answerFields(r?.answer ?? null),
     last_refresh: r?.last_refresh ?? null,
     cache_target_age: r?.cache_target_age ?? null,
     next_allowed_client_refresh: r?.next_allowed_client_refresh ?? null,
