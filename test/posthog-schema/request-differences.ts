@@ -94,7 +94,7 @@ export const REQUEST_DEVIATIONS: readonly Difference[] = [
     gap: /^body mappings: maxItems 100 \(PostHog: none\)$/,
     reason:
       "each mapping's filters run on every ingested event of the project; 100 bound the work one tenant's " +
-      'destination adds to ingestion (PostHog\'s templates use a handful)',
+      "destination adds to ingestion (PostHog's templates use a handful)",
   },
 ];
 
