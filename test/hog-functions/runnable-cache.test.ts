@@ -2,6 +2,7 @@
 // trigger on every write to hog_functions): the batch after a change runs what is stored now, in the
 // process that made the change and in any other, and an unchanged project is not read again.
 import t from 'tap';
+import { sql } from 'drizzle-orm';
 import { openDatabase } from '../../src/db/client.js';
 import { projectByToken } from '../../src/capture/ingest.js';
 import { ingestThroughHogFunctions, type PipelineEvent } from '../../src/hog-functions/pipeline.js';
@@ -119,4 +120,18 @@ t.test('a new order and new test account filters reach the other process at once
   t.match(await ingestOne('there', { source: 'real' }), { last: 'filtered' });
   await setTestAccounts([]);
   t.match(await ingestOne('there', { source: 'test' }), { last: 'filtered' }, 'no test accounts any more');
+});
+
+t.test('a project with functions can still be deleted (the trigger skips a project being deleted)', async (t) => {
+  const count = async (table: string) =>
+    (
+      (await db.execute(
+        sql.raw(`select count(*)::int as n from ${table} where project_id = ${Number(a.project.id)}`),
+      )) as unknown as { n: number }[]
+    )[0]?.n;
+  t.ok(((await count('hog_functions')) ?? 0) > 0);
+  t.equal(await count('hog_function_versions'), 1);
+  await db.execute(sql`delete from projects where id = ${a.project.id}`);
+  t.equal(await count('hog_functions'), 0);
+  t.equal(await count('hog_function_versions'), 0);
 });
