@@ -256,7 +256,7 @@ export const VARIABLES = {
   QUERY_TEMP_FILE_LIMIT_MB: integer(512, 1),
   QUERY_WORK_MEM_MB: integer(16, 1),
   HOG_RETRY_DELAY_SECONDS: integer(5, 1),
-  HOG_FUNCTION_CONCURRENCY: integer(4, 1),
+  HOG_FUNCTION_CONCURRENCY: integer(16, 1),
   EVENTS_RETENTION_DAYS: integer(undefined, 1, 365_000),
   REQUEST_DEADLINE_SECONDS: positive(60),
   CAPTURE_DECODE_THREADS: integer(1, 1),

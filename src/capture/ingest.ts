@@ -1,6 +1,6 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.js';
-import { events, person_distinct_ids, persons, projects } from '../db/schema/index.js';
+import { events, hog_function_versions, person_distinct_ids, persons, projects } from '../db/schema/index.js';
 import type { CapturedEvent } from './normalize.js';
 import { eachInTurns, jsonSlicesInTurns, mapInTurns, type JsonSlice } from '../core/turns.js';
 import { changesPerson, linkedIdOf, PersonPlanner, processesPerson, type PersonState } from './persons.js';
@@ -15,10 +15,24 @@ export interface IngestProject {
   anonymize_ips: boolean;
 }
 
-export async function projectByToken(db: Db, token: string): Promise<IngestProject | undefined> {
+/** The project a capture request's token names, with what its Hog functions need. */
+export interface CaptureProject extends IngestProject {
+  name: string;
+  /** Bumped on every change to the project's Hog functions (0 before the first): their per-process cache's key. */
+  hog_functions_version: number;
+}
+
+export async function projectByToken(db: Db, token: string): Promise<CaptureProject | undefined> {
   const [row] = await db
-    .select({ id: projects.id, ingested_event: projects.ingested_event, anonymize_ips: projects.anonymize_ips })
+    .select({
+      id: projects.id,
+      name: projects.name,
+      ingested_event: projects.ingested_event,
+      anonymize_ips: projects.anonymize_ips,
+      hog_functions_version: sql<number>`coalesce(${hog_function_versions.version}, 0)::float8`,
+    })
     .from(projects)
+    .leftJoin(hog_function_versions, eq(hog_function_versions.project_id, projects.id))
     .where(eq(projects.api_token, token))
     .limit(1);
   return row;

@@ -5,6 +5,10 @@ import { runHog as run } from '../hog/index.js';
 
 type Json = Record<string, unknown>;
 
+/** HogVM operations (its `Operation` enum, a const enum its types do not let us read at run time). */
+const STRING = 32;
+const TRUE = 29;
+
 /** PostHog's CDP limit on each input template and filter: 100 ms of VM time. */
 const HOG_TIMEOUT_MS = 100;
 
@@ -35,6 +39,9 @@ export class RetryableFetchError extends Error {}
 /** A compiled input (PostHog's formatHogInput): template bytecode runs on the globals; objects, arrays walked. */
 export function resolveInput(bytecode: unknown, globals: Json): unknown {
   if (Array.isArray(bytecode)) {
+    // A template without placeholders compiles to "push this string": its value, without a VM run per event.
+    if (bytecode.length === 4 && bytecode[0] === '_H' && bytecode[2] === STRING && typeof bytecode[3] === 'string')
+      return bytecode[3];
     if (bytecode[0] === '_H' || bytecode[0] === '_h') {
       const res = hogvm.exec(bytecode, { globals, timeout: HOG_TIMEOUT_MS, maxAsyncSteps: 0, external: { crypto } });
       return hogvm.convertHogToJS(res.result);
@@ -59,12 +66,20 @@ export function resolveInputs(inputs: Record<string, Json>, globals: Json): Json
  * Whether the filters' bytecode matches these filter globals (true only for a boolean true, as PostHog);
  * no bytecode matches everything, filters that failed to compile match nothing.
  */
-export function matchesFilters(filters: Json, filterGlobals: Json): boolean {
+export function matchesFilters(filters: Json, filterGlobals: Json | (() => Json)): boolean {
   if (filters.bytecode_error) return false;
   const bytecode = filters.bytecode;
-  if (!Array.isArray(bytecode)) return true;
-  return matchFilterBytecode(bytecode, filterGlobals, HOG_TIMEOUT_MS).match;
+  if (!Array.isArray(bytecode) || matchesEverything(bytecode)) return true;
+  return matchFilterBytecode(
+    bytecode,
+    typeof filterGlobals === 'function' ? filterGlobals() : filterGlobals,
+    HOG_TIMEOUT_MS,
+  ).match;
 }
+
+/** Filters without any condition compile to "true" (as PostHog's): no event needs its filter globals or a VM run. */
+export const matchesEverything = (bytecode: unknown[]) =>
+  bytecode.length === 3 && bytecode[0] === '_H' && bytecode[2] === TRUE;
 
 /**
  * Runs a function's bytecode on PostHog's VM with its limits (src/hog): `print` becomes a log line,

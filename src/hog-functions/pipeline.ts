@@ -6,10 +6,10 @@ import { secretBox, type SecretBox } from '../secrets/index.js';
 import { deliveryRetryDelay } from './settings.js';
 import { matchesFilters, resolveInput, resolveInputs, runHog, type LogLine, type RunResult } from './execute.js';
 import { filterGlobals, invocationGlobals, type EventInput } from './globals.js';
-import { openInputs, secretValues } from './inputs.js';
 import type { StoredMapping } from './mappings.js';
-import { personsOf, runnableFunctions, type HogFunctionRow } from './queries.js';
-import { enqueueDeliveries, type DeliveryJob } from './queue.js';
+import { personsOf, type HogFunctionRow } from './queries.js';
+import { runnableOf, type RunnableFunction } from './runnable.js';
+import { enqueueDeliveries, type QueuedDelivery } from './queue.js';
 import { addMetric, passesMask, writeLogs, type MetricName } from './telemetry.js';
 
 type Json = Record<string, unknown>;
@@ -30,7 +30,8 @@ export interface PipelineContext {
   boss: () => Promise<PgBoss>;
   siteUrl: string;
   retryDelaySeconds: number;
-  project: { id: number; name?: string };
+  /** `hog_functions_version` keys the process's cache of the project's functions (0: it never had any). */
+  project: { id: number; name?: string; hog_functions_version?: number };
 }
 
 const asInput = (e: PipelineEvent): EventInput => ({
@@ -80,22 +81,24 @@ function applyResult(e: PipelineEvent, result: unknown): boolean {
   return true;
 }
 
-async function transform(ctx: PipelineContext, fns: HogFunctionRow[], batch: PipelineEvent[], tally: Tally) {
+async function transform(ctx: PipelineContext, fns: RunnableFunction[], batch: PipelineEvent[], tally: Tally) {
   const out: PipelineEvent[] = [];
   // A transformation that ran out of time, or spent its share of the batch, is skipped for the rest of the
   // batch: one slow program may not hold ingestion for every event of a large batch.
   const timedOut = new Set<string>();
   const spent = new Map<string, number>();
-  const inputs = new Map(fns.map((fn) => [fn.id, openInputs(ctx.box, fn)]));
-  const secrets = new Map(fns.map((fn) => [fn.id, secretValues(ctx.box, fn)]));
+  const project = { id: ctx.project.id, name: ctx.project.name ?? '' };
   for (const original of batch) {
     let e: PipelineEvent | null = original;
-    for (const fn of fns) {
+    // What the functions read of the event, built once and again only after a function changed it.
+    let input = asInput(e);
+    let forFilters: Json | undefined;
+    for (const { row: fn, inputs, secrets } of fns) {
       if (!e || !fn.bytecode) break;
       if (timedOut.has(fn.id)) continue;
-      const input = asInput(e);
+      const seen = input;
       try {
-        if (!matchesFilters(fn.filters, filterGlobals(input, null))) {
+        if (!matchesFilters(fn.filters, () => (forFilters ??= filterGlobals(seen, null)))) {
           tally.add(fn, 'filtered');
           continue;
         }
@@ -105,18 +108,12 @@ async function transform(ctx: PipelineContext, fns: HogFunctionRow[], batch: Pip
         ]);
         continue;
       }
-      const globals = invocationGlobals(
-        ctx.siteUrl,
-        { id: ctx.project.id, name: ctx.project.name ?? '' },
-        input,
-        null,
-        fn,
-      );
+      const globals = invocationGlobals(ctx.siteUrl, project, input, null, fn);
       const started = Date.now();
       let run: RunResult;
       try {
-        globals.inputs = resolveInputs(inputs.get(fn.id) ?? {}, globals);
-        run = await runHog(fn.bytecode, globals, { secrets: secrets.get(fn.id) ?? [] });
+        globals.inputs = resolveInputs(inputs, globals);
+        run = await runHog(fn.bytecode, globals, { secrets });
       } catch (err) {
         run = { result: null, error: (err as Error).message, logs: [] };
       }
@@ -143,8 +140,11 @@ async function transform(ctx: PipelineContext, fns: HogFunctionRow[], batch: Pip
       if (run.result === null || run.result === undefined) {
         tally.add(fn, 'dropped');
         e = null;
-      } else if (applyResult(e, run.result)) tally.add(fn, 'succeeded');
-      else {
+      } else if (applyResult(e, run.result)) {
+        tally.add(fn, 'succeeded');
+        input = asInput(e);
+        forFilters = undefined;
+      } else {
         tally.add(fn, 'failed');
         tally.log(fn, [
           { level: 'WARN', message: 'The function returned no event object; event unchanged.', timestamp: new Date() },
@@ -157,14 +157,15 @@ async function transform(ctx: PipelineContext, fns: HogFunctionRow[], batch: Pip
 }
 
 async function destinationJobs(ctx: PipelineContext, fns: HogFunctionRow[], batch: PipelineEvent[], tally: Tally) {
-  const jobs: DeliveryJob[] = [];
+  const jobs: QueuedDelivery[] = [];
+  const inputs = batch.map(asInput);
   // Destinations see the event's person as ingestion has just left it (transformations, as PostHog's, see none).
   const persons = await personsOf(ctx.db, ctx.project.id, [...new Set(batch.map((e) => e.distinct_id))]);
+  const forFilters: (Json | undefined)[] = [];
   for (const fn of fns) {
-    for (const e of batch) {
-      const input = asInput(e);
-      const person = persons.get(e.distinct_id) ?? null;
-      if (!matchesFilters(fn.filters, filterGlobals(input, person))) {
+    for (const [i, input] of inputs.entries()) {
+      const person = persons.get(input.distinct_id) ?? null;
+      if (!matchesFilters(fn.filters, () => (forFilters[i] ??= filterGlobals(input, person)))) {
         tally.add(fn, 'filtered');
         continue;
       }
@@ -195,7 +196,7 @@ async function destinationJobs(ctx: PipelineContext, fns: HogFunctionRow[], batc
       if (!mappings) jobs.push({ function_id: fn.id, project_id: ctx.project.id, event: input });
       else {
         for (const [mapping, m] of mappings.entries()) {
-          if (matchesFilters(m.filters, filterGlobals(input, person))) {
+          if (matchesFilters(m.filters, () => (forFilters[i] ??= filterGlobals(input, person)))) {
             jobs.push({ function_id: fn.id, project_id: ctx.project.id, event: input, mapping });
           } else tally.add(fn, 'filtered');
         }
@@ -215,11 +216,11 @@ export async function ingestWithHogFunctions(
   batch: PipelineEvent[],
   store: (batch: PipelineEvent[]) => Promise<void>,
 ): Promise<void> {
-  const fns = await runnableFunctions(ctx.db, ctx.project.id);
+  const fns = await runnableOf(ctx.db, ctx.box, ctx.project.id, ctx.project.hog_functions_version ?? 0);
   if (!fns.length) return store(batch);
   const tally = new Tally();
-  const transformations = fns.filter((f) => f.type === 'transformation');
-  const destinations = fns.filter((f) => f.type === 'destination');
+  const transformations = fns.filter((f) => f.row.type === 'transformation');
+  const destinations = fns.filter((f) => f.row.type === 'destination').map((f) => f.row);
   const kept = transformations.length ? await transform(ctx, transformations, batch, tally) : batch;
   if (kept.length) await store(kept);
   const jobs = destinations.length ? await destinationJobs(ctx, destinations, kept, tally) : [];
@@ -237,7 +238,7 @@ export interface IngestServer {
 /** Ingestion's entry: `store` stores the events the project's transformations leave (all, when it has none). */
 export function ingestThroughHogFunctions(
   server: IngestServer,
-  project: { id: number },
+  project: PipelineContext['project'],
   batch: PipelineEvent[],
   store: (batch: PipelineEvent[]) => Promise<void>,
 ): Promise<void> {

@@ -7,7 +7,7 @@ import { events, hog_function_replays } from '../db/schema/index.js';
 import { matchesFilters } from './execute.js';
 import { filterGlobals, type EventInput } from './globals.js';
 import type { HogFunctionRow } from './queries.js';
-import { enqueueDeliveries, type DeliveryJob } from './queue.js';
+import { enqueueDeliveries, type QueuedDelivery } from './queue.js';
 
 type Replay = components['schemas']['HogFunctionReplay'];
 type ReplayRow = typeof hog_function_replays.$inferSelect;
@@ -73,7 +73,7 @@ export async function startReplay(
       .orderBy(events.timestamp, events.uuid)
       .limit(PAGE);
     if (!rows.length) break;
-    const jobs: DeliveryJob[] = [];
+    const jobs: QueuedDelivery[] = [];
     for (const r of rows) {
       const event: EventInput = {
         uuid: r.uuid,

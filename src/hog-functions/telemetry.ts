@@ -21,17 +21,33 @@ export async function writeLogs(
   instanceId: string,
   lines: LogLine[],
 ): Promise<void> {
-  if (!lines.length) return;
-  await db.insert(hog_function_logs).values(
+  await writeLogBatch(db, fn, [{ instance: instanceId, lines }]);
+}
+
+/**
+ * The lines of many invocations of one function in one statement: the rows travel as one JSON parameter
+ * (a delivery job writes two or more lines for each of its events, and building a parameter for every
+ * field of every row cost more CPU than the deliveries' requests).
+ */
+export async function writeLogBatch(
+  db: Db,
+  fn: { id: string; project_id: number },
+  invocations: { instance: string; lines: LogLine[] }[],
+): Promise<void> {
+  const rows = invocations.flatMap(({ instance, lines }) =>
     lines.map((l) => ({
-      project_id: fn.project_id,
-      hog_function_id: fn.id,
-      instance_id: instanceId,
-      level: l.level,
-      message: l.message.slice(0, 10_000),
-      timestamp: l.timestamp,
+      i: instance,
+      l: l.level,
+      // PostgreSQL's text cannot hold NUL.
+      m: l.message.slice(0, 10_000).replaceAll('\u0000', ''),
+      t: l.timestamp.toISOString(),
     })),
   );
+  if (!rows.length) return;
+  await db.execute(sql`
+    insert into ${hog_function_logs} (project_id, hog_function_id, instance_id, level, message, timestamp)
+    select ${fn.project_id}::int, ${fn.id}::uuid, r.i, r.l, r.m, r.t
+    from json_to_recordset(${JSON.stringify(rows)}::json) as r(i text, l text, m text, t timestamptz)`);
 }
 
 /** Adds to a function's counter of the current hour. */

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import {
+  bigint,
   bigserial,
   boolean,
   index,
@@ -120,4 +121,16 @@ export const hog_function_replays = pgTable('hog_function_replays', {
   delivered: integer('delivered').notNull().default(0),
   failed: integer('failed').notNull().default(0),
   created_at: ts('created_at').notNull().defaultNow(),
+});
+
+/**
+ * A counter per project, bumped by a trigger on every write to its Hog functions (drizzle/0028), whatever
+ * code or SQL made it: ingestion reads it with the project and keeps the project's runnable functions,
+ * compiled inputs opened, per process until it changes.
+ */
+export const hog_function_versions = pgTable('hog_function_versions', {
+  project_id: integer('project_id')
+    .primaryKey()
+    .references(() => projects.id, { onDelete: 'cascade' }),
+  version: bigint('version', { mode: 'number' }).notNull().default(1),
 });
