@@ -8514,7 +8514,7 @@ export interface components {
             breakdownFilter?: components["schemas"]["InsightBreakdownFilter"];
             compareFilter?: components["schemas"]["InsightCompareFilter"];
             trendsFilter?: components["schemas"]["InsightTrendsFilter"];
-            /** @description Accepted; no test-account filters are configured, so it changes nothing. */
+            /** @description Applies the project's `test_account_filters` (its settings) to the events an insight kind or an EventsQuery reads, as PostHog does; without configured filters it changes nothing. A HogQLQuery reads it from its `filters` (`{filters}`). */
             filterTestAccounts?: boolean | null;
             /** @description Display options of a LifecycleQuery; every status is always computed. */
             lifecycleFilter?: Record<string, never> | null;

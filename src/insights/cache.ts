@@ -3,6 +3,7 @@ import type { components } from '../../generated/api.js';
 import type { AsyncQueries } from '../query/async.js';
 import { isInsightNode, prepareInsight, runInsight } from '../query/kinds/index.js';
 import type { JsonAnswer } from '../query/answer.js';
+import { projectTestAccountFilters } from '../query/queries.js';
 import { runQuery, type QueryEngine } from '../query/run.js';
 import { presentQueryStatus } from '../query/status-serialize.js';
 import { countHit, readCaches, writeCache, type CachedAnswer } from './cache-queries.js';
@@ -119,10 +120,33 @@ function normalized(value: unknown): unknown {
   return value;
 }
 
-/** The cache key: the project, its timezone and the normalized query (with the filters and variables applied). */
-export function cacheKey(projectId: number, timezone: string, node: RunnableNode): string {
-  const payload = JSON.stringify(normalized({ team_id: projectId, timezone, query: node, version: 1 }));
+/**
+ * The cache key: the project, its timezone and the normalized query (with the filters and variables
+ * applied), and the project's test account filters when the query applies them, so that an answer
+ * computed under the old filters is not served once the project's settings change.
+ */
+export function cacheKey(
+  projectId: number,
+  timezone: string,
+  node: RunnableNode,
+  testAccountFilters: unknown[] | null = null,
+): string {
+  const key = { team_id: projectId, timezone, query: node, version: 1 };
+  const payload = JSON.stringify(normalized(testAccountFilters ? { ...key, testAccountFilters } : key));
   return `cache_${createHash('sha256').update(payload).digest('hex').slice(0, 40)}`;
+}
+
+/** Whether any node of the query asks for the project's test account filters. */
+function wantsTestAccounts(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(wantsTestAccounts);
+  if (!value || typeof value !== 'object') return false;
+  return Object.entries(value).some(([k, v]) => (k === 'filterTestAccounts' ? v === true : wantsTestAccounts(v)));
+}
+
+/** `cacheKey` for a request: the test account filters read from the project when the query applies them. */
+async function keyOf(ctx: CacheContext, node: RunnableNode): Promise<string> {
+  const filters = wantsTestAccounts(node) ? await projectTestAccountFilters(ctx.engine.db, ctx.projectId) : null;
+  return cacheKey(ctx.projectId, ctx.timezone, node, filters);
 }
 
 export interface CacheContext {
@@ -185,7 +209,7 @@ export async function cachedOutcome(
 ): Promise<CacheOutcome> {
   const { engine, projectId, timezone } = ctx;
   const db = engine.db;
-  const key = prefetched?.key ?? cacheKey(projectId, timezone, node);
+  const key = prefetched?.key ?? (await keyOf(ctx, node));
   const aging = agingOf(node);
   const frequency = refreshFrequency(intervalOf(node), node);
   const fields = (at: Date | null, cached: boolean, status: QueryStatus | null = null): CacheFields => ({
@@ -254,7 +278,13 @@ export async function cachedAnswers(
   nodes: RunnableNode[],
   mode: RefreshMode,
 ): Promise<CachedResult[]> {
-  const keys = nodes.map((node) => cacheKey(ctx.projectId, ctx.timezone, node));
+  // The project's test account filters are read once for all the tiles that apply them.
+  let filters: Promise<unknown[]> | undefined;
+  const testFilters = (node: RunnableNode) =>
+    wantsTestAccounts(node) ? (filters ??= projectTestAccountFilters(ctx.engine.db, ctx.projectId)) : null;
+  const keys = await Promise.all(
+    nodes.map(async (node) => cacheKey(ctx.projectId, ctx.timezone, node, await testFilters(node))),
+  );
   const found = forces(mode) ? new Map<string, CachedAnswer>() : await readCaches(ctx.engine.db, ctx.projectId, keys);
   const out: CachedResult[] = [];
   for (const [i, node] of nodes.entries()) {

@@ -14,6 +14,7 @@ export interface EventsQuery {
   after?: string | null;
   before?: string | null;
   personId?: string | null;
+  filterTestAccounts?: boolean | null;
   limit?: number | null;
   offset?: number | null;
 }
@@ -137,7 +138,7 @@ async function orderItem(text: string): Promise<{ expr: Node; desc: boolean }> {
  * The HogQL SELECT an EventsQuery stands for: its columns, its conditions ANDed, grouped by the
  * plain columns when any column aggregates, newest first unless it says otherwise.
  */
-export async function eventsSelect(q: EventsQuery): Promise<Select> {
+export async function eventsSelect(q: EventsQuery, testAccountFilters: unknown[] = []): Promise<Select> {
   if (!q.select.length) throw ApiError.validation('select', 'Select at least one column.');
   const columns = await Promise.all(
     q.select.map(async (text) => ({ expr: await expression('select', text), alias: null })),
@@ -147,8 +148,9 @@ export async function eventsSelect(q: EventsQuery): Promise<Select> {
   if (q.personId) where.push(binop('=', field('person_id'), value(q.personId)));
   if (q.after && q.after !== 'all') where.push(bound('after', q.after));
   if (q.before) where.push(bound('before', q.before));
-  if (q.properties?.length) {
-    const filters = parsePropertyFilters(JSON.stringify(q.properties));
+  // The project's test account filters (with filterTestAccounts) are ANDed with the query's own.
+  for (const list of [q.properties ?? [], q.filterTestAccounts === true ? testAccountFilters : []]) {
+    const filters = list.length ? parsePropertyFilters(JSON.stringify(list)) : undefined;
     if (filters) where.push(propertyFilterNode(filters));
   }
   const aggregated = columns.some((c) => hasAggregate(c.expr));

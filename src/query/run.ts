@@ -67,7 +67,7 @@ async function compile(
 ): Promise<CompiledQuery> {
   try {
     const parsed: Query = await timings.measure('parse', () =>
-      node.kind === 'HogQLQuery' ? parseQuery(node.query) : eventsSelect(node),
+      node.kind === 'HogQLQuery' ? parseQuery(node.query) : eventsSelect(node, testAccountFilters),
     );
     const hogql = node.kind === 'HogQLQuery';
     const select = hogql ? applyHogQLFilters(parsed, node.filters, timezone, testAccountFilters) : parsed;
@@ -104,12 +104,14 @@ export async function prepareQuery(
 }
 
 /**
- * The project's test account filters when a HogQL query's `filters` ask for them (`filterTestAccounts`),
- * read when the query runs, as PostHog reads the team's; otherwise none.
+ * The project's test account filters when the query asks for them (an EventsQuery's `filterTestAccounts`,
+ * a HogQL query's `filters.filterTestAccounts`), read when the query runs, as PostHog reads the team's;
+ * otherwise none.
  */
 export async function testAccountFiltersFor(db: Db, teamId: number, node: QueryNode): Promise<unknown[]> {
-  if (node.kind !== 'HogQLQuery' || node.filters?.filterTestAccounts !== true) return [];
-  return projectTestAccountFilters(db, teamId);
+  const wanted =
+    node.kind === 'HogQLQuery' ? node.filters?.filterTestAccounts === true : node.filterTestAccounts === true;
+  return wanted ? projectTestAccountFilters(db, teamId) : [];
 }
 
 /**

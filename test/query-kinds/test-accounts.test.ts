@@ -106,3 +106,32 @@ t.test("stored filters this server cannot apply are the query's 400, naming the 
   const off = await run(c, { kind: 'TrendsQuery', series: [pageviews] });
   t.equal(off.status, 200, 'a query without the flag does not read them');
 });
+
+t.test('EventsQuery applies them, ANDed with its own properties', async (t) => {
+  const count = async (filterTestAccounts: boolean) =>
+    (await results(a, { kind: 'EventsQuery', select: ['count()'], event: '$pageview', filterTestAccounts }))[0][0];
+  t.equal(await count(false), 4, 'u1 twice, u2 and u3');
+  t.equal(await count(true), 2, 'u1 alone');
+});
+
+t.test('a cached answer is not served after the project changes its filters', async (t) => {
+  const c = await makeTenant(db);
+  await capture(ctx, c.project.api_token, batch);
+  const blocking = async () => {
+    const res = await call('query_create', {
+      key: c.key,
+      params: { project_id: c.project.id },
+      body: {
+        refresh: 'blocking',
+        query: { kind: 'TrendsQuery', series: [pageviews], dateRange: RANGE, filterTestAccounts: true } as never,
+      },
+    });
+    return res.body as { results: { data: number[] }[]; is_cached: boolean };
+  };
+  t.same((await blocking()).results[0]!.data, [2, 1, 1], 'no filters yet: everyone');
+  t.equal((await blocking()).is_cached, true, 'served from the cache while nothing changes');
+  await setFilters(c, [{ key: 'email', type: 'person', operator: 'not_icontains', value: 'internal.io' }]);
+  const after = await blocking();
+  t.equal(after.is_cached, false, 'computed again under the new filters');
+  t.same(after.results[0]!.data, [1, 1, 1], 'u2 (staff) leaves May 1; u3 stays');
+});
