@@ -1,6 +1,6 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.js';
-import { events, person_distinct_ids, persons, projects } from '../db/schema/index.js';
+import { events, person_distinct_ids, persons } from '../db/schema/index.js';
 import type { CapturedEvent } from './normalize.js';
 import { eachInTurns, jsonSlicesInTurns, mapInTurns, type JsonSlice } from '../core/turns.js';
 import { changesPerson, linkedIdOf, PersonPlanner, processesPerson, type PersonState } from './persons.js';
@@ -13,14 +13,21 @@ export interface IngestProject {
   id: number;
   ingested_event: boolean;
   anonymize_ips: boolean;
+  /** Whether the project has an enabled transformation or destination (else ingestion skips looking them up). */
+  runs_functions?: boolean;
 }
 
+/**
+ * The project an SDK's token names, and whether it runs Hog functions on ingestion: one round trip
+ * of a capture request's three (the statement that stores the batch is the other).
+ */
 export async function projectByToken(db: Db, token: string): Promise<IngestProject | undefined> {
-  const [row] = await db
-    .select({ id: projects.id, ingested_event: projects.ingested_event, anonymize_ips: projects.anonymize_ips })
-    .from(projects)
-    .where(eq(projects.api_token, token))
-    .limit(1);
+  const [row] = rowsOf<IngestProject>(
+    await db.execute(sql`select p.id, p.ingested_event, p.anonymize_ips, exists (select from hog_functions as f
+        where f.project_id = p.id and f.enabled and not f.deleted and f.type in ('transformation', 'destination'))
+        as runs_functions
+      from projects as p where p.api_token = ${token} limit 1`),
+  );
   return row;
 }
 
@@ -315,7 +322,9 @@ async function replayPersons(
   });
   const idList = [...touched];
   const ids = JSON.stringify(idList);
-  const [stored, , locked, rows] = await allPipelined([
+  const [, stored, , locked, rows] = await allPipelined([
+    // events and event_uuids have no foreign key (drizzle/0028): the project is checked and locked once.
+    tx.execute(sql`select events_lock_project(${project.id}::int)`),
     storedUuids(tx, project.id, batch),
     idList.length ? lockIds(tx, project.id, idList) : undefined,
     idList.length ? lockPersons(tx, project.id, idList) : new Set<number>(),

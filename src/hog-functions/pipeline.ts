@@ -30,7 +30,8 @@ export interface PipelineContext {
   boss: () => Promise<PgBoss>;
   siteUrl: string;
   retryDelaySeconds: number;
-  project: { id: number; name?: string };
+  /** `runs_functions: false` when the caller has just read that the project has none enabled. */
+  project: { id: number; name?: string; runs_functions?: boolean };
 }
 
 const asInput = (e: PipelineEvent): EventInput => ({
@@ -215,7 +216,7 @@ export async function ingestWithHogFunctions(
   batch: PipelineEvent[],
   store: (batch: PipelineEvent[]) => Promise<void>,
 ): Promise<void> {
-  const fns = await runnableFunctions(ctx.db, ctx.project.id);
+  const fns = ctx.project.runs_functions === false ? [] : await runnableFunctions(ctx.db, ctx.project.id);
   if (!fns.length) return store(batch);
   const tally = new Tally();
   const transformations = fns.filter((f) => f.type === 'transformation');
@@ -237,7 +238,7 @@ export interface IngestServer {
 /** Ingestion's entry: `store` stores the events the project's transformations leave (all, when it has none). */
 export function ingestThroughHogFunctions(
   server: IngestServer,
-  project: { id: number },
+  project: { id: number; runs_functions?: boolean },
   batch: PipelineEvent[],
   store: (batch: PipelineEvent[]) => Promise<void>,
 ): Promise<void> {
