@@ -329,7 +329,9 @@ async function replayPersons(
   });
   const idList = [...touched];
   const ids = JSON.stringify(idList);
-  const [stored, , locked, rows] = await allPipelined([
+  const [, stored, , locked, rows] = await allPipelined([
+    // events and event_uuids have no foreign key (drizzle/0028): the project is checked and locked once.
+    tx.execute(sql`select events_lock_project(${project.id}::int)`),
     storedUuids(tx, project.id, batch),
     idList.length ? lockIds(tx, project.id, idList) : undefined,
     idList.length ? lockPersons(tx, project.id, idList) : new Set<number>(),

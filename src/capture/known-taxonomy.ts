@@ -31,12 +31,12 @@ class KnownTaxonomy {
   }
 
   async unseen(projectId: number, batch: CapturedEvent[]): Promise<Taxonomy> {
-    const { definitions, links } = await definitionsOf(batch);
     const now = Date.now();
-    return {
-      definitions: definitions.filter((d) => !this.has(definitionKey(projectId, d.type, d.name), now)),
-      links: links.filter((l) => !this.has(`l${projectId}\u0000${l.event}\u0000${l.property}`, now)),
-    };
+    // What is remembered is left out as the batch is read, before its values are typed.
+    return definitionsOf(batch, {
+      definition: (type, name) => this.has(definitionKey(projectId, type, name), now),
+      link: (event, property) => this.has(linkKey(projectId, event, property), now),
+    });
   }
 
   remember(projectId: number, taxonomy: Taxonomy): void {
@@ -44,7 +44,7 @@ class KnownTaxonomy {
     const until = Date.now() + KNOWN_TTL_MS;
     for (const d of taxonomy.definitions)
       if (d.property_type) this.known.set(definitionKey(projectId, d.type, d.name), until);
-    for (const l of taxonomy.links) this.known.set(`l${projectId}\u0000${l.event}\u0000${l.property}`, until);
+    for (const l of taxonomy.links) this.known.set(linkKey(projectId, l.event, l.property), until);
   }
 
   forget(projectId: number, type: number, name: string): void {
@@ -53,6 +53,7 @@ class KnownTaxonomy {
 }
 
 const definitionKey = (projectId: number, type: number, name: string) => `d${projectId}\u0000${type}\u0000${name}`;
+const linkKey = (projectId: number, event: string, property: string) => `l${projectId}\u0000${event}\u0000${property}`;
 
 const knownByDb = new WeakMap<Db, KnownTaxonomy>();
 

@@ -91,6 +91,15 @@ export function detectPropertyType(rawName: string, value: unknown, nowMs = Date
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** What the caller knows to be stored already, which `definitionsOf` leaves out. */
+export interface StoredTaxonomy {
+  /** A definition stored with its type. */
+  definition(type: number, name: string): boolean;
+  link(event: string, property: string): boolean;
+}
+
+const NOTHING_STORED: StoredTaxonomy = { definition: () => false, link: () => false };
+
 /**
  * The definitions and event-property links a batch implies, each once: event properties, and the
  * person properties its `$set`/`$set_once` name. A name's first typed value in the batch decides.
@@ -98,15 +107,21 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  */
 export async function definitionsOf(
   batch: CapturedEvent[],
+  stored: StoredTaxonomy = NOTHING_STORED,
 ): Promise<{ definitions: DefinitionInput[]; links: LinkInput[] }> {
   const definitions = new Map<string, DefinitionInput>();
   const links = new Map<string, LinkInput>();
+  /** Definitions already stored with a type: left out, and their values never typed (the regexes cost most). */
+  const skipped = new Set<string>();
   const define = (name: string, type: number, value: unknown) => {
     if (name.length > MAX_NAME_LENGTH) return false;
     const key = `${type}\u0000${name}`;
+    if (skipped.has(key)) return true;
     const known = definitions.get(key);
-    if (!known) definitions.set(key, { name, type, property_type: detectPropertyType(name, value) });
-    else if (known.property_type === null) known.property_type = detectPropertyType(name, value);
+    if (!known) {
+      if (stored.definition(type, name)) skipped.add(key);
+      else definitions.set(key, { name, type, property_type: detectPropertyType(name, value) });
+    } else if (known.property_type === null) known.property_type = detectPropertyType(name, value);
     return true;
   };
   await eachInTurns(batch, (e) => {
@@ -115,8 +130,9 @@ export async function definitionsOf(
     for (const [name, value] of Object.entries(e.properties)) {
       if (SKIPPED.has(name)) continue;
       if (++n > MAX_PROPERTIES_PER_EVENT) break;
-      if (define(name, PropertyKind.event, value))
-        links.set(`${e.event}\u0000${name}`, { event: e.event, property: name });
+      if (!define(name, PropertyKind.event, value)) continue;
+      const link = `${e.event}\u0000${name}`;
+      if (!links.has(link) && !stored.link(e.event, name)) links.set(link, { event: e.event, property: name });
     }
     for (const set of [e.properties.$set, e.properties.$set_once]) {
       if (!isObject(set)) continue;

@@ -9,6 +9,9 @@ import t from 'tap';
 import { JobEngine } from '../../src/batch-exports/engine.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { rowsOf } from '../../src/db/queries/util.js';
+import { ingest } from '../../src/capture/ingest.js';
+import type { CapturedEvent } from '../../src/capture/normalize.js';
+import { sqlState } from '../../src/core/sql-state.js';
 import {
   EventsMaintenance,
   listPartitions,
@@ -206,6 +209,42 @@ t.test("deleting a person's events forgets their uuids, as before partitioning",
   t.same(await placed(a.project.id, [u]), {});
   await capture(ctx, a.project.api_token, [{ uuid: u, event: 'x', distinct_id: 'back', timestamp: iso(+now) }]);
   t.same(await placed(a.project.id, [u]), { [u]: [partName(now), 1] }, 'the uuid sent again is stored');
+  t.same(await strays(), { orphans: 0, missing: 0 });
+});
+
+t.test('deleting a project deletes its events and uuids; a batch for a deleted project stores nothing', async (t) => {
+  // events and event_uuids have no foreign key (drizzle/0028): a trigger deletes them with the project, and
+  // ingestion checks the project once per statement.
+  const c = await makeTenant(db);
+  const plain = randomUUID();
+  const identify = randomUUID();
+  await capture(ctx, c.project.api_token, [
+    { uuid: plain, event: 'x', distinct_id: 'c1', timestamp: iso(+now) },
+    { uuid: identify, event: '$identify', distinct_id: 'c2', properties: { $anon_distinct_id: 'c1' } },
+  ]);
+  t.same(Object.keys(await placed(c.project.id, [plain, identify])).sort(), [plain, identify].sort());
+  await db.execute(sql`delete from projects where id = ${c.project.id}`);
+  const left = async () =>
+    rowsOf<{ n: number }>(
+      await db.execute(sql`select ((select count(*) from events where project_id = ${c.project.id})
+        + (select count(*) from event_uuids where project_id = ${c.project.id}))::int as n`),
+    )[0]!.n;
+  t.equal(await left(), 0, 'its events and uuids went with it');
+  const gone = { id: c.project.id, ingested_event: true, anonymize_ips: false };
+  const batch = (e: Partial<CapturedEvent>) => [
+    { uuid: randomUUID(), event: 'y', distinct_id: 'c3', properties: {}, timestamp: now, elements_chain: '', ...e },
+  ];
+  for (const [path, events] of [
+    ['plain', batch({})],
+    ['replayed', batch({ properties: { $set: { a: 1 } } })],
+  ] as const) {
+    const err = await ingest(db, gone, events, now).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    t.equal(sqlState(err), '23503', `the ${path} statement fails as the foreign key did`);
+  }
+  t.equal(await left(), 0);
   t.same(await strays(), { orphans: 0, missing: 0 });
 });
 
