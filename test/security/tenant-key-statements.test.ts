@@ -104,7 +104,7 @@ t.test('every statement on a tenant table names its tenant key', async (t) => {
       reason: "a caller's memberships across organizations: the principal is a user, who may belong to several",
     },
     {
-      pattern: /^select "projects"\."id", "projects"\."name", .* from "projects" .* where "projects"\."api_token" = \$1/,
+      pattern: /^select "projects"\."id", "projects"\."name", .* where "projects"\."api_token" = \$1/,
       reason:
         'ingestion finds its project by the api_token, the only thing an SDK sends: the lookup that yields the key ' +
         '(api_token is unique; projects would be a reference table)',
