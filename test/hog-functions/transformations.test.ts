@@ -117,14 +117,13 @@ t.test('a transformation slow on every event is stopped by its share of the batc
   const rows = await stored('slow');
   t.equal(rows.length, 400, 'every event stored');
   const changed = rows.filter((r) => r.properties.slow === true).length;
-  t.ok(changed > 0 && changed < 400, `the function ran on ${changed} of 400 events`);
+  t.ok(changed < 400, `stopped before the end of the batch: it changed ${changed} of 400 events`);
   const logs = await call('hog_functions_logs_retrieve', { key: a.key, params: { ...P, id: slow } });
-  t.ok(
-    // The timeout is wall-clock time: on a loaded machine one run may be preempted past 100 ms, which stops
-    // the function for the batch just the same, logged as a timeout.
-    logs.body.results.some((l: { message: string }) => /skipped for the rest of it|timed out/i.test(l.message)),
-    'the stop is logged',
-  );
+  const said = (pattern: RegExp) => logs.body.results.some((l: { message: string }) => pattern.test(l.message));
+  // The timeout is wall-clock time: on a loaded machine a run (the first one even) may be preempted past
+  // 100 ms, which stops the function for the batch just the same, logged as a timeout.
+  t.ok(said(/skipped for the rest of it|timed out/i), 'the stop is logged');
+  t.ok(changed > 0 || said(/timed out/i), 'it ran on some events, unless a run was cut off by the timeout');
   await call('hog_functions_partial_update', { key: a.key, params: { ...P, id: slow }, body: { enabled: false } });
 });
 
