@@ -5,9 +5,10 @@ import type { Db } from '../../src/db/client.js';
 /**
  * Columns a request may legitimately touch without changing anything: authentication records when a
  * key was last used (PostHog does the same), before the request is refused for another reason, and
- * when a dashboard was last retrieved (PostHog's `last_accessed_at`, written by reads).
+ * when a dashboard was last retrieved (PostHog's `last_accessed_at`, written by reads), and the query
+ * cache's hit counts (summed in each process and written every few seconds, whatever request is running).
  */
-const VOLATILE = ['last_used_at', 'last_accessed_at'];
+const VOLATILE = ['last_used_at', 'last_accessed_at', 'hits'];
 
 export async function rows<T = Record<string, unknown>>(db: Db, query: ReturnType<typeof sql>): Promise<T[]> {
   return rowsOf<T>(await db.execute(query));
