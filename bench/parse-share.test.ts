@@ -21,7 +21,7 @@ async function run(query: string) {
   const res = await ctx.call('query_create', {
     key: a.key,
     params: { project_id: a.project.id },
-    body: { query: { kind: 'HogQLQuery', query } },
+    body: { query: { kind: 'HogQLQuery', query }, refresh: 'force_blocking' },
   });
   if (res.status !== 200) throw new Error(res.raw);
   const timings = Object.fromEntries((res.body.timings as { k: string; t: number }[]).map((x) => [x.k, x.t * 1000]));

@@ -2,13 +2,21 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
 import { projectTestAccountFilters, streamReadOnly, type QueryLimits, type RunTag } from './queries.js';
 import { ApiError } from '../core/errors.js';
-import { compileQuery, parseQuery, QueryError, type CompiledQuery, type Query } from '../hogql/query/index.js';
+import {
+  CACHE_ENTRIES,
+  compileQuery,
+  parseQuery,
+  QueryError,
+  type CompiledQuery,
+  type Query,
+} from '../hogql/query/index.js';
 import { AnswerRows, JsonAnswer } from './answer.js';
 import { databaseError } from './errors.js';
 import { eventsSelect, type EventsQuery } from './events-query.js';
 import { applyHogQLFilters, type HogQLFilters, variableValues } from './hogql-filters.js';
 import { FairLimiter } from './limiter.js';
 import { Timings } from './timings.js';
+import { Lru } from '../core/lru.js';
 
 export interface HogQLQuery {
   kind: 'HogQLQuery';
@@ -58,6 +66,12 @@ export function queryEngine(
   };
 }
 
+/**
+ * Compiled HogQL texts by project, timezone and values: the compiler is a pure function of them (its dates are
+ * SQL's now(), read when the statement runs), so a query asked again costs neither a parse nor a compile.
+ */
+const compiledQueries = new Lru<string, CompiledQuery>(CACHE_ENTRIES);
+
 async function compile(
   node: QueryNode,
   teamId: number,
@@ -72,9 +86,21 @@ async function compile(
     const hogql = node.kind === 'HogQLQuery';
     const select = hogql ? applyHogQLFilters(parsed, node.filters, timezone, testAccountFilters) : parsed;
     const values = hogql ? { ...variableValues(node.variables), ...(node.values ?? {}) } : {};
-    return timings.measure('compile', () =>
-      compileQuery(select, { teamId, values, timezone, defaultLimit: DEFAULT_ROWS, maxLimit: MAX_ROWS }),
-    );
+    // `filters` carry date ranges relative to now, so only a query without them compiles the same every time.
+    const key = hogql && !node.filters ? JSON.stringify([teamId, timezone, values, node.query]) : undefined;
+    return timings.measure('compile', () => {
+      const hit = key === undefined ? undefined : compiledQueries.get(key);
+      if (hit) return hit;
+      const compiled = compileQuery(select, {
+        teamId,
+        values,
+        timezone,
+        defaultLimit: DEFAULT_ROWS,
+        maxLimit: MAX_ROWS,
+      });
+      if (key !== undefined) compiledQueries.set(key, compiled);
+      return compiled;
+    });
   } catch (err) {
     // PostHog's code: hogql_syntax_error or hogql_query_error.
     if (err instanceof QueryError) throw ApiError.validation(null, err.message, err.code);

@@ -1,5 +1,6 @@
 // The one HogQL front end: PostHog's own parser (@posthog/hogql-parser), on its own thread, with the
 // answers kept by text so that a query asked again is not parsed again.
+import { Lru } from '../../core/lru.js';
 import type { Node, Query } from './ast.js';
 import { position, QueryError } from './errors.js';
 import { parseOffThread } from './parse-thread.js';
@@ -15,12 +16,7 @@ export const MAX_NESTING = 20;
 /** Parsed queries kept, least recently used dropped first. */
 export const CACHE_ENTRIES = 1_000;
 
-const cache = new Map<string, unknown>();
-
-function remember(key: string, ast: unknown): void {
-  cache.set(key, ast);
-  if (cache.size > CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
-}
+const cache = new Lru<string, unknown>(CACHE_ENTRIES);
 
 /** How deep parentheses and brackets nest, outside quotes. */
 function nesting(text: string): number {
@@ -43,18 +39,14 @@ function nesting(text: string): number {
 async function parse(kind: ParseKind, text: string): Promise<unknown> {
   const key = `${kind}\0${text}`;
   const hit = cache.get(key);
-  if (hit !== undefined) {
-    cache.delete(key);
-    cache.set(key, hit);
-    return hit;
-  }
+  if (hit !== undefined) return hit;
   if (text.includes('\0')) throw new QueryError('Query may not contain NUL characters');
   if (text.length > MAX_QUERY_LENGTH) throw new QueryError(`Query is too long: at most ${MAX_QUERY_LENGTH} characters`);
   if (nesting(text) > MAX_NESTING)
     throw new QueryError(`Query is nested too deeply (at most ${MAX_NESTING} levels of parentheses)`);
   try {
     const ast = await parseOffThread(kind, text);
-    remember(key, ast);
+    cache.set(key, ast);
     return ast;
   } catch (err) {
     if (err instanceof QueryError && err.syntax && err.start !== undefined) {
