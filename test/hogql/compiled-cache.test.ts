@@ -14,9 +14,15 @@ const b = await makeTenant(db);
 const a2 = await makeProject(db, a);
 // 2024-06-01 23:30Z is June 1st in UTC and June 2nd in Berlin.
 const at = new Date('2024-06-01T23:30:00Z');
-await insertEvents(db, a.project.id, [{ event: 'x', timestamp: at }, { event: 'x', timestamp: at }]);
+await insertEvents(db, a.project.id, [
+  { event: 'x', timestamp: at },
+  { event: 'x', timestamp: at },
+]);
 await insertEvents(db, a2.id, [{ event: 'x', timestamp: at }]);
-await insertEvents(db, b.project.id, [{ event: 'x', timestamp: at }, { event: 'y', timestamp: at }]);
+await insertEvents(db, b.project.id, [
+  { event: 'x', timestamp: at },
+  { event: 'y', timestamp: at },
+]);
 
 async function ask(key: string, projectId: number, query: string, values?: Record<string, unknown>) {
   const res = await call('query_create', {
