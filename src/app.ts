@@ -14,6 +14,7 @@ import { RequestLogController } from './http/logging.js';
 import { requestId } from './http/request-id.js';
 import { recordRequestMetrics } from './http/request-metrics.js';
 import { traceRequests } from './http/tracing.js';
+import { watchClients } from './http/client-gone.js';
 import { AsyncQueries } from './query/async.js';
 import { forwardedTrust, guardListener } from './http/listener.js';
 import { prepareQuerySandbox, prepareReplicaSandbox } from './query/role-queries.js';
@@ -87,6 +88,7 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
   });
   // First, so every later hook, the handler and its queries run inside the request's span (when tracing is on).
   traceRequests(app);
+  watchClients(app);
   // Deadlines, connection caps and the open-file budget of the listener (src/http/listener.ts).
   guardListener(app, config, isCaptureUrl);
   const authCache = new AuthCache(database);

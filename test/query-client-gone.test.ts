@@ -60,6 +60,64 @@ t.test('a query whose client left is not logged as an unhandled error', async (t
   t.notMatch(log, /"level":50/, 'nothing was logged as an error');
 });
 
+t.test('the statement of a query whose client left is cancelled, and the organization can query again', async (t) => {
+  const database = await createTestDatabase();
+  t.teardown(() => database.drop());
+  const key = `phx_${randomBytes(20).toString('hex')}`;
+  // A long timeout, so that a statement still running seconds after its client left was not cancelled by it.
+  const server = startServer({
+    DATABASE_URL: database.url,
+    BOOTSTRAP_API_KEY: key,
+    RATE_LIMITS: 'off',
+    QUERY_TIMEOUT_SECONDS: '120',
+    REQUEST_DEADLINE_SECONDS: '150',
+  });
+  t.teardown(() => void server.child.kill('SIGKILL'));
+  const base = await server.listening;
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const me = (await (await fetch(`${base}/api/users/@me/`, { headers })).json()) as {
+    team: { id: number; api_token: string };
+  };
+  const batch = Array.from({ length: 1000 }, (_, i) => ({ event: 'e', distinct_id: `u${i}`, properties: {} }));
+  const captured = await fetch(`${base}/batch/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ api_key: me.team.api_token, batch }),
+  });
+  t.equal(captured.status, 200);
+  const path = `${base}/api/projects/${me.team.id}/query/`;
+  // A billion joined rows: minutes of work for PostgreSQL.
+  const slow = JSON.stringify({
+    query: { kind: 'HogQLQuery', query: 'select count() from events a cross join events b cross join events c' },
+    refresh: 'force_blocking',
+  });
+  const req = http.request(path, { method: 'POST', headers }, () => {});
+  req.on('error', () => {});
+  req.end(slow);
+  let seen = false;
+  for (const end = Date.now() + 10_000; !seen && Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+    seen = /cross join/.test(await activeQueries(database.url));
+  }
+  t.ok(seen, 'the statement runs');
+  req.destroy();
+  const left = Date.now();
+  let running = true;
+  while (running && Date.now() - left < 30_000) {
+    await new Promise((r) => setTimeout(r, 100));
+    running = /cross join/.test(await activeQueries(database.url));
+  }
+  t.notOk(running, 'the statement is cancelled once its client left');
+  t.ok(Date.now() - left < 10_000, `cancelled within 10 s (${Date.now() - left} ms)`);
+  const res = await fetch(path, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ query: { kind: 'HogQLQuery', query: 'select 1' }, refresh: 'force_blocking' }),
+  });
+  t.equal(res.status, 200, 'the organization queries again');
+  const log = server.output().stdout + server.output().stderr;
+  t.notMatch(log, /"level":50/, 'nothing was logged as an error');
+});
+
 /** The statements running on the test's database now. */
 async function activeQueries(url: string): Promise<string> {
   const sql = adminClient(url);

@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors.js';
+import { ClientGone } from '../core/client-gone.js';
 import { databaseError } from '../core/sql-state.js';
 import { CommitOutcomeUnknown } from '../db/commit-outcome.js';
 import { isConnectionLost } from '../db/connection-lost.js';
@@ -53,6 +54,7 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError | und
  * counted, not logged once per socket.
  */
 function clientGone(err: FastifyError, req: FastifyRequest): boolean {
+  if (err instanceof ClientGone) return true;
   const socket = req.raw.socket as Socket | undefined;
   if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') return socket?.destroyed === true || req.raw.destroyed;
   return err.message === 'aborted' && err.code === 'ECONNRESET' && socket?.destroyed === true;
@@ -61,7 +63,7 @@ function clientGone(err: FastifyError, req: FastifyRequest): boolean {
 export function errorHandler(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
   if (clientGone(err, req)) {
     if (!wasCutOff(req.raw.socket)) req.server.abortLog?.count('client_gone');
-    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') {
+    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err instanceof ClientGone) {
       // The answer had started on a socket that is gone: nothing more can be sent.
       reply.hijack();
       reply.raw.destroy();

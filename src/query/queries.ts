@@ -4,6 +4,7 @@ import type { Sql, TransactionSql } from 'postgres';
 import type { Db } from '../db/client.js';
 import { projects } from '../db/schema/index.js';
 import { allPipelined } from '../db/pipelined.js';
+import { ClientGone, clientLeft, whenClientGone } from '../core/client-gone.js';
 
 /** Marks an asynchronous query's statement so that other processes can find and cancel it. */
 export interface RunTag {
@@ -67,6 +68,8 @@ export async function streamReadOnly(db: Db, statement: SQL, opts: StreamOptions
     opts.maxBytes === undefined ? statement : capped(statement, opts.maxBytes),
   );
   const limits = opts.limits;
+  // Its client left while it waited for a slot: nobody reads the answer.
+  if (!opts.tag && clientLeft()) throw new ClientGone();
   const client = clientOf(db);
   await client.begin(async (tx: TransactionSql) => {
     // One round trip: read-only (a compiled query never writes; this makes sure), the timeout, the
@@ -105,10 +108,18 @@ export async function streamReadOnly(db: Db, statement: SQL, opts: StreamOptions
     // A throw inside forEach would break the connection's reading, so `onRow`'s is kept for after.
     let stopped = false;
     let failure: unknown;
-    await tx
-      .unsafe(text, params as never[])
-      .raw()
-      .forEach((row) => {
+    const pending = tx.unsafe(text, params as never[]).raw();
+    // A request's statement is cancelled when its client leaves (an asynchronous run, tagged, is not: its
+    // client polls for it later); the error says so, and is not reported as the database's.
+    let gone = false;
+    const unwatch = opts.tag
+      ? () => {}
+      : whenClientGone(() => {
+          gone = true;
+          void pending.cancel();
+        });
+    try {
+      await pending.forEach((row) => {
         if (stopped) return;
         try {
           if (!opts.onRow((row as unknown as Buffer[])[0]!)) stopped = true;
@@ -117,6 +128,11 @@ export async function streamReadOnly(db: Db, statement: SQL, opts: StreamOptions
           stopped = true;
         }
       });
+    } catch (err) {
+      throw gone ? new ClientGone() : err;
+    } finally {
+      unwatch();
+    }
     if (failure !== undefined) throw failure;
   });
 }
