@@ -2,28 +2,34 @@
 // error: nobody reads the answer, and the log must not fill with error lines an operator would chase.
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { adminClient, createTestDatabase } from './helpers/db.js';
 import { startServer } from './helpers/server-process.js';
 
-t.test('a query whose client left is not logged as an unhandled error', async (t) => {
+/** A spawned server (its own database) whose first project holds `events` captured events. */
+async function serverWithEvents(t: Test, events: number, env: Record<string, string> = {}) {
   const database = await createTestDatabase();
   t.teardown(() => database.drop());
   const key = `phx_${randomBytes(20).toString('hex')}`;
-  const server = startServer({ DATABASE_URL: database.url, BOOTSTRAP_API_KEY: key, RATE_LIMITS: 'off' });
+  const server = startServer({ DATABASE_URL: database.url, BOOTSTRAP_API_KEY: key, RATE_LIMITS: 'off', ...env });
   t.teardown(() => void server.child.kill('SIGKILL'));
   const base = await server.listening;
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   const me = (await (await fetch(`${base}/api/users/@me/`, { headers })).json()) as {
     team: { id: number; api_token: string };
   };
-  const batch = Array.from({ length: 300 }, (_, i) => ({ event: 'e', distinct_id: `u${i}`, properties: {} }));
+  const batch = Array.from({ length: events }, (_, i) => ({ event: 'e', distinct_id: `u${i}`, properties: {} }));
   const captured = await fetch(`${base}/batch/`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ api_key: me.team.api_token, batch }),
   });
   t.equal(captured.status, 200);
+  return { database, server, base, headers, me };
+}
+
+t.test('a query whose client left is not logged as an unhandled error', async (t) => {
+  const { database, server, base, headers, me } = await serverWithEvents(t, 300);
 
   const query = (text: string) =>
     JSON.stringify({ query: { kind: 'HogQLQuery', query: text }, refresh: 'force_blocking' });
@@ -61,30 +67,11 @@ t.test('a query whose client left is not logged as an unhandled error', async (t
 });
 
 t.test('the statement of a query whose client left is cancelled, and the organization can query again', async (t) => {
-  const database = await createTestDatabase();
-  t.teardown(() => database.drop());
-  const key = `phx_${randomBytes(20).toString('hex')}`;
   // A long timeout, so that a statement still running seconds after its client left was not cancelled by it.
-  const server = startServer({
-    DATABASE_URL: database.url,
-    BOOTSTRAP_API_KEY: key,
-    RATE_LIMITS: 'off',
+  const { database, server, base, headers, me } = await serverWithEvents(t, 1000, {
     QUERY_TIMEOUT_SECONDS: '120',
     REQUEST_DEADLINE_SECONDS: '150',
   });
-  t.teardown(() => void server.child.kill('SIGKILL'));
-  const base = await server.listening;
-  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  const me = (await (await fetch(`${base}/api/users/@me/`, { headers })).json()) as {
-    team: { id: number; api_token: string };
-  };
-  const batch = Array.from({ length: 1000 }, (_, i) => ({ event: 'e', distinct_id: `u${i}`, properties: {} }));
-  const captured = await fetch(`${base}/batch/`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ api_key: me.team.api_token, batch }),
-  });
-  t.equal(captured.status, 200);
   const path = `${base}/api/projects/${me.team.id}/query/`;
   // A billion joined rows: minutes of work for PostgreSQL.
   const slow = JSON.stringify({
