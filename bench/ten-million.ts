@@ -197,7 +197,9 @@ try {
   const exited = new Promise((r) => server.once('exit', r));
   if (server.exitCode === null) server.kill('SIGTERM');
   await Promise.race([exited, new Promise((r) => setTimeout(r, 60_000))]);
-  await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+  // BENCH_10M_KEEP=1 keeps the data set for reading plans (the database's name is printed).
+  if (process.env.BENCH_10M_KEEP === '1') console.log(`kept database ${dbName}`);
+  else await admin.unsafe(`drop database if exists ${dbName} with (force)`);
   await admin.end();
 }
 
