@@ -14,8 +14,8 @@ const ENTRIES = {
   server: 'src/server.ts',
   worker: 'src/worker.ts',
   'decode-worker': 'src/capture/decode-worker.ts',
-  // The HogQL parser's thread (src/hogql/query/parse-thread.ts looks for it beside server.mjs and worker.mjs).
-  'hogql-parse-worker': 'src/hogql/query/parse-worker.ts',
+  // The HogQL parser's thread (src/hogql/parse-thread.ts looks for it beside server.mjs and worker.mjs).
+  'hogql-parse-worker': 'src/hogql/parse-worker.ts',
   cli: 'src/cli/index.ts',
 };
 

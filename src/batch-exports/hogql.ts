@@ -10,9 +10,9 @@ import {
   QueryError,
   type Node,
   type Select,
-} from '../hogql/query/index.js';
-import { eventsTable, jsonValue, refuseAggregates } from '../hogql/query/embedded.js';
-import { toBool, type Typed } from '../hogql/query/types.js';
+} from '../hogql/index.js';
+import { eventsTable, jsonValue, refuseAggregates } from '../hogql/embedded.js';
+import { toBool, type Typed } from '../hogql/types.js';
 import { ApiError } from '../core/errors.js';
 import type { ExportColumn } from './records.js';
 

@@ -3,7 +3,7 @@ import { caughtUpReader } from '../db/replica.js';
 import { getBatchExportById } from './queries.js';
 import { settleBackfill, unscopedClaimRun, unscopedFinishRun, unscopedHeartbeatRun } from './run-queries.js';
 import { insertLog } from './list-queries.js';
-import { QueryError } from '../hogql/query/index.js';
+import { QueryError } from '../hogql/index.js';
 import type { TenantNetwork } from '../net/index.js';
 import type { SecretBox } from '../secrets/index.js';
 import { describeError, withDeadline } from './deadline.js';

@@ -15,6 +15,6 @@ export function isRowId(n: unknown): n is number {
 
 /** The row id a path segment or argument spells in decimal digits, or undefined when it spells none. */
 export function rowIdOf(text: string): number | undefined {
-  const n = /^\d{1,10}$/.test(text) ? Number(text) : undefined;
+  const n = /^\d+$/.test(text) ? Number(text) : undefined;
   return isRowId(n) ? n : undefined;
 }

@@ -5,8 +5,8 @@ import { pick } from '../core/pick.js';
 import { deleteInsightsOnlyOn } from '../insights/queries.js';
 import { requireEdit, requireRestrict, type Viewer } from '../dashboard-access/rules.js';
 import { permissionsOn, presentDashboard, type TileResults } from './present.js';
-import { updateDashboard, type DashboardInput, type DashboardRow } from './queries.js';
-import { getTile, insertTiles, updateTile } from './tile-queries.js';
+import { getDashboard, updateDashboard, type DashboardInput, type DashboardRow } from './queries.js';
+import { getTile, insertTiles, moveTile, updateTile } from './tile-queries.js';
 import { duplicableTiles, duplicateTilesInPlace, type TileDuplicate } from './duplicate.js';
 
 type TileRequest = components['schemas']['DashboardTileRequest'];
@@ -102,5 +102,29 @@ export async function changeDashboard(
     }
     if (change.deleteInsights) await deleteInsightsOnlyOn(tx, projectId, dashboard.id);
     return presentDashboard(tx, row, viewer, change.results);
+  });
+}
+
+/**
+ * Moves a tile of `from` onto another dashboard of the project (PostHog's `move_tile`): edit rights on
+ * both; answers the source dashboard without it, read in the transaction that moved it.
+ */
+export async function moveDashboardTile(
+  db: Db,
+  from: DashboardRow,
+  viewer: Viewer,
+  tileId: number,
+  toId: number,
+): Promise<components['schemas']['Dashboard']> {
+  requireEdit(await permissionsOn(db, from, viewer));
+  const tile = await getTile(db, from.id, tileId);
+  if (!tile) throw ApiError.notFound();
+  const to = await getDashboard(db, from.project_id, toId);
+  if (!to) throw ApiError.notFound();
+  requireEdit(await permissionsOn(db, to, viewer), "You don't have edit permissions for the destination dashboard.");
+  return db.transaction(async (tx) => {
+    const moved = await moveTile(tx, from.project_id, { id: tile.id, from: from.id, to: to.id });
+    if (!moved) throw ApiError.notFound();
+    return presentDashboard(tx, from, viewer);
   });
 }

@@ -1,7 +1,7 @@
 import type { SQL } from 'drizzle-orm';
-import { compileExpression, parseExpression, QueryError, type Node } from '../hogql/query/index.js';
-import { eventsTable, jsonValue, refuseAggregates } from '../hogql/query/embedded.js';
-import { inZone, toBool } from '../hogql/query/types.js';
+import { compileExpression, parseExpression, QueryError, type Node } from '../hogql/index.js';
+import { eventsTable, jsonValue, refuseAggregates } from '../hogql/embedded.js';
+import { inZone, toBool } from '../hogql/types.js';
 import { ApiError } from '../core/errors.js';
 import { rejectNulInJson } from '../core/null-characters.js';
 

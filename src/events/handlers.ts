@@ -13,7 +13,7 @@ import { sendJsonText } from '../http/json-text.js';
 import { answerFormat } from '../http/renderers.js';
 import { toCsv } from './csv.js';
 import { expressionList, selectedValues, whereConditions } from './expressions.js';
-import { isUuid, MAX_INT4 } from '../core/ids.js';
+import { isUuid, rowIdOf } from '../core/ids.js';
 
 const VALUES_WINDOW_MS = 7 * 24 * 3_600_000;
 const COLUMNS = ['event', 'distinct_id'];
@@ -69,7 +69,8 @@ function cursorEventId(cursor: string): number {
 }
 
 async function personFilter(req: FastifyRequest, projectId: number, raw: string): Promise<number | null> {
-  if (/^\d+$/.test(raw)) return Number(raw) <= MAX_INT4 ? Number(raw) : null;
+  // Digits that name no row (0, or past int4) name no person: nothing matches.
+  if (/^\d+$/.test(raw)) return rowIdOf(raw) ?? null;
   if (isUuid(raw)) return (await personIdByUuid(req.server.readDb, projectId, raw.toLowerCase())) ?? null;
   throw ApiError.validation('person_id', "A person's integer id or UUID is required.");
 }

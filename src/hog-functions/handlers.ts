@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../core/errors.js';
 import { djangoDateTime } from '../core/dates.js';
-import { MAX_INT4 } from '../core/ids.js';
+import { isRowId } from '../core/ids.js';
 import { searchTerms } from '../core/search-terms.js';
-import { pageOf } from '../core/paging.js';
+import { clampLimit, pageOf } from '../core/paging.js';
 import { paginated } from '../http/pagination.js';
 import type { ProjectRequest, SomeHandlers } from '../http/types.js';
 import { networkPolicy } from '../net/index.js';
@@ -59,8 +59,8 @@ export const hogFunctionHandlers = {
         types: commaList(q.type, q.types),
         ...(q.enabled !== undefined ? { enabled: q.enabled } : {}),
         id: q.id?.toLowerCase().replace(/^urn:uuid:/, ''),
-        // No user has an id past int4, so none made a function: nothing matches.
-        createdBy: q.created_by === undefined ? undefined : q.created_by <= MAX_INT4 ? q.created_by : -1,
+        // An id no row can have (past int4) names no user, so none made a function: nothing matches.
+        createdBy: q.created_by === undefined ? undefined : isRowId(q.created_by) ? q.created_by : -1,
         createdAt: exactTime('created_at', q.created_at),
         updatedAt: exactTime('updated_at', q.updated_at),
         searchTerms: searchTerms(q.search ?? ''),
@@ -105,7 +105,7 @@ export const hogFunctionHandlers = {
     const { fn } = await pathFunction(req);
     const q = req.query ?? {};
     const rows = await readLogs(req.server.db, req.tenant.project_id, fn.id, {
-      limit: q.limit ?? 50,
+      limit: clampLimit(q.limit, 50),
       after: q.after,
       before: q.before,
       instance_id: q.instance_id,

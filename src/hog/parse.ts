@@ -1,7 +1,7 @@
 // Hog programs and HogQL expressions parsed by PostHog's own parser (WebAssembly), giving its JSON AST.
-import { QueryError } from '../hogql/query/errors.js';
-import { parseOffThread } from '../hogql/query/parse-thread.js';
-import type { HogParseKind } from '../hogql/query/parse-worker.js';
+import { QueryError } from '../hogql/errors.js';
+import { parseOffThread } from '../hogql/parse-thread.js';
+import type { HogParseKind } from '../hogql/parse-worker.js';
 import { HogCompileError } from './errors.js';
 
 /** A node of the parser's JSON AST; `node` names its kind. */

@@ -3,17 +3,19 @@ import type { Db } from '../db/client.js';
 import { ApiError } from '../core/errors.js';
 import { pick } from '../core/pick.js';
 import { dashboardExtras } from '../dashboard-access/queries.js';
-import { dashboardPermissions, type Viewer } from '../dashboard-access/rules.js';
+import { dashboardPermissions, Privilege, type Viewer } from '../dashboard-access/rules.js';
 import { normalizeTags } from '../core/tags.js';
 import {
   dashboardsByIds,
   deleteInsightTiles,
   insertInsight,
+  insightTiles,
   setInsightDashboards,
   updateInsight,
   type InsightChange,
   type InsightRow,
 } from './queries.js';
+import { insightPermissions } from './present.js';
 import { checkQuery } from './query-node.js';
 
 type Body = components['schemas']['InsightRequest'];
@@ -70,8 +72,9 @@ export async function createInsight(db: Db, projectId: number, viewer: Viewer, b
 }
 
 /**
- * Updates an insight as PostHog's serializer does: deleting it takes it off every dashboard, otherwise
- * `dashboards` replaces the dashboards it is on; a material change records who made it.
+ * Updates an insight as PostHog's serializer does, for a viewer who may edit it (the dashboards it is on
+ * decide): deleting it takes it off every dashboard, otherwise `dashboards` replaces the dashboards it is on;
+ * a material change records who made it.
  */
 export async function changeInsight(
   db: Db,
@@ -80,6 +83,10 @@ export async function changeInsight(
   insight: InsightRow,
   body: Body,
 ): Promise<InsightRow> {
+  const tiles = (await insightTiles(db, [insight])).get(insight.id)!;
+  if ((await insightPermissions(db, insight, tiles, viewer)).effective_privilege_level < Privilege.CAN_EDIT) {
+    throw ApiError.permissionDenied("You don't have edit permissions for this insight.");
+  }
   if (body.query) await checkQuery(projectId, body.query);
   const deleting = body.deleted === true;
   const dashboards =

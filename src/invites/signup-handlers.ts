@@ -63,7 +63,6 @@ export const signupHandlers = {
         };
       },
     );
-    // Cached principals of this user predate the new membership.
     // A new user gets 201 with their first key; an existing user who accepted with their own key, 200.
     reply.code(acting ? 200 : 201);
     return answer;

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { RequestOf, SomeHandlers } from '../http/types.js';
 import { ApiError } from '../core/errors.js';
-import { isRowId, isUuid } from '../core/ids.js';
+import { isUuid, rowIdOf } from '../core/ids.js';
 import { pageOf } from '../core/paging.js';
 import { paginated } from '../http/pagination.js';
 import { answerFormat } from '../http/renderers.js';
@@ -93,10 +93,7 @@ export const personHandlers = {
       const text = ids.map(String);
       persons = await personIdsOf(db, req.tenant.project_id, {
         uuids: text.filter(isUuid).map((u) => u.toLowerCase()),
-        ids: text
-          .filter((s) => /^\d+$/.test(s))
-          .map(Number)
-          .filter(isRowId),
+        ids: text.map(rowIdOf).filter((id) => id !== undefined),
       });
     } else {
       throw ApiError.validation(null, 'You need to specify either distinct_ids or ids');

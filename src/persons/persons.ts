@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/client.js';
 import { ApiError } from '../core/errors.js';
-import { isRowId, isUuid } from '../core/ids.js';
+import { isUuid, rowIdOf } from '../core/ids.js';
 import { ingest } from '../capture/ingest.js';
 import type { CapturedEvent } from '../capture/normalize.js';
 import { sanitize } from '../capture/normalize.js';
@@ -29,8 +29,8 @@ export async function loadPerson(db: Db, projectId: number, key: string): Promis
   let row: PersonRow | undefined;
   if (isUuid(key)) row = await getPerson(db, projectId, { uuid: key.toLowerCase() });
   else if (/^\d+$/.test(key)) {
-    const id = Number(key);
-    row = isRowId(id) ? await getPerson(db, projectId, { id }) : undefined;
+    const id = rowIdOf(key);
+    row = id === undefined ? undefined : await getPerson(db, projectId, { id });
   } else {
     throw ApiError.validation(
       null,

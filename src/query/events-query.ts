@@ -1,7 +1,7 @@
 import { ApiError } from '../core/errors.js';
 import { dateValue } from '../core/dates.js';
 import { parsePropertyFilters, type FilterNode, type Scalar } from '../events/filters.js';
-import { parseExpression, parseOrder, QueryError, type Node, type Select } from '../hogql/query/index.js';
+import { parseExpression, parseOrder, QueryError, type Node, type Select } from '../hogql/index.js';
 
 /** PostHog's EventsQuery, trimmed to what this server answers. */
 export interface EventsQuery {

@@ -1,5 +1,5 @@
 import { parsePropertyFilters } from '../events/filters.js';
-import { QueryError, type Node, type Query, type Select } from '../hogql/query/index.js';
+import { QueryError, type Node, type Query, type Select } from '../hogql/index.js';
 import { propertyFilterNode } from './events-query.js';
 import { isoOf, wallClockAt, wallText } from './kinds/date-range.js';
 

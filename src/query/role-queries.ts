@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Sql } from 'postgres';
 import type { Db } from '../db/client.js';
+import { sqlState } from '../core/sql-state.js';
 import type { QueryLimits } from './queries.js';
 
 /**
@@ -32,8 +33,6 @@ export interface QuerySandbox {
   /** What could not be set up (the connecting user's missing rights), for one line at start; null if nothing. */
   warning: string | null;
 }
-
-const sqlState = (err: unknown) => (err as { code?: string }).code;
 
 /**
  * Makes the Query API's restricted role for this database, idempotently (every start re-grants, so a

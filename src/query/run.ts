@@ -2,14 +2,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
 import { projectTestAccountFilters, streamReadOnly, type QueryLimits, type RunTag } from './queries.js';
 import { ApiError } from '../core/errors.js';
-import {
-  CACHE_ENTRIES,
-  compileQuery,
-  parseQuery,
-  QueryError,
-  type CompiledQuery,
-  type Query,
-} from '../hogql/query/index.js';
+import { CACHE_ENTRIES, compileQuery, parseQuery, QueryError, type CompiledQuery, type Query } from '../hogql/index.js';
 import { AnswerRows, JsonAnswer } from './answer.js';
 import { databaseError } from './errors.js';
 import { eventsSelect, type EventsQuery } from './events-query.js';

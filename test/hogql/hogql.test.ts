@@ -4,9 +4,9 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import t from 'tap';
 import { events, persons, projects } from '../../src/db/schema/index.js';
-import { compileExpression, parseExpression, QueryError } from '../../src/hogql/query/index.js';
-import { eventsTable, jsonValue, refuseAggregates } from '../../src/hogql/query/embedded.js';
-import { toBool } from '../../src/hogql/query/types.js';
+import { compileExpression, parseExpression, QueryError } from '../../src/hogql/index.js';
+import { eventsTable, jsonValue, refuseAggregates } from '../../src/hogql/embedded.js';
+import { toBool } from '../../src/hogql/types.js';
 import { compileHogQL } from '../../src/batch-exports/hogql.js';
 import { insertBatchExport } from '../../src/batch-exports/queries.js';
 import { jsonTexts, recordSource } from '../../src/batch-exports/records.js';

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import t from 'tap';
-import { compileQuery, parseQuery, QueryError } from '../../src/hogql/query/index.js';
+import { compileQuery, parseQuery, QueryError } from '../../src/hogql/index.js';
 import { buildTestApp } from '../helpers/app.js';
 import { insertEvents, insertPerson } from '../helpers/event-rows.js';
 import { makeTenant } from '../helpers/factories.js';

@@ -11,7 +11,7 @@ import {
   print,
   printQuery,
   QueryError,
-} from '../../src/hogql/query/index.js';
+} from '../../src/hogql/index.js';
 
 t.test('expressions print back with their grouping', async (t) => {
   const cases: [string, string][] = [

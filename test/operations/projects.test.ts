@@ -77,6 +77,9 @@ t.test('projects_retrieve', async (t) => {
   t.same(other.body, { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null });
   t.equal((await call('projects_retrieve', { key: a.key, params: { id: 'abc' } })).status, 404);
   t.equal((await call('projects_retrieve', { key: a.key, params: { id: 99999999 } })).status, 404);
+  // Digits are read as PostHog's int() reads them: zero padding, however long, names the same project.
+  const padded = String(a.project.id).padStart(12, '0');
+  t.equal((await call('projects_retrieve', { key: a.key, params: { id: padded } })).body.id, a.project.id);
   const scopedElsewhere = await makeKey(db, a.user, ['project:read'], { scoped_teams: [999] });
   const refused = await call('projects_retrieve', { key: scopedElsewhere, params: { id: a.project.id } });
   t.equal(refused.body.detail, `API key does not have access to the requested project: ID ${a.project.id}.`);

@@ -9,7 +9,7 @@ import { sqlState } from '../../src/core/sql-state.js';
 import type { Db } from '../../src/db/client.js';
 import { streamReadOnly, type QueryLimits } from '../../src/query/queries.js';
 import { prepareQuerySandbox, QUERY_TABLES, queryRoleName } from '../../src/query/role-queries.js';
-import { TABLES } from '../../src/hogql/query/tables.js';
+import { TABLES } from '../../src/hogql/tables.js';
 import { rowsOf } from '../../src/db/queries/util.js';
 import { buildTestApp } from '../helpers/app.js';
 import { adminClient } from '../helpers/db.js';

@@ -1,5 +1,6 @@
 import { finished } from 'node:stream/promises';
 import postgres from 'postgres';
+import { sqlState } from '../../core/sql-state.js';
 import type { PostgresConfig } from '../destination-config.js';
 import { pgSocket } from '../destination-network.js';
 import { withDeadline } from '../deadline.js';
@@ -189,7 +190,7 @@ export async function postgresWriter({
     try {
       await copyInto(`copy ${target} (${names}) from stdin`, batch.data);
     } catch (err) {
-      if ((err as { code?: string })?.code !== '23505') throw err;
+      if (sqlState(err) !== '23505') throw err;
       await step(conn!.unsafe('rollback to savepoint batch_export_direct'));
       direct = false;
     }

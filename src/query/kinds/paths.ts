@@ -1,9 +1,9 @@
 import type { SQL } from 'drizzle-orm';
 import { ApiError } from '../../core/errors.js';
 import { needsPersons, type FilterNode } from '../../events/filters.js';
-import { compileExpression, parseExpression, QueryError, type Node } from '../../hogql/query/index.js';
-import { eventsTable, refuseAggregates } from '../../hogql/query/embedded.js';
-import { toText } from '../../hogql/query/types.js';
+import { compileExpression, parseExpression, QueryError, type Node } from '../../hogql/index.js';
+import { eventsTable, refuseAggregates } from '../../hogql/embedded.js';
+import { toText } from '../../hogql/types.js';
 import { Timings } from '../timings.js';
 import { isoOf, planRange, type RangePlan, resolveRange } from './date-range.js';
 import { execute, type Executor } from './execute.js';

@@ -1,6 +1,6 @@
 // The one HogQL front end: PostHog's own parser (@posthog/hogql-parser), on its own thread, with the
 // answers kept by text so that a query asked again is not parsed again.
-import { Lru } from '../../core/lru.js';
+import { Lru } from '../core/lru.js';
 import type { Node, Query } from './ast.js';
 import { position, QueryError } from './errors.js';
 import { parseOffThread } from './parse-thread.js';

@@ -2,7 +2,7 @@
 // exports' `hogql_query`. They read the events table itself (not a SELECT of the compiler's), one row per
 // event, so aggregates and window functions have no place in them.
 import { sql, type SQL } from 'drizzle-orm';
-import { events, persons } from '../../db/schema/index.js';
+import { events, persons } from '../db/schema/index.js';
 import type { Node } from './ast.js';
 import { QueryError } from './errors.js';
 import { WINDOW_AGGREGATES, WINDOW_ONLY } from './functions.js';

@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { dateValue } from '../../core/dates.js';
+import { dateValue } from '../core/dates.js';
 import type { Scalar } from './ast.js';
 import { QueryError } from './errors.js';
 
