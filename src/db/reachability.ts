@@ -46,17 +46,33 @@ export function tcpSocketOptions(
       // The driver listens too; this one only keeps a late error from being an uncaught exception.
       socket.on('error', () => {});
       let answered = false;
+      // A connection that carries a CancelRequest is closed by the server without an answer, as the protocol
+      // says: that is its success, not an outage.
+      let cancelling = false;
+      const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+      socket.write = ((chunk: unknown, ...rest: unknown[]) => {
+        if (!answered && isCancelRequest(chunk)) cancelling = true;
+        return write(chunk, ...rest);
+      }) as typeof socket.write;
       socket.once('data', () => {
         answered = true;
         reach.up();
       });
       socket.once('close', () => {
-        if (!answered) reach.down();
+        if (!answered && !cancelling) reach.down();
       });
-      socket.once('end', () =>
-        socket.destroy(Object.assign(new Error('The database server closed the connection'), { code: 'ECONNRESET' })),
-      );
+      socket.once('end', () => {
+        if (cancelling) return;
+        socket.destroy(Object.assign(new Error('The database server closed the connection'), { code: 'ECONNRESET' }));
+      });
       return socket;
     },
   };
+}
+
+/** The protocol's CancelRequest: length 16, then the code 80877102, then the backend's pid and secret key. */
+function isCancelRequest(chunk: unknown): boolean {
+  return (
+    Buffer.isBuffer(chunk) && chunk.length === 16 && chunk.readInt32BE(0) === 16 && chunk.readInt32BE(4) === 80877102
+  );
 }

@@ -116,7 +116,8 @@ export async function streamReadOnly(db: Db, statement: SQL, opts: StreamOptions
       ? () => {}
       : whenClientGone(() => {
           gone = true;
-          void pending.cancel();
+          // A cancel that cannot reach the server leaves the statement to its timeout: nothing more to do.
+          void Promise.resolve(pending.cancel() as unknown).catch(() => {});
         });
     try {
       await pending.forEach((row) => {
