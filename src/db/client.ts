@@ -159,10 +159,13 @@ export function countPoolQueries(): () => { waiting: number; running: number } {
   return poolQueries;
 }
 
+/** Transactions waiting for a connection of their own (their BEGIN is postgres.js's, not counted above). */
+let transactionsWaiting = 0;
+
 function poolQueries(): { waiting: number; running: number } {
-  let waiting = 0;
-  for (const query of unanswered) if (!query.state) waiting++;
-  return { waiting, running: unanswered.size - waiting };
+  let queued = 0;
+  for (const query of unanswered) if (!query.state) queued++;
+  return { waiting: queued + transactionsWaiting, running: unanswered.size - queued };
 }
 
 /** `query`, counted in `unanswered` from the moment it runs (when awaited) until it settles. */
@@ -234,8 +237,15 @@ async function beginKnowingOutcome(sql: PostgresClient, args: unknown[], afterCo
   let xid: string | null = null;
   let accessChanged = false;
   let result: unknown;
+  let waiting = counting;
+  if (waiting) transactionsWaiting++;
+  const started = () => {
+    if (waiting) transactionsWaiting--;
+    waiting = false;
+  };
   try {
     await sql.begin(...(args as [string]), async (tx) => {
+      started();
       const work = fn(preparingClient(tx));
       result = await (Array.isArray(work) ? Promise.all(work) : work);
       const [row] = await tx<{ xid: string | null; access: string | null }[]>`
@@ -246,6 +256,7 @@ async function beginKnowingOutcome(sql: PostgresClient, args: unknown[], afterCo
       return result;
     });
   } catch (err) {
+    started();
     if (xid === null || !isConnectionLost(err)) throw err;
     const outcome = await commitOutcome(sql, xid);
     if (outcome !== 'committed') throw outcome === 'aborted' ? err : new CommitOutcomeUnknown(err);

@@ -26,4 +26,15 @@ t.test('queries beyond what one connection pipelines wait, and are counted as wa
 
   await database.db.execute(sql`select 1/0`).catch(() => undefined);
   t.same(queries(), { waiting: 0, running: 0 }, 'a failed query is not counted either');
+
+  // A transaction takes the connection for itself: the next one waits for it before its BEGIN.
+  const first = database.db.transaction(async (tx) => tx.execute(sql`select pg_sleep(0.4)`));
+  await new Promise((r) => setTimeout(r, 150));
+  const second = database.db.transaction(async (tx) => tx.execute(sql`select 1`));
+  await new Promise((r) => setTimeout(r, 50));
+  t.same(queries(), { waiting: 1, running: 1 }, "the second transaction waits while the first's query runs");
+  await Promise.all([first, second]);
+  t.same(queries(), { waiting: 0, running: 0 });
+  await database.db.transaction(async () => Promise.reject(new Error('rolled back'))).catch(() => undefined);
+  t.same(queries(), { waiting: 0, running: 0 }, 'a transaction rolled back is not left waiting');
 });
