@@ -14,7 +14,7 @@ import { serveMetrics } from './metrics/serve.js';
 import { GUARDED_EVENTS, guardProcess } from './process-guard.js';
 import { prepareSecretBox } from './secrets/index.js';
 import { startTracing } from './tracing.js';
-import { logLine as log } from './core/log-line.js';
+import { logLine } from './core/log-line.js';
 
 const config = configOrExit();
 // Checked with the rest of the configuration, before anything is opened: the same one line and exit code.
@@ -26,6 +26,13 @@ if (!config.databaseUrl) {
   process.exit(2);
 }
 const databaseUrl = config.databaseUrl;
+
+// LOG_LEVEL as pino applies it in the server: lines below it are not written.
+const PINO_LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
+const threshold = PINO_LEVELS[config.logLevel] ?? Number.POSITIVE_INFINITY;
+const log: typeof logLine = (level, msg, fields) => {
+  if (PINO_LEVELS[level]! >= threshold) logLine(level, msg, fields);
+};
 
 const logError = (msg: string, err?: unknown) => log('error', msg, { err: serializeError(err) });
 

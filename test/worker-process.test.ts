@@ -3,7 +3,7 @@
 // log is the server's JSON, and its configuration is checked as the server's is.
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { createTestDatabase } from './helpers/db.js';
+import { adminClient, createTestDatabase } from './helpers/db.js';
 import { attr, startCollector, until } from './helpers/otlp.js';
 import { startServer, startWorkerProcess } from './helpers/server-process.js';
 
@@ -125,4 +125,24 @@ t.test("the worker's configuration is checked as the server's: one line, exit co
   t.equal(await alone.exited, 2, 'no DATABASE_URL');
   t.match(alone.output().stderr, /^Invalid configuration: DATABASE_URL: expected a postgres:\/\/ [^\n]+\n$/);
   t.equal(`${bad.output().stdout}${alone.output().stdout}`, '', 'nothing started, nothing logged');
+});
+
+t.test('LOG_LEVEL holds for the worker as for the server', async (t) => {
+  const fresh = await createTestDatabase();
+  t.teardown(() => fresh.drop());
+  const quiet = startWorkerProcess({ DATABASE_URL: fresh.url, LOG_LEVEL: 'warn' });
+  t.teardown(() => void quiet.child.kill('SIGKILL'));
+  // Started once its job engine has made the last queue it works on, in a database of its own.
+  const queues = adminClient(fresh.url);
+  t.teardown(() => queues.end());
+  t.ok(
+    await until(
+      async () =>
+        (await queues`select 1 from pgboss.queue where name = 'events-maintenance'`.catch(() => [])).length > 0,
+    ),
+    'the worker started',
+  );
+  quiet.child.kill('SIGTERM');
+  t.equal(await quiet.exited, 0);
+  t.equal(quiet.output().stdout, '', 'no info line: neither its start nor its stop');
 });
