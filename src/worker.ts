@@ -14,28 +14,33 @@ import { serveMetrics } from './metrics/serve.js';
 import { GUARDED_EVENTS, guardProcess } from './process-guard.js';
 import { prepareSecretBox } from './secrets/index.js';
 import { startTracing } from './tracing.js';
+import { logLine } from './core/log-line.js';
 
 const config = configOrExit();
-
-function log(level: 'info' | 'warn' | 'error', msg: string, extra: Record<string, unknown> = {}): void {
-  const line = JSON.stringify({ level, time: new Date().toISOString(), msg, ...extra });
-  (level === 'info' ? process.stdout : process.stderr).write(`${line}\n`);
+// Checked with the rest of the configuration, before anything is opened: the same one line and exit code.
+if (!config.databaseUrl) {
+  process.stderr.write(
+    'Invalid configuration: DATABASE_URL: expected a postgres:// or postgresql:// URL (the embedded database ' +
+      'belongs to the server, which runs a worker itself with WORKER=1)\n',
+  );
+  process.exit(2);
 }
+const databaseUrl = config.databaseUrl;
+
+// LOG_LEVEL as pino applies it in the server: lines below it are not written.
+const PINO_LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
+const threshold = PINO_LEVELS[config.logLevel] ?? Number.POSITIVE_INFINITY;
+const log: typeof logLine = (level, msg, fields) => {
+  if (PINO_LEVELS[level]! >= threshold) logLine(level, msg, fields);
+};
 
 const logError = (msg: string, err?: unknown) => log('error', msg, { err: serializeError(err) });
 
 async function main(): Promise<void> {
-  if (!config.databaseUrl) {
-    process.stderr.write(
-      'The worker needs DATABASE_URL: the embedded database belongs to the server, which runs a worker itself ' +
-        '(WORKER=1).\n',
-    );
-    process.exit(1);
-  }
   guardProcess(logError);
   const stopTracing = await startTracing(config, 'worker');
   const database = await openDatabase({
-    url: config.databaseUrl,
+    url: databaseUrl,
     readUrl: config.databaseReadUrl,
     poolSize: config.exportConcurrency + 4,
   });
@@ -51,8 +56,9 @@ async function main(): Promise<void> {
   const maintenance = createEventsMaintenance(database.db, jobs, config, logError, (r) => {
     if (r.created || r.dropped || r.deleted) log('info', 'events maintenance', { ...r });
   });
-  closeWithGrace({ delay: 30_000, skip: [...GUARDED_EVENTS] }, async ({ err }) => {
+  closeWithGrace({ delay: 30_000, skip: [...GUARDED_EVENTS] }, async ({ err, signal }) => {
     if (err) logError('shutting down after an error', err);
+    else log('info', 'shutting down: handing running exports back', { signal });
     // Running exports are handed back as FailedRetryable; another worker (or this one, restarted) retries them.
     await worker.stop();
     await deliveries.stop();

@@ -40,9 +40,29 @@ t.test('METRICS_PORT serves Prometheus text on a listener of its own', async (t)
     results: { id: number; api_token: string }[];
   };
   const token = projects.results[0]!.api_token;
-  const batch = { api_key: token, batch: [1, 2, 3].map((n) => ({ event: 'e', distinct_id: `d${n}` })) };
+  const project = `${api}/api/projects/${projects.results[0]!.id}`;
+  const json = { ...auth, 'content-type': 'application/json' };
+  const drop = await fetch(`${project}/hog_functions/`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({
+      type: 'transformation',
+      enabled: true,
+      template_id: 'template-drop-events',
+      filters: { events: [{ id: 'noise', type: 'events' }] },
+    }),
+  });
+  t.equal(drop.status, 201, 'a transformation that drops `noise` events');
+  const events = [1, 2, 3].map((n) => ({ event: 'e', distinct_id: `d${n}` }));
+  const batch = { api_key: token, batch: [...events, { event: 'noise', distinct_id: 'd1' }] };
   const sent = await fetch(`${api}/batch/`, { method: 'POST', body: JSON.stringify(batch) });
   t.equal(sent.status, 200);
+  const query = await fetch(`${project}/query/`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ query: { kind: 'HogQLQuery', query: 'select count() from events' } }),
+  });
+  t.same(((await query.json()) as { results: unknown }).results, [[3]], 'the dropped event was not stored');
   const refused = await fetch(`${api}/batch/`, { method: 'POST', body: JSON.stringify({ ...batch, api_key: 'nope' }) });
   t.equal(refused.status, 401);
 
@@ -61,6 +81,11 @@ t.test('METRICS_PORT serves Prometheus text on a listener of its own', async (t)
   );
   t.equal(sample(text, 'http_request_duration_seconds_count', { operation: 'none', status: '404' }), 1);
   t.equal(sample(text, 'posthog_ingested_events_total'), 3, 'the three events stored');
+  t.equal(sample(text, 'posthog_dropped_events_total'), 1, 'the one the transformation dropped');
+  t.equal(sample(text, 'posthog_query_queue_wait_seconds_count'), 1, 'the query, which found a slot free');
+  t.equal(sample(text, 'posthog_query_queue_wait_seconds_bucket', { le: '0.001' }), 1, 'and did not wait');
+  t.equal(sample(text, 'posthog_db_pool_queries', { state: 'waiting' }), 0, 'no query waits for a connection');
+  t.ok((sample(text, 'posthog_db_pool_queries', { state: 'running' }) ?? -1) >= 0, 'running ones are counted');
   t.equal(sample(text, 'posthog_capture_refused_total', { status: '401' }), 1, 'and the refused request');
   t.ok((sample(text, 'posthog_db_connections', { state: 'idle' }) ?? 0) >= 1, 'database connections by state');
   t.equal(sample(text, 'posthog_db_pool_size'), 10);

@@ -7,46 +7,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { createTestDatabase } from './helpers/db.js';
+import { attr, startCollector, until } from './helpers/otlp.js';
 import { startServer } from './helpers/server-process.js';
 
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes: { key: string; value: { stringValue?: string; intValue?: string | number } }[];
-}
-interface Export {
-  resourceSpans: { resource: { attributes: OtlpSpan['attributes'] }; scopeSpans: { spans: OtlpSpan[] }[] }[];
-}
-
-const exports: { path: string; contentType: string; body: Export }[] = [];
-const collector = http.createServer((req, res) => {
-  let text = '';
-  req.on('data', (d) => (text += d));
-  req.on('end', () => {
-    exports.push({ path: req.url ?? '', contentType: String(req.headers['content-type']), body: JSON.parse(text) });
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-  });
-});
-await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
-t.teardown(() => collector.close());
-const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
-
-const spans = () => exports.flatMap((e) => e.body.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)));
-const attr = (span: OtlpSpan, key: string) => {
-  const value = span.attributes.find((a) => a.key === key)?.value;
-  return value?.stringValue ?? (value?.intValue === undefined ? undefined : Number(value.intValue));
-};
-
-async function until<T>(what: () => T | undefined, ms = 15_000): Promise<T | undefined> {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
-    const found = what();
-    if (found) return found;
-  }
-  return undefined;
-}
+const collector = await startCollector(t);
+const { endpoint, exports, spans } = collector;
 
 t.test('a request and its queries arrive as spans of one trace', async (t) => {
   const database = await createTestDatabase();

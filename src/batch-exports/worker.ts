@@ -70,6 +70,8 @@ export class ExportWorker {
             'messaging.system': 'pg-boss',
             'messaging.destination.name': RUN_QUEUE,
             'job.id': job.id,
+            'batch_export_run.id': job.data.run_id,
+            'job.attempt': job.retryCount + 1,
           };
           await this.track(inSpan(`process ${RUN_QUEUE}`, attributes, () => this.handle(job), job.data.trace));
         }

@@ -4,7 +4,7 @@ import { normalizeEvents, readPayload } from './normalize.js';
 import { eachInTurns } from '../core/turns.js';
 import { ingest, projectByToken } from './ingest.js';
 import { ingestThroughHogFunctions } from '../hog-functions/pipeline.js';
-import { ingestedEvents, metricsEnabled } from '../metrics/registry.js';
+import { droppedEvents, ingestedEvents, metricsEnabled } from '../metrics/registry.js';
 
 // PostHog's capture wording; its clients show these to developers setting up an SDK.
 const MISSING_KEY = 'API key not provided. You can find your project API key in PostHog project settings.';
@@ -25,8 +25,15 @@ async function capture(req: RequestOf<'capture_batch_create'>) {
     if (project.anonymize_ips) delete e.properties.$ip;
     else e.properties.$ip ??= ip;
   });
-  await ingestThroughHogFunctions(req.server, project, batch, (kept) => ingest(req.server.db, project, kept, now));
-  if (metricsEnabled()) ingestedEvents.inc(batch.length);
+  let stored = 0;
+  await ingestThroughHogFunctions(req.server, project, batch, async (kept) => {
+    await ingest(req.server.db, project, kept, now);
+    stored = kept.length;
+  });
+  if (metricsEnabled()) {
+    ingestedEvents.inc(stored);
+    droppedEvents.inc(batch.length - stored);
+  }
   return { status: 1 as const };
 }
 

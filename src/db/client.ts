@@ -145,6 +145,57 @@ type PostgresClient = import('postgres').Sql;
 
 type AfterCommit = (accessChanged: boolean) => Promise<void>;
 
+/**
+ * This process's queries not answered yet, for the pool's metrics: postgres.js gives a query its `state`
+ * (the backend it went to) when it sends it, so one without is still waiting for a connection.
+ */
+const unanswered = new Set<{ state: unknown }>();
+/** Off until metrics are served, so a process without them pays nothing per query. */
+let counting = false;
+
+/** Starts counting, and returns how many of this process's queries wait for a connection or run. */
+export function countPoolQueries(): () => { waiting: number; running: number } {
+  counting = true;
+  return poolQueries;
+}
+
+/** Transactions waiting for a connection of their own (their BEGIN is postgres.js's, not counted above). */
+let transactionsWaiting = 0;
+
+function poolQueries(): { waiting: number; running: number } {
+  let queued = 0;
+  for (const query of unanswered) if (!query.state) queued++;
+  return { waiting: queued + transactionsWaiting, running: unanswered.size - queued };
+}
+
+/** `query`, counted in `unanswered` from the moment it runs (when awaited) until it settles. */
+function counted<T extends Thenable>(query: T): T {
+  if (!counting) return query;
+  const then = query.then;
+  const entry = query as unknown as { state: unknown };
+  // biome-ignore lint/suspicious/noThenProperty: the query is a promise; its own `then` is wrapped, not added.
+  query.then = function (this: T, onFulfilled, onRejected) {
+    unanswered.add(entry);
+    return then.call(
+      this,
+      (value: unknown) => {
+        unanswered.delete(entry);
+        return onFulfilled ? onFulfilled(value) : value;
+      },
+      (err: unknown) => {
+        unanswered.delete(entry);
+        if (onRejected) return onRejected(err);
+        throw err;
+      },
+    );
+  };
+  return query;
+}
+
+interface Thenable {
+  then(onFulfilled?: (v: unknown) => unknown, onRejected?: (e: unknown) => unknown): unknown;
+}
+
 /** A postgres.js client whose `unsafe` prepares, as do the clients it hands to transactions. */
 function preparingClient<T extends PostgresClient | import('postgres').TransactionSql>(
   client: T,
@@ -154,7 +205,7 @@ function preparingClient<T extends PostgresClient | import('postgres').Transacti
     get(target, prop, receiver) {
       if (prop === 'unsafe') {
         return (query: string, params?: unknown[], options?: object) =>
-          traceQuery(target.unsafe(query, params as never[], { ...options, prepare: true }), query);
+          counted(traceQuery(target.unsafe(query, params as never[], { ...options, prepare: true }), query));
       }
       if (prop === 'begin')
         return (...args: unknown[]) => beginKnowingOutcome(target as PostgresClient, args, afterCommit);
@@ -186,8 +237,15 @@ async function beginKnowingOutcome(sql: PostgresClient, args: unknown[], afterCo
   let xid: string | null = null;
   let accessChanged = false;
   let result: unknown;
+  let waiting = counting;
+  if (waiting) transactionsWaiting++;
+  const started = () => {
+    if (waiting) transactionsWaiting--;
+    waiting = false;
+  };
   try {
     await sql.begin(...(args as [string]), async (tx) => {
+      started();
       const work = fn(preparingClient(tx));
       result = await (Array.isArray(work) ? Promise.all(work) : work);
       const [row] = await tx<{ xid: string | null; access: string | null }[]>`
@@ -198,6 +256,7 @@ async function beginKnowingOutcome(sql: PostgresClient, args: unknown[], afterCo
       return result;
     });
   } catch (err) {
+    started();
     if (xid === null || !isConnectionLost(err)) throw err;
     const outcome = await commitOutcome(sql, xid);
     if (outcome !== 'committed') throw outcome === 'aborted' ? err : new CommitOutcomeUnknown(err);

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { Gauge } from 'prom-client';
 import type { JobEngine } from '../batch-exports/index.js';
-import type { Database } from '../db/client.js';
+import { countPoolQueries, type Database } from '../db/client.js';
 import { registry } from './registry.js';
 
 interface Sources {
@@ -23,6 +23,18 @@ export function registerGauges({ database, poolSize, jobs }: Sources): void {
     registers: [registry],
     collect() {
       this.set(poolSize);
+    },
+  });
+  const queries = countPoolQueries();
+  new Gauge({
+    name: 'posthog_db_pool_queries',
+    help: "This process's queries not answered yet: waiting for a connection of its pool, or running on one.",
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const { waiting, running } = queries();
+      this.set({ state: 'waiting' }, waiting);
+      this.set({ state: 'running' }, running);
     },
   });
   new Gauge({

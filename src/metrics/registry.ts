@@ -20,6 +20,12 @@ export const ingestedEvents = new Counter({
   registers: [registry],
 });
 
+export const droppedEvents = new Counter({
+  name: 'posthog_dropped_events_total',
+  help: "Events of accepted capture requests that were not stored: dropped by their project's transformations.",
+  registers: [registry],
+});
+
 export const refusedCaptures = new Counter({
   name: 'posthog_capture_refused_total',
   help: 'Capture requests answered with an error, by status (nothing of them was stored).',

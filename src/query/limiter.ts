@@ -47,16 +47,17 @@ export class FairLimiter {
     let g = this.groups.get(group);
     if (!g) this.groups.set(group, (g = { running: 0, waiting: [] }));
     // After every dispatch a free slot means every waiting group is at its own limit: start at once.
+    // A query that starts at once is observed too (no wait), so the histogram tells what share waited.
+    const queued = performance.now();
     if (this.canStart(g)) this.start(g);
     else {
-      const queued = performance.now();
       await new Promise<void>((resolve) => {
         g.waiting.push(resolve);
         if (g.waiting.length === 1) this.turns.push(group);
         this.dispatch();
       });
-      if (metricsEnabled()) queryWait.observe((performance.now() - queued) / 1000);
     }
+    if (metricsEnabled()) queryWait.observe((performance.now() - queued) / 1000);
     try {
       return await fn();
     } finally {

@@ -13,7 +13,7 @@ export interface ServerProcess {
 let bundles: string | undefined;
 
 /** The server and the CLI bundled as `npm start` and `npm run cli` bundle them, in this test process's own folder. */
-function bundled(name: 'server' | 'cli'): string {
+function bundled(name: 'server' | 'worker' | 'cli'): string {
   if (!bundles) {
     const outdir = `dist/test-${process.pid}`;
     execFileSync(process.execPath, ['scripts/build.mjs', outdir]);
@@ -61,6 +61,34 @@ export function startServer(env: NodeJS.ProcessEnv, wrapper: string[] = []): Ser
     void exited.then(() => {
       clearInterval(timer);
       reject(new Error(`server exited: ${stderr}`));
+    });
+  });
+  listening.catch(() => {});
+  return { child, listening, exited, output: () => ({ stdout, stderr }) };
+}
+
+/**
+ * `npm run worker` as a process of its own, as the server is above; its `listening` resolves once the
+ * worker has started, to its metrics URL (empty without METRICS_PORT).
+ */
+export function startWorkerProcess(env: NodeJS.ProcessEnv): ServerProcess {
+  const child = spawn(process.execPath, ['--enable-source-maps', bundled('worker')], {
+    env: { ...process.env, ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8,::1/128', ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const listening = new Promise<string>((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (!stdout.includes('"msg":"batch export worker started"')) return;
+      clearInterval(timer);
+      resolve(/"url":"(http:\/\/[^"]+)"[^\n]*"msg":"metrics listening"/.exec(stdout)?.[1] ?? '');
+    }, 25);
+    void exited.then(() => {
+      clearInterval(timer);
+      reject(new Error(`worker exited: ${stdout}${stderr}`));
     });
   });
   listening.catch(() => {});
