@@ -1182,7 +1182,7 @@ export interface paths {
         get: operations["domains_retrieve"];
         /**
          * Replace a domain's settings
-         * @description As the PATCH, with `domain` required (and, as there, ignored).
+         * @description As the PATCH (`domain` is ignored there too, so it need not be sent).
          */
         put: operations["domains_update"];
         post?: never;
@@ -1195,7 +1195,7 @@ export interface paths {
         head?: never;
         /**
          * Update a domain
-         * @description Needs administrator level (8) or higher. `domain` cannot change after creation: as in PostHog, a `domain` in the body is checked as on create (pattern, not another domain's name) and then ignored. `jit_provisioning_enabled` and `sso_enforcement` are refused with `verification_required` until the domain is verified. `scim_enabled` is refused with `feature_not_available`: this server has no SCIM API.
+         * @description Needs administrator level (8) or higher. `domain` cannot change after creation: as in PostHog, where it is read-only once the domain exists, a `domain` in the body is ignored unchecked (any name answers 200 and changes nothing). `jit_provisioning_enabled` and `sso_enforcement` are refused with `verification_required` until the domain is verified. `scim_enabled` is refused with `feature_not_available`: this server has no SCIM API.
          */
         patch: operations["domains_partial_update"];
         trace?: never;
@@ -7685,7 +7685,8 @@ export interface components {
             saml_x509_cert?: string | null;
         };
         PatchedOrganizationDomainRequest: {
-            domain?: components["schemas"]["DomainName"];
+            /** @description Ignored unchecked, as PostHog's read-only field once the domain exists. */
+            domain?: string;
             /** @description Refused (`feature_not_available`); this server has no SCIM API. */
             scim_enabled?: boolean;
             /** @description Only once the domain is verified. */
@@ -7696,7 +7697,6 @@ export interface components {
             saml_acs_url?: string | null;
             saml_x509_cert?: string | null;
         };
-        UpdateOrganizationDomainRequest: components["schemas"]["PatchedOrganizationDomainRequest"] & Record<string, never>;
         ScimToken: {
             scim_enabled: boolean;
             scim_base_url: string;
@@ -11997,7 +11997,7 @@ export interface operations {
                  *       "saml_entity_id": "https://idp.example.com/entity"
                  *     }
                  */
-                "application/json": components["schemas"]["UpdateOrganizationDomainRequest"];
+                "application/json": components["schemas"]["PatchedOrganizationDomainRequest"];
             };
         };
         responses: {

@@ -43,7 +43,10 @@ export async function createDomain(
   return row;
 }
 
-/** PATCH and PUT: PostHog's rules, in its order (verification first, then the features; never the name). */
+/**
+ * PATCH and PUT: PostHog's rules, in its order (verification first, then the features). The name is never
+ * read: PostHog makes `domain` read-only on an existing domain, so any value is ignored, not validated.
+ */
 export async function changeDomain(
   db: Db,
   organizationId: string,
@@ -67,11 +70,6 @@ export async function changeDomain(
       'SCIM provisioning is not available for this organization.',
       'feature_not_available',
     );
-  }
-  // PostHog validates `domain` as on create (a name another domain has is refused), then drops it:
-  // a domain's name never changes after creation.
-  if (body.domain !== undefined && body.domain !== current.domain && (await domainTaken(db, body.domain))) {
-    throw taken();
   }
   const row = await updateDomain(db, organizationId, current.id, input);
   if (!row) throw ApiError.notFound();

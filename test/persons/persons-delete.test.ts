@@ -245,3 +245,49 @@ t.test('a delete racing ingestion of the same distinct ids leaves no event on th
     }
   }
 });
+
+t.test('answers computed before a delete are not served after it: query kinds, insights, the events CSV', async (t) => {
+  const { tenant, params, gone } = await seeded();
+  // Every event of Nov 20 (the seed's six), as one number.
+  const query = {
+    kind: 'TrendsQuery',
+    series: [{ kind: 'EventsNode', event: null, math: 'total' }],
+    dateRange: { date_from: '2026-11-20', date_to: '2026-11-20' },
+    trendsFilter: { display: 'BoldNumber' },
+  };
+  const trends = async () => {
+    const res = await call('query_create', { key: tenant.key, params, body: { refresh: 'blocking', query } as never });
+    if (res.status !== 200) throw new Error(res.raw);
+    const body = res.body as unknown as { results: { aggregated_value: number }[]; is_cached: boolean };
+    return [body.results[0]!.aggregated_value, body.is_cached];
+  };
+  const insight = json<'insights_create'>(
+    await call('insights_create', { key: tenant.key, params, body: { name: 'all', query } as never }),
+  );
+  const insightTotal = async () => {
+    const res = await call('insights_retrieve', {
+      key: tenant.key,
+      params: { ...params, id: insight.id },
+      query: { refresh: 'blocking' },
+    });
+    return (res.body as unknown as { result: { aggregated_value: number }[] }).result[0]!.aggregated_value;
+  };
+  const csvRows = async () => {
+    const res = await call('events_list', { key: tenant.key, params, query: { format: 'csv' } });
+    return res.raw.trim().split('\r\n').length - 1;
+  };
+  t.same(await trends(), [6, false]);
+  t.same(await trends(), [6, true], 'the answer is cached');
+  t.equal(await insightTotal(), 6);
+  t.equal(await csvRows(), 6);
+
+  const res = await call('persons_destroy', {
+    key: tenant.key,
+    params: { ...params, id: gone.id },
+    query: { delete_events: true },
+  });
+  t.equal(res.status, 202);
+  t.same(await trends(), [2, false], "TrendsQuery: computed again, without the person's four events");
+  t.equal(await insightTotal(), 2, 'the insight too');
+  t.equal(await csvRows(), 2, 'the events CSV');
+});
