@@ -79,18 +79,21 @@ export async function writeCache(
   answer: { text: string; last_refresh: Date; expires_at: Date },
   maxRows: number,
 ): Promise<void> {
+  // One statement, so one commit (a flush of the WAL) per computed answer. The trim sees the rows as they were
+  // before the insert, so it keeps the newest `maxRows - 1` others beside the row written.
   await db.execute(
-    sql`insert into ${query_cache} (project_id, cache_key, answer, last_refresh, bytes, expires_at, misses)
-      values (${projectId}, ${key}, ${answer.text}::jsonb, ${answer.last_refresh.toISOString()}::timestamptz,
-        ${Buffer.byteLength(answer.text)}, ${answer.expires_at.toISOString()}::timestamptz, 1)
-      on conflict (project_id, cache_key) do update set answer = excluded.answer, last_refresh = excluded.last_refresh,
-        bytes = excluded.bytes, expires_at = excluded.expires_at, misses = ${query_cache}.misses + 1
-      where ${query_cache}.last_refresh <= excluded.last_refresh`,
-  );
-  await db.execute(
-    sql`delete from ${query_cache} where project_id = ${projectId} and (expires_at <= now() or cache_key in (
-      select cache_key from ${query_cache} where project_id = ${projectId}
-      order by last_refresh desc offset ${maxRows}))`,
+    sql`with stored as (
+        insert into ${query_cache} (project_id, cache_key, answer, last_refresh, bytes, expires_at, misses)
+        values (${projectId}, ${key}, ${answer.text}::jsonb, ${answer.last_refresh.toISOString()}::timestamptz,
+          ${Buffer.byteLength(answer.text)}, ${answer.expires_at.toISOString()}::timestamptz, 1)
+        on conflict (project_id, cache_key) do update set answer = excluded.answer,
+          last_refresh = excluded.last_refresh, bytes = excluded.bytes, expires_at = excluded.expires_at,
+          misses = ${query_cache}.misses + 1
+        where ${query_cache}.last_refresh <= excluded.last_refresh
+        returning 1)
+      delete from ${query_cache} where project_id = ${projectId} and cache_key <> ${key} and (expires_at <= now()
+        or cache_key in (select cache_key from ${query_cache} where project_id = ${projectId}
+          order by last_refresh desc offset ${Math.max(0, maxRows - 1)}))`,
   );
 }
 
