@@ -16,6 +16,7 @@ import { createKey } from '../src/personal-api-keys/queries.js';
 import { insertRuns } from '../src/batch-exports/run-queries.js';
 import { secretBox } from '../src/secrets/index.js';
 import { createUser } from '../src/users/queries.js';
+import { queryRoleName } from '../src/query/role-queries.js';
 
 const EVENTS = Number(process.env.BENCH_EXPORT_EVENTS ?? 1_000_000);
 const base = process.env.DATABASE_URL;
@@ -129,6 +130,8 @@ try {
   await s3.close();
   rmSync(s3dir, { recursive: true, force: true });
   await admin.unsafe(`drop database if exists ${source} with (force)`);
+  await admin.unsafe(`drop role if exists ${queryRoleName(source)}`);
   await admin.unsafe(`drop database if exists ${target} with (force)`);
+  await admin.unsafe(`drop role if exists ${queryRoleName(target)}`);
   await admin.end();
 }

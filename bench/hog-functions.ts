@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import autocannon from 'autocannon';
 import { sqlClient } from './processes.js';
+import { queryRoleName } from '../src/query/role-queries.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const url = process.env.DATABASE_URL;
@@ -156,6 +157,7 @@ server.kill('SIGTERM');
 await new Promise((r) => server.once('exit', r));
 sink.close();
 await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+await admin.unsafe(`drop role if exists ${queryRoleName(dbName)}`);
 await admin.end();
 
 const costOf = (n: number) => {

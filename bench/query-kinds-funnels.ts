@@ -12,6 +12,7 @@ import { prepareFunnels, runFunnels } from '../src/query/kinds/funnels.js';
 import { prepareRetention, runRetention } from '../src/query/kinds/retention.js';
 import { queryEngine } from '../src/query/run.js';
 import { makeTenant } from '../test/helpers/factories.js';
+import { queryRoleName } from '../src/query/role-queries.js';
 
 const base = process.env.DATABASE_URL;
 if (!base) throw new Error('DATABASE_URL is required');
@@ -135,4 +136,5 @@ console.log(out);
 await sql.end();
 await database.close();
 await admin.unsafe(`drop database ${name} with (force)`);
+await admin.unsafe(`drop role if exists ${queryRoleName(name)}`);
 await admin.end();

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
+import { queryRoleName } from '../src/query/role-queries.js';
 
 const KEY = `phx_${randomBytes(20).toString('hex')}`;
 const base = process.env.DATABASE_URL;
@@ -62,6 +63,7 @@ async function round(limits: boolean): Promise<Round> {
   server.kill('SIGTERM');
   await new Promise((resolve) => server.once('exit', resolve));
   await admin.unsafe(`drop database ${name} with (force)`);
+  await admin.unsafe(`drop role if exists ${queryRoleName(name)}`);
   await admin.end();
   return {
     rps: Math.round(r.requests.average),

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { openDatabase } from '../src/db/client.js';
 import { parseRate, RateLimiter } from '../src/http/rate-limit.js';
+import { queryRoleName } from '../src/query/role-queries.js';
 
 const base = process.env.DATABASE_URL;
 if (!base) throw new Error('DATABASE_URL is required');
@@ -34,4 +35,5 @@ for (let round = 0; round < 2; round++) {
 }
 await database.close();
 await admin.unsafe(`drop database ${name} with (force)`);
+await admin.unsafe(`drop role if exists ${queryRoleName(name)}`);
 await admin.end();

@@ -21,6 +21,7 @@ import { FAIRNESS_HEADER, fairnessRows, queryFairness, type FairnessResult } fro
 import { postgresMemory, rssMbOf, sqlClient } from './processes.js';
 import { scenarios, type Scenario, type Seeded } from './scenarios.js';
 import { startupTimes } from './startup.js';
+import { queryRoleName } from '../src/query/role-queries.js';
 
 // BENCH_DURATION=2 BENCH_EVENTS=20000 gives a quick run that only shows the benchmark works.
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -178,6 +179,7 @@ async function startBackend(name: BackendName): Promise<Backend> {
     await Promise.race([exited, new Promise((r) => setTimeout(r, 60_000))]);
     if (admin) {
       await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+      await admin.unsafe(`drop role if exists ${queryRoleName(dbName)}`);
       await admin.end();
     }
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });

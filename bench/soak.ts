@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
+import { queryRoleName } from '../src/query/role-queries.js';
 
 const DURATION = Number(process.env.SOAK_DURATION ?? 60);
 const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS ?? 16);
@@ -58,6 +59,7 @@ async function cleanup(): Promise<void> {
   }
   if (admin) {
     await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+    await admin.unsafe(`drop role if exists ${queryRoleName(dbName)}`);
     await admin.end();
   }
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });

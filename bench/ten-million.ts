@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import postgres from 'postgres';
+import { queryRoleName } from '../src/query/role-queries.js';
 
 const EVENTS = Number(process.env.BENCH_10M_EVENTS ?? 10_000_000);
 const PERSONS = 10_000;
@@ -199,7 +200,10 @@ try {
   await Promise.race([exited, new Promise((r) => setTimeout(r, 60_000))]);
   // BENCH_10M_KEEP=1 keeps the data set for reading plans (the database's name is printed).
   if (process.env.BENCH_10M_KEEP === '1') console.log(`kept database ${dbName}`);
-  else await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+  else {
+    await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+    await admin.unsafe(`drop role if exists ${queryRoleName(dbName)}`);
+  }
   await admin.end();
 }
 
