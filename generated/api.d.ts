@@ -3114,7 +3114,7 @@ export interface paths {
         };
         /**
          * Persons' activity log
-         * @description PostHog's page of activity on persons. This server keeps no activity log for persons (their changes come from events), so the page is always empty.
+         * @description PostHog's page of activity on persons, newest first: who updated a person's properties (`updated`), deleted one of them (`delete_property`), split a person (`split_person`) or deleted one (`deleted`) through this API. Changes that arrive as events are not logged, as in PostHog. The entries of a deleted person stay on the project's page.
          */
         get: operations["persons_activity_retrieve"];
         put?: never;
@@ -3205,7 +3205,7 @@ export interface paths {
         };
         /**
          * A person's activity log
-         * @description PostHog's page of activity on persons. This server keeps no activity log for persons (their changes come from events), so the page is always empty.
+         * @description PostHog's page of activity on persons, newest first: who updated a person's properties (`updated`), deleted one of them (`delete_property`), split a person (`split_person`) or deleted one (`deleted`) through this API. Changes that arrive as events are not logged, as in PostHog. The entries of a deleted person stay on the project's page.
          */
         get: operations["persons_activity_retrieve_2"];
         put?: never;
@@ -8801,8 +8801,37 @@ export interface components {
             previous: string | null;
             results: components["schemas"]["Person"][];
         };
+        PersonActivityEntry: {
+            /** Format: uuid */
+            id: string;
+            /** @description Who did it; null once that user is deleted. */
+            user: components["schemas"]["UserBasic"] | (never | null);
+            /** @enum {string} */
+            activity: "updated" | "deleted" | "delete_property" | "split_person";
+            /** @enum {string} */
+            scope: "Person";
+            /** @description The person's id. */
+            item_id: string;
+            detail: {
+                /** @description The person's uuid (null on `updated`, as PostHog writes it). */
+                name: string | null;
+                changes: {
+                    /** @enum {string} */
+                    type: "Person";
+                    /** @enum {string} */
+                    action: "changed" | "split";
+                    field: string | null;
+                    /** @description Always null (PostHog does not record the old value). */
+                    before: unknown;
+                    /** @description For a split, the person's distinct ids before it. */
+                    after: unknown;
+                }[] | null;
+            };
+            /** Format: date-time */
+            created_at: string;
+        };
         PersonActivityPage: {
-            results: Record<string, never>[];
+            results: components["schemas"]["PersonActivityEntry"][];
             next: string | null;
             previous: string | null;
             total_count: number;

@@ -8,7 +8,9 @@ import { answerFormat } from '../http/renderers.js';
 import { parsePropertyFilters, type FilterNode } from '../events/filters.js';
 import { deletePersonEvents, deletePersons, personIdsOf, splitPerson } from './queries.js';
 import { findPersons, loadPerson, setPersonProperties, unsetPersonProperty } from './persons.js';
-import { serializePerson } from './serialize.js';
+import { serializePerson, serializePersonActivity } from './serialize.js';
+import { logPersonActivity, personActivityPage, personChange } from './activity.js';
+import { activityLogPage } from '../http/activity-log.js';
 
 /** PostHog's limit on one bulk deletion. */
 export const BULK_DELETE_LIMIT = 1000;
@@ -42,7 +44,15 @@ async function setProperties(req: RequestOf<ItemOp>, reply: FastifyReply) {
   if (properties === undefined || properties === null) throw ApiError.required('properties');
   if (!isObject(properties)) throw ApiError.validation('properties', 'Expected a dictionary of items.', 'invalid');
   await setPersonProperties(req.server.db, req.tenant.project_id, person, properties);
+  await logUpdated(req, person.id);
   return accepted(reply);
+}
+
+/** PostHog's entry for properties set through the API (its `_set_properties`). */
+function logUpdated(req: RequestOf<ItemOp | 'persons_update_property_create'>, personId: number) {
+  return logPersonActivity(req.server.db, req.tenant.project_id, req.principal.user.id, [
+    { personId, activity: 'updated', detail: { name: null, changes: [personChange('changed', 'properties')] } },
+  ]);
 }
 
 export const personHandlers = {
@@ -70,7 +80,8 @@ export const personHandlers = {
   async persons_destroy(req, reply) {
     const { db } = req.server;
     const person = await loadPerson(db, req.tenant.project_id, req.params.id);
-    const deleted = await deletePersons(db, req.tenant.project_id, [person.id], req.query.delete_events === true);
+    const withEvents = req.query.delete_events === true;
+    const deleted = await deletePersons(db, req.tenant.project_id, [person.id], withEvents, req.principal.user.id);
     // Absorbed by a merge between the read and the locks: the person this path named is gone.
     if (!deleted) throw ApiError.notFound();
     return accepted(reply);
@@ -98,7 +109,7 @@ export const personHandlers = {
     } else {
       throw ApiError.validation(null, 'You need to specify either distinct_ids or ids');
     }
-    await deletePersons(db, req.tenant.project_id, persons, withEvents);
+    await deletePersons(db, req.tenant.project_id, persons, withEvents, req.principal.user.id);
     return accepted(reply);
   },
 
@@ -111,6 +122,7 @@ export const personHandlers = {
     if (key === undefined || key === null || key === '') throw ApiError.required('key');
     const person = await loadPerson(req.server.db, req.tenant.project_id, req.params.id);
     await setPersonProperties(req.server.db, req.tenant.project_id, person, { [key]: value });
+    await logUpdated(req, person.id);
     return accepted(reply);
   },
 
@@ -119,6 +131,13 @@ export const personHandlers = {
     if (key === undefined || key === '') throw ApiError.required('$unset');
     const person = await loadPerson(req.server.db, req.tenant.project_id, req.params.id);
     await unsetPersonProperty(req.server.db, req.tenant.project_id, person, key);
+    await logPersonActivity(req.server.db, req.tenant.project_id, req.principal.user.id, [
+      {
+        personId: person.id,
+        activity: 'delete_property',
+        detail: { name: person.uuid, changes: [personChange('changed')] },
+      },
+    ]);
     reply.code(201);
     return { success: true };
   },
@@ -129,7 +148,8 @@ export const personHandlers = {
     const main = req.body?.main_distinct_id;
     if (main !== undefined && !person.distinct_ids.includes(main))
       throw ApiError.validation('main_distinct_id', "This distinct id is not one of the person's.");
-    if (!(await splitPerson(db, req.tenant.project_id, person.id, main))) throw ApiError.notFound();
+    if (!(await splitPerson(db, req.tenant.project_id, person.id, main, req.principal.user.id)))
+      throw ApiError.notFound();
     reply.code(201);
     return { success: true };
   },
@@ -141,12 +161,24 @@ export const personHandlers = {
     return accepted(reply);
   },
 
-  async persons_activity_retrieve() {
-    return { results: [], next: null, previous: null, total_count: 0 };
+  async persons_activity_retrieve(req) {
+    const { db } = req.server;
+    return activityLogPage(
+      req,
+      req.query,
+      (limit, page) => personActivityPage(db, req.tenant.project_id, undefined, limit, page),
+      serializePersonActivity,
+    );
   },
 
   async persons_activity_retrieve_2(req) {
-    await loadPerson(req.server.db, req.tenant.project_id, req.params.id);
-    return { results: [], next: null, previous: null, total_count: 0 };
+    const { db } = req.server;
+    const person = await loadPerson(db, req.tenant.project_id, req.params.id);
+    return activityLogPage(
+      req,
+      req.query,
+      (limit, page) => personActivityPage(db, req.tenant.project_id, person.id, limit, page),
+      serializePersonActivity,
+    );
   },
 } satisfies SomeHandlers;

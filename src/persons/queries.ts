@@ -7,6 +7,7 @@ import { isoTimestamp, rowsOf } from '../db/queries/util.js';
 import { sqlState } from '../core/sql-state.js';
 import type { FilterNode } from '../events/filters.js';
 import { query_cache } from '../db/schema/index.js';
+import { logPersonActivity, personChange } from './activity.js';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
@@ -169,15 +170,24 @@ export async function deletePersons(
   projectId: number,
   personIds: number[],
   withEvents: boolean,
+  userId: number | null,
 ): Promise<number> {
   return lockedTransaction(db, async (tx) => {
     const alive = await lockPersons(tx, projectId, [...new Set(personIds)]);
     if (!alive.length) return 0;
     if (withEvents) await deleteEventsOf(tx, projectId, alive);
-    const gone = await tx.execute(sql`delete from persons
-      where project_id = ${projectId} and id = any(${sql.param(alive)}::int[]) returning id`);
+    const gone = rowsOf<{ id: number; uuid: string }>(
+      await tx.execute(sql`delete from persons
+        where project_id = ${projectId} and id = any(${sql.param(alive)}::int[]) returning id, uuid`),
+    );
     await forgetCachedAnswers(tx, projectId);
-    return rowsOf<{ id: number }>(gone).length;
+    await logPersonActivity(
+      tx,
+      projectId,
+      userId,
+      gone.map((p) => ({ personId: p.id, activity: 'deleted', detail: { name: p.uuid, changes: null } })),
+    );
+    return gone.length;
   });
 }
 
@@ -217,13 +227,18 @@ export async function splitPerson(
   projectId: number,
   personId: number,
   keep: string | undefined,
+  userId: number | null,
 ): Promise<boolean> {
   return lockedTransaction(db, async (tx) => {
     if (!(await lockPersons(tx, projectId, [personId])).length) return false;
-    const ids = rowsOf<{ distinct_id: string }>(
-      await tx.execute(sql`select distinct_id from person_distinct_ids
-        where project_id = ${projectId} and person_id = ${personId} order by distinct_id`),
-    ).map((r) => r.distinct_id);
+    const links = rowsOf<{ distinct_id: string; uuid: string }>(
+      await tx.execute(sql`select link.distinct_id, p.uuid from person_distinct_ids as link
+        join persons as p on p.id = link.person_id and p.project_id = link.project_id
+        where link.project_id = ${projectId} and link.person_id = ${personId} order by link.distinct_id`),
+    );
+    const ids = links.map((r) => r.distinct_id);
+    const detail = { name: links[0]?.uuid ?? null, changes: [personChange('split', null, { distinct_ids: ids })] };
+    await logPersonActivity(tx, projectId, userId, [{ personId, activity: 'split_person', detail }]);
     const main = keep ?? ids[0];
     if (keep === undefined) {
       await tx.execute(sql`update persons set properties = '{}'::jsonb, updated_at = now()

@@ -1,5 +1,8 @@
 import type { components } from '../../generated/api.js';
 import type { PersonRow } from './queries.js';
+import type { PersonActivity, PersonActivityRow } from './activity.js';
+import type { UserRow } from '../users/queries.js';
+import { serializeUserBasic } from '../users/serialize.js';
 
 type Person = components['schemas']['Person'];
 
@@ -35,5 +38,20 @@ export function serializePerson(row: PersonRow): Person {
     properties: row.properties,
     created_at: row.created_at,
     uuid: row.uuid,
+  };
+}
+
+export function serializePersonActivity(
+  a: PersonActivityRow,
+  user: UserRow | undefined,
+): components['schemas']['PersonActivityEntry'] {
+  return {
+    id: a.id,
+    user: user ? serializeUserBasic(user) : null,
+    activity: a.activity as PersonActivity,
+    scope: 'Person',
+    item_id: String(a.person_id),
+    detail: a.detail as components['schemas']['PersonActivityEntry']['detail'],
+    created_at: a.created_at.toISOString(),
   };
 }

@@ -288,18 +288,6 @@ t.test('split without main_distinct_id keeps the first id and clears the propert
   t.equal(page.count, 4, 'one new person');
 });
 
-t.test('activity: an empty page (persons keep no activity log here)', async (t) => {
-  const { tenant, params, bob } = await seeded();
-  const all = await call('persons_activity_retrieve', { key: tenant.key, params });
-  t.same(all.body, { results: [], next: null, previous: null, total_count: 0 });
-  const one = await call('persons_activity_retrieve_2', { key: tenant.key, params: { ...params, id: bob.id } });
-  t.equal(one.status, 200);
-  t.equal(
-    (await call('persons_activity_retrieve_2', { key: tenant.key, params: { ...params, id: 2000000000 } })).status,
-    404,
-  );
-});
-
 t.test('format=csv: PostHog’s paginated CSV renderer, every matching person in one answer', async (t) => {
   const { tenant, params, alice, bob, carol } = await seeded();
   const at = (p: { created_at: Date }) => p.created_at.toISOString();

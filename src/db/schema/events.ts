@@ -14,6 +14,7 @@ import {
   varchar,
 } from 'drizzle-orm/pg-core';
 import { projects } from './projects.js';
+import { users } from './users.js';
 
 /**
  * Ingested events, partitioned by month of `timestamp` (drizzle/0026: Drizzle does not model
@@ -105,5 +106,34 @@ export const person_distinct_ids = pgTable(
   (t) => [
     primaryKey({ columns: [t.project_id, t.distinct_id] }),
     index('person_distinct_ids_person_idx').on(t.person_id),
+  ],
+);
+
+/** A change to a person made through the API, as PostHog's activity log keeps it ("Person" scope). */
+export interface PersonActivityDetail {
+  name: string | null;
+  changes: { type: 'Person'; action: string; field: string | null; before: unknown; after: unknown }[] | null;
+}
+
+/**
+ * Who changed, split or deleted a person through the API, for the persons' `activity` pages. `person_id` is the
+ * person's id at the time and no reference: the entry of a deletion outlives the person.
+ */
+export const person_activity_logs = pgTable(
+  'person_activity_logs',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    project_id: integer('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    person_id: integer('person_id').notNull(),
+    user_id: integer('user_id').references(() => users.id, { onDelete: 'set null' }),
+    activity: varchar('activity', { length: 79 }).notNull(),
+    detail: jsonb('detail').$type<PersonActivityDetail>().notNull(),
+    created_at: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    index('person_activity_logs_project_created_idx').on(t.project_id, t.created_at.desc()),
+    index('person_activity_logs_person_created_idx').on(t.project_id, t.person_id, t.created_at.desc()),
   ],
 );
