@@ -119,7 +119,10 @@ export function propertyFilterNode(f: FilterNode): Node {
 function bound(attr: 'after' | 'before', text: string): Node {
   const iso = dateValue(text);
   if (!iso) throw ApiError.validation(attr, `${attr} must be an ISO 8601 date-time or a relative time such as -24h.`);
-  return binop(attr === 'after' ? '>' : '<', field('timestamp'), value(iso));
+  // A date or date-time without an offset is the project's wall clock, as PostHog's runner reads it (a naive
+  // datetime printed in the team's timezone); the compiler reads such text compared with `timestamp` so.
+  const naive = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$/.test(text.trim());
+  return binop(attr === 'after' ? '>' : '<', field('timestamp'), value(naive ? text.trim() : iso));
 }
 
 /** An ORDER BY entry as PostHog reads it (`timestamp DESC`); `-timestamp` is the events listing's DESC. */
