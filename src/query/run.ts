@@ -64,6 +64,8 @@ export function queryEngine(
  * SQL's now(), read when the statement runs), so a query asked again costs neither a parse nor a compile.
  */
 const compiledQueries = new Lru<string, CompiledQuery>(CACHE_ENTRIES);
+/** The longest key (the query's text and values) whose compiled query is kept. */
+const MAX_KEPT_KEY = 4_096;
 
 async function compile(
   node: QueryNode,
@@ -80,7 +82,9 @@ async function compile(
     const select = hogql ? applyHogQLFilters(parsed, node.filters, timezone, testAccountFilters) : parsed;
     const values = hogql ? { ...variableValues(node.variables), ...(node.values ?? {}) } : {};
     // `filters` carry date ranges relative to now, so only a query without them compiles the same every time.
-    const key = hogql && !node.filters ? JSON.stringify([teamId, timezone, values, node.query]) : undefined;
+    const text = hogql && !node.filters ? JSON.stringify([teamId, timezone, values, node.query]) : undefined;
+    // Large values are compiled each time, so the kept queries stay within tens of megabytes whatever is sent.
+    const key = text !== undefined && text.length <= MAX_KEPT_KEY ? text : undefined;
     return timings.measure('compile', () => {
       const hit = key === undefined ? undefined : compiledQueries.get(key);
       if (hit) return hit;

@@ -45,22 +45,29 @@ export function startServer(env: NodeJS.ProcessEnv, wrapper: string[] = []): Ser
       ...env,
     },
   });
+  return watched(child, 'server', (stdout) => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)?.[1]);
+}
+
+/**
+ * A spawned process's output, its exit, and `listening`: the first value `ready` reads from its stdout (checked
+ * every 25 ms), or a rejection naming `what` if it exits first.
+ */
+function watched(child: ChildProcess, what: string, ready: (stdout: string) => string | undefined): ServerProcess {
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   const listening = new Promise<string>((resolve, reject) => {
     const timer = setInterval(() => {
-      const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)?.[1];
-      if (url) {
-        clearInterval(timer);
-        resolve(url);
-      }
+      const value = ready(stdout);
+      if (value === undefined) return;
+      clearInterval(timer);
+      resolve(value);
     }, 25);
     void exited.then(() => {
       clearInterval(timer);
-      reject(new Error(`server exited: ${stderr}`));
+      reject(new Error(`${what} exited: ${stdout}${stderr}`));
     });
   });
   listening.catch(() => {});
@@ -75,24 +82,11 @@ export function startWorkerProcess(env: NodeJS.ProcessEnv): ServerProcess {
   const child = spawn(process.execPath, ['--enable-source-maps', bundled('worker')], {
     env: { ...process.env, ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8,::1/128', ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env },
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  const listening = new Promise<string>((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (!stdout.includes('"msg":"batch export worker started"')) return;
-      clearInterval(timer);
-      resolve(/"url":"(http:\/\/[^"]+)"[^\n]*"msg":"metrics listening"/.exec(stdout)?.[1] ?? '');
-    }, 25);
-    void exited.then(() => {
-      clearInterval(timer);
-      reject(new Error(`worker exited: ${stdout}${stderr}`));
-    });
-  });
-  listening.catch(() => {});
-  return { child, listening, exited, output: () => ({ stdout, stderr }) };
+  return watched(child, 'worker', (stdout) =>
+    stdout.includes('"msg":"batch export worker started"')
+      ? (/"url":"(http:\/\/[^"]+)"[^\n]*"msg":"metrics listening"/.exec(stdout)?.[1] ?? '')
+      : undefined,
+  );
 }
 
 export interface CliRun {
