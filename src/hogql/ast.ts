@@ -4,7 +4,17 @@ export type Scalar = string | number | boolean | null;
 export type Node =
   | { k: 'const'; value: Scalar; pos: number }
   | { k: 'field'; chain: string[]; pos: number }
-  | { k: 'call'; name: string; args: Node[]; distinct: boolean; star: boolean; pos: number; over?: Over }
+  | {
+      k: 'call';
+      name: string;
+      args: Node[];
+      distinct: boolean;
+      star: boolean;
+      pos: number;
+      over?: Over;
+      /** A parametric aggregate's parameters: `quantile(0.9)(x)`. */
+      params?: Node[];
+    }
   | { k: 'array'; items: Node[]; pos: number }
   | { k: 'lambda'; params: string[]; body: Node; pos: number }
   | { k: 'index'; arr: Node; index: Node; pos: number }
@@ -95,7 +105,9 @@ export function print(n: Node): string {
     case 'field':
       return n.chain.map(ident).join('.');
     case 'call': {
-      const call = `${n.name}(${n.distinct ? 'DISTINCT ' : ''}${n.star ? '*' : n.args.map(print).join(', ')})`;
+      const params = n.params ? `(${n.params.map(print).join(', ')})` : '';
+      const args = n.star ? '*' : n.args.map(print).join(', ');
+      const call = `${n.name}${params}(${n.distinct ? 'DISTINCT ' : ''}${args})`;
       if (!n.over) return call;
       return `${call} OVER ${'name' in n.over ? ident(n.over.name) : `(${printWindow(n.over)})`}`;
     }

@@ -13,7 +13,17 @@ import {
 } from './ast.js';
 import { QueryError } from './errors.js';
 import { arrayOf, callFunction, interval, pgType, WINDOW_ONLY, WINDOW_AGGREGATES } from './functions.js';
-import { FIELDS, objectOf, STAR, TABLES, tableField, tableSource, type Binding, type TableName } from './tables.js';
+import {
+  FIELDS,
+  objectOf,
+  personKey,
+  STAR,
+  TABLES,
+  tableField,
+  tableSource,
+  type Binding,
+  type TableName,
+} from './tables.js';
 import {
   clickhouseType,
   coerce,
@@ -48,6 +58,8 @@ export interface CompiledQuery {
   hogql: string;
   limit: number;
   offset: number;
+  /** The session timezone the statement runs in (its date arithmetic keeps local wall-clock time there). */
+  timezone: string;
 }
 
 interface Out {
@@ -118,7 +130,7 @@ class Compiler {
     return this.expr(node, scope);
   }
 
-  top(q: Query): CompiledQuery {
+  top(q: Query): Omit<CompiledQuery, 'timezone'> {
     if (isSet(q)) return this.topSet(q);
     const max = this.opts.maxLimit ?? 10_000;
     const requested = q.limit ? this.count(q.limit, 'LIMIT') : undefined;
@@ -149,7 +161,7 @@ class Compiler {
   }
 
   /** A UNION (or INTERSECT, EXCEPT): the answer's row limit applies to the whole. */
-  private topSet(q: Query): CompiledQuery {
+  private topSet(q: Query): Omit<CompiledQuery, 'timezone'> {
     const limit = Math.min(this.opts.defaultLimit ?? 100, this.opts.maxLimit ?? 10_000);
     const inner = this.query(q, new Map());
     const values = inner.out.map((o, i) =>
@@ -441,8 +453,13 @@ class Compiler {
         return constant(node.value, node.pos);
       case 'placeholder': {
         const v = this.placeholder(node);
+        // A list outside IN is an array, as ClickHouse's Array parameters.
         if (Array.isArray(v))
-          throw new QueryError(`Placeholder {${node.name}} holds a list: use it as IN {${node.name}}`, node.pos);
+          return arrayOf(
+            v.map((x) => this.scalar(x, node.pos)),
+            node.pos,
+            this.zoneOf(),
+          );
         return this.scalar(v, node.pos);
       }
       case 'field':
@@ -545,6 +562,8 @@ class Compiler {
       throw new QueryError('arrayJoin() is supported as a whole column of SELECT only', node.pos);
     if (!node.over) {
       if (WINDOW_ONLY.has(name)) throw new QueryError(`${node.name}() needs an OVER (...) clause`, node.pos);
+      const key = this.distinctPersons(node, scope);
+      if (key) return { sql: sql`count(distinct ${key})`, type: 'Int', ch: 'UInt64' };
       return callFunction(
         node,
         node.args.map((a) => this.expr(a, scope)),
@@ -566,6 +585,23 @@ class Compiler {
       spec = named;
     } else spec = node.over;
     return { ...fn, sql: sql`${fn.sql} over (${this.window(spec, scope)})` };
+  }
+
+  /** `uniq(person_id)` or `count(DISTINCT person_id)` of one events table: counted by its key (see personKey). */
+  private distinctPersons(node: Extract<Node, { k: 'call' }>, scope: Scope): SQL | undefined {
+    const name = node.name.toLowerCase();
+    const counts = name === 'uniq' || name === 'uniqexact' || (name === 'count' && node.distinct);
+    const [arg, ...more] = node.args;
+    if (!counts || node.params || more.length || arg?.k !== 'field') return undefined;
+    const { chain } = arg;
+    if (chain.length === 1 && (scope.locals.has(chain[0]!) || scope.aliases.has(chain[0]!))) return undefined;
+    const named = chain.length > 1 ? scope.bindings.find((b) => b.name === chain[0]) : undefined;
+    if (named) return personKey(named, chain.slice(1));
+    // Only when no other table in scope has the field, else the usual resolution reports it ambiguous.
+    const [only, ...others] = scope.bindings.filter(
+      (b) => (b.table === 'events' ? !b.columns : b.columns?.has(chain[0]!)) || b.table === 'person_distinct_ids',
+    );
+    return only && !others.length ? personKey(only, chain) : undefined;
   }
 
   private window(w: WindowSpec, scope: Scope): SQL {
@@ -758,5 +794,5 @@ export function compileExpression(node: Node, binding: Binding, opts: CompileOpt
 
 /** A parsed query as parameterised SQL over the project's rows only. */
 export function compileQuery(q: Query, opts: CompileOptions): CompiledQuery {
-  return new Compiler(opts).top(q);
+  return { ...new Compiler(opts).top(q), timezone: opts.timezone ?? 'UTC' };
 }

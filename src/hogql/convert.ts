@@ -3,6 +3,9 @@
 import type { Column, Cte, FrameBound, FromItem, Join, Node, Query, Select, WindowSpec } from './ast.js';
 import { QueryError } from './errors.js';
 
+/** The parametric aggregates the compiler knows (`quantile(0.9)(x)`); any other is refused as PostHog's would be. */
+const PARAMETRIC = new Set(['quantile', 'quantileexact']);
+
 /** PostHog's AST node, as JSON: `node` names its class, `start.offset` where it begins. */
 // biome-ignore lint/suspicious/noExplicitAny: the parser's JSON is checked node by node below
 type PH = any;
@@ -317,7 +320,8 @@ class Converter {
   private call(n: PH): Node {
     const pos = posOf(n);
     const name = String(n.name);
-    if (n.params !== null && n.params !== undefined) this.unsupported('Parametric functions', n);
+    const parametric = n.params !== null && n.params !== undefined;
+    if (parametric && !PARAMETRIC.has(name.toLowerCase())) this.unsupported('Parametric functions', n);
     if (n.filter_expr) this.unsupported('FILTER (WHERE ...)', n);
     if (n.order_by) this.unsupported('ORDER BY inside a function call', n);
     const args: PH[] = n.args ?? [];
@@ -335,7 +339,9 @@ class Converter {
       const otherwise = last && !(last.k === 'const' && last.value === null) ? last : null;
       return { k: 'case', branches, otherwise, pos };
     }
-    return this.callNode(name, args, !!n.distinct, pos);
+    const call = this.callNode(name, args, !!n.distinct, pos);
+    if (parametric) call.params = (n.params as PH[]).map((p) => this.expr(p));
+    return call;
   }
 }
 

@@ -9,7 +9,16 @@ import { WINDOW_AGGREGATES, WINDOW_ONLY } from './functions.js';
 import type { Binding } from './tables.js';
 import { outputSql, type Typed } from './types.js';
 
-const AGGREGATES = new Set([...WINDOW_AGGREGATES, ...WINDOW_ONLY, 'uniq', 'uniqexact', 'arrayjoin']);
+const AGGREGATES = new Set([
+  ...WINDOW_AGGREGATES,
+  ...WINDOW_ONLY,
+  'uniq',
+  'uniqexact',
+  'quantile',
+  'quantileexact',
+  'median',
+  'arrayjoin',
+]);
 
 /** Each node directly below `n`, not entering subqueries (a subquery may aggregate its own rows). */
 function children(n: Node): Node[] {
@@ -54,6 +63,7 @@ export function refuseAggregates(n: Node): void {
 
 const PERSON_COLUMNS: Record<string, SQL> = {
   person_uuid: sql`${persons.uuid}`,
+  person_key: sql`${events.person_id}`,
   person_properties: sql`${persons.properties}`,
   person_created_at: sql`${persons.created_at}`,
   person_is_identified: sql`${persons.is_identified}`,

@@ -22,6 +22,8 @@ type Call = Extract<Node, { k: 'call' }>;
 interface Fn {
   /** Argument counts allowed, [min, max]. */
   arity: [number, number];
+  /** Takes parameters before its arguments, as `quantile(0.9)(x)`. */
+  params?: boolean;
   run(args: Typed[], call: Call, tz: string): Typed;
 }
 
@@ -29,6 +31,31 @@ const join = (parts: SQL[]) => sql.join(parts, sql`, `);
 
 function numeric(f: (x: Typed) => Typed): Fn {
   return { arity: [1, 1], run: ([x], c) => f(toNumber(x!, c.pos)) };
+}
+
+/** The level of `quantile(level)(x)`: one constant number from 0 to 1. */
+function levelOf(c: Call): number {
+  const [p, ...more] = c.params ?? [];
+  const level = p?.k === 'const' && typeof p.value === 'number' ? p.value : p?.k === 'neg' ? -1 : Number.NaN;
+  if (more.length || !(level >= 0 && level <= 1))
+    throw new QueryError(`${c.name}() takes one level from 0 to 1: ${c.name}(0.9)(x)`, c.pos);
+  return level;
+}
+
+/** ClickHouse's quantile(level)(x) (and median), as PostgreSQL's continuous percentile: NULLs are skipped. */
+function quantile(fixed?: number): Fn {
+  return {
+    arity: [1, 1],
+    params: fixed === undefined,
+    run([x], c) {
+      const level = fixed ?? levelOf(c);
+      const v = toNumber(x!, c.pos).sql;
+      return {
+        sql: sql`percentile_cont(${sql.raw(String(level))}::float8) within group (order by (${v})::float8)`,
+        type: 'Float',
+      };
+    },
+  };
 }
 
 function truncate(unit: 'minute' | 'hour' | 'day' | 'month' | 'quarter' | 'year', asDate: boolean): Fn {
@@ -414,6 +441,9 @@ const FUNCTIONS: Record<string, Fn> = {
   uniq: { arity: [1, 1], run: ([x]) => ({ sql: sql`count(distinct ${x!.sql})`, type: 'Int', ch: 'UInt64' }) },
   uniqexact: { arity: [1, 1], run: ([x]) => ({ sql: sql`count(distinct ${x!.sql})`, type: 'Int', ch: 'UInt64' }) },
   sum: numeric((x) => ({ sql: sql`sum(${x.sql})`, type: x.type === 'Int' ? 'Int' : 'Float' })),
+  quantile: quantile(),
+  quantileexact: quantile(),
+  median: quantile(0.5),
   avg: numeric((x) => ({ sql: sql`avg(${x.sql})`, type: 'Float' })),
   min: minMax('min'),
   max: minMax('max'),
@@ -543,6 +573,8 @@ export function callFunction(call: Call, args: Typed[], tz = 'UTC'): Typed {
   if (!fn) throw new QueryError(`Unsupported function call '${call.name}(...)'`, call.pos);
   if (call.star && call.name.toLowerCase() !== 'count')
     throw new QueryError(`${call.name}(*) is not supported`, call.pos);
+  if (call.params && !fn.params) throw new QueryError(`${call.name}() takes no parameters`, call.pos);
+  if (!call.params && fn.params) throw new QueryError(`${call.name}() needs its level: ${call.name}(0.9)(x)`, call.pos);
   if (call.distinct && !['count'].includes(call.name.toLowerCase()))
     throw new QueryError(`${call.name}(DISTINCT ...) is not supported`, call.pos);
   const [min, max] = fn.arity;

@@ -45,7 +45,8 @@ export function tableSource(table: TableName, teamId: number): { sql: SQL; usePe
       };
       return {
         sql: sql`(select ev.uuid, ev.event, ev.distinct_id, ev.properties, ev."timestamp", ev.created_at,
-        ev.elements_chain${personColumns} from events ev${personJoin} where ev.project_id = ${teamId}::int)`,
+        ev.elements_chain, ev.person_id as person_key${personColumns} from events ev${personJoin}
+        where ev.project_id = ${teamId}::int)`,
         usePerson,
       };
     }
@@ -129,7 +130,13 @@ export function tableField(b: Binding, chain: string[], teamId: number): Typed |
           return simple('DateTime', head);
         case 'person_id':
           b.usePerson?.();
-          return simple('UUID', 'person_uuid');
+          return rest.length
+            ? undefined
+            : {
+                sql: sql`coalesce(${col('person_uuid')}, md5(coalesce('p' || ${col('person_key')}::text,
+                  'd' || ${col('distinct_id')}))::uuid)`,
+                type: 'UUID',
+              };
         case '$session_id':
         case '$window_id':
           return rest.length ? undefined : property(col('properties'), [head]);
@@ -167,6 +174,18 @@ export function tableField(b: Binding, chain: string[], teamId: number): Typed |
       return undefined;
   }
   return undefined;
+}
+
+/**
+ * For `uniq(person_id)` and `count(DISTINCT person_id)` over events: a value with as many distinct values as the
+ * event's `person_id` (one per stored person, or per distinct id for an event without one) that needs no join
+ * of persons, which would cost a count of active users over many events most of its time. Undefined for any
+ * other field or binding.
+ */
+export function personKey(b: Binding, chain: string[]): SQL | undefined {
+  if (b.table !== 'events' || b.columns || chain.length !== 1 || chain[0] !== 'person_id') return undefined;
+  const col = (name: string) => b.columnSql?.(name) ?? sql`${sql.identifier(b.sqlAlias)}.${sql.identifier(name)}`;
+  return sql`coalesce(${col('person_key')}::text, 'd' || ${col('distinct_id')})`;
 }
 
 /** The whole event, or its person, as one JSON object (the EventsQuery's `*` and `person`). */

@@ -32,6 +32,8 @@ export interface StreamOptions {
   maxBytes?: number;
   tag?: RunTag | undefined;
   limits?: QueryLimits | undefined;
+  /** The session's timezone for the statement (the project's); the connection's own when absent. */
+  timezone?: string;
   /**
    * Told each row's first column as PostgreSQL wrote it (the compiled query's JSON array, as text),
    * while the rows arrive; false stops the statement there (the rows so far are all there will be).
@@ -80,11 +82,17 @@ export async function streamReadOnly(db: Db, statement: SQL, opts: StreamOptions
     // compiling them costs more than it saves.
     // temp_file_limit is set before the role changes: only the connecting user (a superuser, or one
     // granted SET on it) may set it.
+    // The project's timezone makes a date-time plus days or months keep its wall-clock time across a change of
+    // daylight saving time there, as HogQL's date arithmetic does in ClickHouse.
+    const optional: [string, string][] = [];
+    if (limits?.tempFileLimitMb) optional.push(['temp_file_limit', `${limits.tempFileLimitMb}MB`]);
+    if (opts.timezone) optional.push(['TimeZone', opts.timezone]);
     const settings = tx.unsafe(
       `select set_config('transaction_read_only', 'on', true), set_config('statement_timeout', $1, true),
         set_config('plan_cache_mode', 'force_custom_plan', true), set_config('work_mem', $2, true),
-        set_config('jit', 'off', true)` + (limits?.tempFileLimitMb ? `, set_config('temp_file_limit', $3, true)` : ''),
-      [ms, `${limits?.workMemMb ?? 4}MB`, ...(limits?.tempFileLimitMb ? [`${limits.tempFileLimitMb}MB`] : [])],
+        set_config('jit', 'off', true)` +
+        optional.map(([name], i) => `, set_config('${name}', $${i + 3}, true)`).join(''),
+      [ms, `${limits?.workMemMb ?? 4}MB`, ...optional.map(([, value]) => value)],
     );
     // The application name lasts as long as the transaction, so a cancel that matches it can only reach
     // this statement, not a later one of the pooled connection. The connection check makes the backend

@@ -157,6 +157,7 @@ export async function executeQuery(
   await engine.limiter.run(organizationId, () =>
     timings.measure('execute', () =>
       streamReadOnly(target.db, compiled.sql, {
+        timezone: compiled.timezone,
         timeoutMs: config.queryTimeoutSeconds * 1000,
         maxBytes: config.queryMaxBytes,
         tag,

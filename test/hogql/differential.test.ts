@@ -100,9 +100,29 @@ const cases: Case[] = [
     hogql:
       'select event, count(), count(distinct distinct_id), uniq(person_id) from events group by event order by event',
     hand: (p) => sql`select e.event as a, count(*)::int as b, count(distinct e.distinct_id)::int as c,
-      count(distinct pe.uuid)::int as d
+      count(distinct coalesce(pe.uuid::text, e.distinct_id))::int as d
       from events e left join persons pe on pe.id = e.person_id
       where e.project_id = ${p} group by e.event order by e.event`,
+  },
+  {
+    // uniq(person_id) is counted by the event's person key without joining persons; uniq(toString(person_id))
+    // reads the person's uuid through the join: both must count the same people.
+    what: 'distinct persons, counted by key and through the persons join',
+    hogql: 'select event, uniq(person_id), uniq(toString(person_id)) from events group by event order by event',
+    hand: (p) => sql`select e.event as a, count(distinct coalesce(pe.uuid::text, e.distinct_id))::int as b,
+      count(distinct coalesce(pe.uuid::text, e.distinct_id))::int as c
+      from events e left join persons pe on pe.id = e.person_id
+      where e.project_id = ${p} group by e.event order by e.event`,
+  },
+  {
+    what: 'quantiles and the median of a property of mixed types',
+    hogql:
+      'select event, quantile(0.9)(toFloat(properties.price)), median(properties.price) from events ' +
+      'group by event order by event',
+    hand: (p) => sql`select e.event as a,
+      percentile_cont(0.9) within group (order by ${num(sql`e.properties->>'price'`)}) as b,
+      percentile_cont(0.5) within group (order by ${num(sql`e.properties->>'price'`)}) as c
+      from events e where e.project_id = ${p} group by e.event order by e.event`,
   },
   {
     what: 'a property of mixed types compared with a number',

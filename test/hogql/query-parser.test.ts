@@ -118,7 +118,7 @@ t.test('errors say where, and name what is not supported', async (t) => {
     ['select 1\nfrom events\nwhere #', /^Syntax error at line 3, column 8: /, true],
     ['select a from events limit 1 by a', /^LIMIT BY is not supported/, false],
     ['select a from numbers(10)', /^Table functions are not supported/, false],
-    ['select quantile(0.5)(x) from events', /^Parametric functions are not supported/, false],
+    ['select topK(3)(x) from events', /^Parametric functions are not supported/, false],
     ['select a from events join persons using (id)', /^JOIN \.\.\. USING is not supported/, false],
     ['select a from events sample 0.1', /^SAMPLE is not supported/, false],
     ['select a from events settings max_threads = 1', /^SelectStmt.settingsClause\(\) is not supported/, false],

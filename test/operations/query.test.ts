@@ -80,8 +80,9 @@ t.test('HogQLQuery: fields, properties, persons and functions', async (t) => {
     ),
     [['2024-05-01', '2024-05-01T00:00:00.000000Z', '2024-05-01T11:00:00.000000Z', '2024-05-01', '2024-04-28']],
   );
+  // An event without a person counts as one of its distinct id, as PostHog's personless events do.
   t.same(await results("select uniq(distinct_id), countIf(event = 'signup'), count(distinct person_id) from events"), [
-    [4, 2, 2],
+    [4, 2, 3],
   ]);
   t.same(
     await results(

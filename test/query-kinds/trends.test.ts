@@ -370,3 +370,23 @@ t.test('tenant walls and authentication', async (t) => {
   const ok = await trends(one('total'), member.key);
   t.equal(ok.status, 200);
 });
+
+t.test('the answer shows its HogQL, which the Query API runs to the same numbers', async (t) => {
+  const res = await trends(one('total', { properties: [{ key: 'price', value: 5, operator: 'gt', type: 'event' }] }));
+  const { hogql } = res.body as { hogql: string };
+  t.match(hogql, /^SELECT toStartOfDay\(timestamp\) AS b, count\(\) AS value FROM events WHERE .*'\$pageview'/);
+  const run = await call('query_create', {
+    key: a.key,
+    params: { project_id: a.project.id },
+    body: { query: { kind: 'HogQLQuery', query: `${hogql} ORDER BY b` } },
+  });
+  // Prices over 5: May 1 10 and 20, May 2 30, May 3 "7"; days without one have no row.
+  t.same(
+    (run.body as { results: [string, number][] }).results.map(([b, n]) => [b.slice(0, 10), n]),
+    [
+      ['2024-05-01', 2],
+      ['2024-05-02', 1],
+      ['2024-05-03', 1],
+    ],
+  );
+});

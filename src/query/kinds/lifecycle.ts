@@ -1,20 +1,22 @@
-import { sql } from 'drizzle-orm';
 import { ApiError } from '../../core/errors.js';
 import type { FilterNode } from '../../events/filters.js';
 import { Timings } from '../timings.js';
 import {
-  bucketSql,
   dayOf,
   INTERVALS,
   type Interval,
   isoOf,
-  LOCAL_FORMAT,
+  nextBucket,
   planRange,
   type RangePlan,
   resolveRange,
+  wall,
+  wallText,
 } from './date-range.js';
-import { execute, type Executor } from './execute.js';
-import { eventsFrom, parseProperties, parseSeries, readsPersons, type Series, seriesConds } from './series.js';
+import type { Executor } from './execute.js';
+import { executeHogQL, type KindHogQL } from './execute-hogql.js';
+import { parseProperties, parseSeries, type Series } from './series.js';
+import { BUCKET, conditions } from './series-hogql.js';
 
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -55,6 +57,45 @@ const labelOf = (local: string, interval: Interval) => {
   return interval === 'hour' || interval === 'minute' ? `${day} ${local.slice(11, 16)}` : day;
 };
 
+/** A bucket start moved back by one interval, in local wall-clock time. */
+function bucketBefore(local: string, interval: Interval): string {
+  const d = wall(local);
+  if (interval === 'minute') d.setUTCMinutes(d.getUTCMinutes() - 1);
+  else if (interval === 'hour') d.setUTCHours(d.getUTCHours() - 1);
+  else if (interval === 'day') d.setUTCDate(d.getUTCDate() - 1);
+  else if (interval === 'week') d.setUTCDate(d.getUTCDate() - 7);
+  else d.setUTCMonth(d.getUTCMonth() - 1);
+  return wallText(d);
+}
+
+/**
+ * A LifecycleQuery as HogQL: each person's active buckets (from one bucket before the range on), marked with
+ * the bucket before and after, then a status per active bucket and a dormant one after each active bucket not
+ * followed by another, counted per bucket of the range.
+ */
+function lifecycleHogQL(p: PreparedLifecycle, buckets: string[]): KindHogQL {
+  const values: KindHogQL['values'] = { first: buckets[0]!, last: buckets.at(-1)! };
+  const before = bucketBefore(buckets[0]!, p.interval);
+  const end = wallText(nextBucket(wall(buckets.at(-1)!), p.interval));
+  const period = { from: before, to: end, buckets };
+  const where = conditions({ series: p.series, filters: p.filters, period }, values, 'date', before, end);
+  const bucket = (x: string) => `toDateTime(${BUCKET[p.interval]}(${x}))`;
+  const step = `INTERVAL 1 ${p.interval.toUpperCase()}`;
+  const text = `WITH marked AS (
+  SELECT pid, b, created, lagInFrame(b) OVER (PARTITION BY pid ORDER BY b) AS prev,
+    leadInFrame(b) OVER (PARTITION BY pid ORDER BY b) AS next
+  FROM (SELECT person.id AS pid, ${bucket('timestamp')} AS b, ${bucket('person.created_at')} AS created
+    FROM events WHERE ${where} AND person.id IS NOT NULL GROUP BY pid, b, created))
+SELECT b, status, count(DISTINCT pid) AS value FROM (
+  SELECT b, multiIf(prev IS NULL AND b = created, 'new', prev IS NOT NULL AND prev = b - ${step}, 'returning',
+    'resurrecting') AS status, pid FROM marked
+  UNION ALL
+  SELECT b + ${step} AS after, 'dormant' AS status, pid FROM marked WHERE next IS NULL OR next != b + ${step})
+WHERE b >= toDateTime({first}) AND b <= toDateTime({last})
+GROUP BY b, status`;
+  return { text, values };
+}
+
 /**
  * Runs a LifecycleQuery as PostHog's LifecycleQueryRunner counts it: each person's active periods (from
  * one period before the range), each one `new` when it is the period the person was created in and
@@ -66,40 +107,15 @@ export async function runLifecycle(ex: Executor, teamId: number, p: PreparedLife
   const range = await timings.measure('date_range', () => resolveRange(ex, teamId, p.range));
   const tz = range.timezone;
   const { buckets } = range.current;
-  const step = sql.raw(`interval '1 ${p.interval}'`);
-  const first = sql`${buckets[0]!}::timestamp`;
-  const last = sql`${buckets.at(-1)!}::timestamp`;
-  const conds = seriesConds(teamId, p.series, p.filters);
-  conds.push(sql`events.person_id is not null`);
-  conds.push(sql`events.timestamp >= ((${first} - ${step}) at time zone ${tz})`);
-  conds.push(sql`events.timestamp < ((${last} + ${step}) at time zone ${tz})`);
-  const fmt = sql.raw(`'${LOCAL_FORMAT.replace('.US', '')}'`);
-  const statement = sql`with active as (
-      select events.person_id as pid, ${bucketSql(sql`(events.timestamp at time zone ${tz})`, p.interval)} as b
-      from ${eventsFrom(readsPersons(p.series, p.filters))}
-      where ${sql.join(conds, sql` and `)}
-      group by 1, 2),
-    marked as (
-      select a.pid, a.b,
-        lag(a.b) over (partition by a.pid order by a.b) as prev,
-        lead(a.b) over (partition by a.pid order by a.b) as next,
-        ${bucketSql(sql`(c.created_at at time zone ${tz})`, p.interval)} as created
-      from active as a join persons as c on c.id = a.pid and c.project_id = ${teamId}),
-    statuses as (
-      select b, case when prev is null and b = created then 'new'
-          when prev is not null and prev = b - ${step} then 'returning' else 'resurrecting' end as status, pid
-        from marked
-      union all
-      select b + ${step}, 'dormant', pid from marked where next is null or next <> b + ${step})
-    select to_char(b, ${fmt}) as b, status, count(distinct pid) as value from statuses
-    where b >= ${first} and b <= ${last} group by 1, 2`;
-  const rows = await timings.measure('execute', () =>
-    execute<{ b: string; status: string; value: number }>(ex, statement),
+  const { rows, hogql } = await timings.measure('execute', () =>
+    executeHogQL<{ b: string; status: string; value: number }>(ex, teamId, tz, lifecycleHogQL(p, buckets)),
   );
   const event = p.series.event;
   const name = event ?? 'All events';
   const results = STATUSES.map((status) => {
-    const values = new Map(rows.filter((r) => r.status === status).map((r) => [r.b, Number(r.value)]));
+    const values = new Map(
+      rows.filter((r) => r.status === status).map((r) => [r.b.slice(0, 19).replace('T', ' '), Number(r.value)]),
+    );
     const data = buckets.map((b) => (status === 'dormant' ? -1 : 1) * (values.get(b) ?? 0) || 0);
     return {
       action: { id: event, name, type: 'events', order: 0, math: 'total' },
@@ -113,7 +129,7 @@ export async function runLifecycle(ex: Executor, teamId: number, p: PreparedLife
   });
   return {
     results,
-    hogql: null,
+    hogql,
     resolved_date_range: { date_from: isoOf(range.current.from, tz), date_to: isoOf(range.current.to, tz) },
     timings: timings.list(),
   };

@@ -1,19 +1,11 @@
-import { sql } from 'drizzle-orm';
 import { ApiError } from '../../core/errors.js';
 import type { FilterNode } from '../../events/filters.js';
 import { Timings } from '../timings.js';
-import {
-  bucketSql,
-  INTERVALS,
-  type Interval,
-  isoOf,
-  type Period,
-  planRange,
-  type RangePlan,
-  resolveRange,
-} from './date-range.js';
-import { execute, type Executor } from './execute.js';
-import { ACTOR, eventsFrom, parseProperties, parseSeries, readsPersons, type Series, seriesConds } from './series.js';
+import { INTERVALS, type Interval, isoOf, type Period, planRange, type RangePlan, resolveRange } from './date-range.js';
+import type { Executor } from './execute.js';
+import { executeHogQL, type KindHogQL } from './execute-hogql.js';
+import { parseProperties, parseSeries, type Series } from './series.js';
+import { BUCKET, conditions } from './series-hogql.js';
 
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -74,24 +66,24 @@ export function prepareStickiness(query: Obj): PreparedStickiness {
 
 /**
  * How many persons were active in exactly k of the range's intervals, for k from 1 to the number of
- * intervals (PostHog's StickinessQueryRunner); an interval counts when the person's events in it meet
- * `stickinessCriteria` (at least one by default).
+ * intervals (PostHog's StickinessQueryRunner), as HogQL; an interval counts when the person's events in it
+ * meet `stickinessCriteria` (at least one by default).
  */
-function stickinessSql(p: PreparedStickiness, teamId: number, tz: string, series: Series, period: Period) {
-  const conds = seriesConds(teamId, series, p.filters);
-  conds.push(sql`events.timestamp >= (${period.buckets[0]!}::timestamp at time zone ${tz})`);
-  conds.push(sql`events.timestamp <= (${period.to}::timestamp at time zone ${tz})`);
-  const having = p.criteria
-    ? sql`having count(*) ${sql.raw(OPERATORS[p.criteria.operator]!)} ${p.criteria.value}`
-    : sql``;
-  return sql`select n, count(*) as value from (
-      select actor, count(*) as n from (
-        select ${ACTOR} as actor, ${bucketSql(sql`(events.timestamp at time zone ${tz})`, p.interval)} as b
-        from ${eventsFrom(readsPersons(series, p.filters))}
-        where ${sql.join(conds, sql` and `)}
-        group by 1, 2 ${having}) as per_interval
-      group by actor) as per_actor
-    group by n`;
+function stickinessHogQL(p: PreparedStickiness, series: Series, period: Period): KindHogQL {
+  const values: KindHogQL['values'] = {};
+  const where = conditions({ series, filters: p.filters, period }, values, 'date', period.buckets[0]!);
+  let having = '';
+  if (p.criteria) {
+    values.criteria = p.criteria.value;
+    having = ` HAVING count() ${OPERATORS[p.criteria.operator]} {criteria}`;
+  }
+  const text = `SELECT n, count() AS value FROM (
+  SELECT actor, count() AS n FROM (
+    SELECT person_id AS actor, ${BUCKET[p.interval]}(timestamp) AS b FROM events WHERE ${where}
+    GROUP BY actor, b${having})
+  GROUP BY actor)
+GROUP BY n`;
+  return { text, values };
 }
 
 export async function runStickiness(ex: Executor, teamId: number, p: PreparedStickiness) {
@@ -104,13 +96,14 @@ export async function runStickiness(ex: Executor, teamId: number, p: PreparedSti
         { period: range.previous, label: 'previous' },
       ]
     : [{ period: range.current }];
-  const answers = await timings.measure('execute', () =>
+  const ran = await timings.measure('execute', () =>
     Promise.all(
       periods.flatMap(({ period }) =>
-        p.series.map((s) => execute<{ n: number; value: number }>(ex, stickinessSql(p, teamId, tz, s, period))),
+        p.series.map((s) => executeHogQL<{ n: number; value: number }>(ex, teamId, tz, stickinessHogQL(p, s, period))),
       ),
     ),
   );
+  const answers = ran.map((r) => r.rows);
   const unit = p.interval;
   const results = periods.flatMap(({ period, label }, pi) =>
     p.series.map((s, si) => {
@@ -134,6 +127,7 @@ export async function runStickiness(ex: Executor, teamId: number, p: PreparedSti
   );
   return {
     results,
+    hogql: ran.map((r) => r.hogql).join('\nUNION ALL\n'),
     resolved_date_range: { date_from: isoOf(range.current.from, tz), date_to: isoOf(range.current.to, tz) },
     timings: timings.list(),
   };

@@ -12,7 +12,7 @@ import {
   type RangePlan,
   resolveRange,
 } from './date-range.js';
-import { execute, type Executor } from './execute.js';
+import type { Executor } from './execute.js';
 import { evaluateFormula, type Formula, parseFormula } from './formula.js';
 import {
   BREAKDOWN_LIMIT,
@@ -23,9 +23,10 @@ import {
   parseSeries,
   type Series,
   type SeriesRow,
-  seriesSql,
   type Shape,
 } from './series.js';
+import { seriesHogQL } from './series-hogql.js';
+import { executeHogQL } from './execute-hogql.js';
 
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -119,6 +120,20 @@ export function prepareTrends(query: Obj): PreparedTrends {
     formulas: formulaTexts.map((f) => ({ ...f, formula: parseFormula(f.text, series.length) })),
   };
 }
+
+/** A row of a series' HogQL: its bucket as the compiler writes a date or date-time, its breakdown value, its number. */
+interface HogQLRow {
+  b?: string;
+  breakdown_value?: string;
+  value: number | string | null;
+}
+
+/** A bucket start as local wall-clock text (`YYYY-MM-DD HH:MM:SS`), from a date or a date-time with its offset. */
+const seriesRow = (r: HogQLRow): SeriesRow => ({
+  b: r.b === undefined ? undefined : r.b.length === 10 ? `${r.b} 00:00:00` : r.b.slice(0, 19).replace('T', ' '),
+  bv: r.breakdown_value ?? null,
+  value: Number(r.value ?? 0),
+});
 
 /** A series result as PostHog's TrendsQueryRunner builds it (`build_series_response`). */
 type Item = Obj & { data: number[] | null; count: number; breakdown_value?: string; aggregated_value?: number };
@@ -263,9 +278,10 @@ function applyFormula(p: PreparedTrends, f: PreparedTrends['formulas'][number], 
 }
 
 /**
- * Runs a prepared TrendsQuery: the date range in the project's timezone, then one statement per series
- * and period, assembled into PostHog's series results (zero-filled buckets, breakdown order and "other",
- * compare periods, formulas, cumulative and total-value displays).
+ * Runs a prepared TrendsQuery: the date range in the project's timezone, then one HogQL query per series
+ * and period (through the one compiler, as any Query API query), assembled into PostHog's series results
+ * (zero-filled buckets, breakdown order and "other", compare periods, formulas, cumulative and total-value
+ * displays).
  */
 export async function runTrends(ex: Executor, teamId: number, p: PreparedTrends) {
   const timings = new Timings();
@@ -281,28 +297,26 @@ export async function runTrends(ex: Executor, teamId: number, p: PreparedTrends)
     Promise.all(
       periods.map(({ period }) =>
         Promise.all(
-          p.series.map((series) =>
-            execute<SeriesRow>(
-              ex,
-              seriesSql({
-                teamId,
-                timezone: range.timezone,
-                interval: p.interval,
-                period,
-                series,
-                filters: p.filters,
-                breakdown: p.breakdown,
-                shape,
-              }),
-            ),
-          ),
+          p.series.map(async (series) => {
+            const query = seriesHogQL({
+              timezone: range.timezone,
+              interval: p.interval,
+              period,
+              series,
+              filters: p.filters,
+              breakdown: p.breakdown,
+              shape,
+            });
+            const { rows, hogql } = await executeHogQL<HogQLRow>(ex, teamId, range.timezone, query);
+            return { rows: rows.map(seriesRow), hogql };
+          }),
         ),
       ),
     ),
   );
   let results: Item[] = timings.measure('assemble', () => {
     const perPeriod = periods.map(({ period, label }, pi) =>
-      p.series.map((_, si) => itemsOf(p, si, period, range.timezone, answers[pi]![si]!, label)),
+      p.series.map((_, si) => itemsOf(p, si, period, range.timezone, answers[pi]![si]!.rows, label)),
     );
     if (p.formulas.length) {
       return perPeriod.flatMap((perSeries) => p.formulas.flatMap((f) => applyFormula(p, f, perSeries)));
@@ -314,7 +328,11 @@ export async function runTrends(ex: Executor, teamId: number, p: PreparedTrends)
   return {
     results,
     hasMore,
-    hogql: null,
+    // As PostHog's runner: its series' queries as one UNION ALL.
+    hogql: answers
+      .flat()
+      .map((a) => a.hogql)
+      .join('\nUNION ALL\n'),
     resolved_date_range: {
       date_from: isoOf(range.current.from, range.timezone),
       date_to: isoOf(range.current.to, range.timezone),
