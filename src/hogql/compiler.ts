@@ -47,6 +47,8 @@ export interface CompileOptions {
   maxLimit?: number;
   /** The project's time zone: where days, weeks and months begin (PostHog's team timezone). Default UTC. */
   timezone?: string;
+  /** The TimeZone setting the statement runs under, when it has one (a compiled query runs in its timezone). */
+  sessionTimezone?: string;
 }
 
 export interface CompiledQuery {
@@ -568,6 +570,7 @@ class Compiler {
         node,
         node.args.map((a) => this.expr(a, scope)),
         this.opts.timezone,
+        this.opts.sessionTimezone,
       );
     }
     if (!WINDOW_ONLY.has(name) && !WINDOW_AGGREGATES.has(name))
@@ -577,6 +580,7 @@ class Compiler {
       node,
       node.args.map((a) => this.expr(a, scope)),
       this.opts.timezone,
+      this.opts.sessionTimezone,
     );
     let spec: WindowSpec;
     if ('name' in node.over) {
@@ -794,5 +798,6 @@ export function compileExpression(node: Node, binding: Binding, opts: CompileOpt
 
 /** A parsed query as parameterised SQL over the project's rows only. */
 export function compileQuery(q: Query, opts: CompileOptions): CompiledQuery {
-  return { ...new Compiler(opts).top(q), timezone: opts.timezone ?? 'UTC' };
+  const timezone = opts.timezone ?? 'UTC';
+  return { ...new Compiler({ ...opts, sessionTimezone: timezone }).top(q), timezone };
 }
