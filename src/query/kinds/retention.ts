@@ -1,14 +1,12 @@
-import { sql, type SQL } from 'drizzle-orm';
 import { ApiError } from '../../core/errors.js';
-import { filterSql } from '../../events/queries.js';
-import { needsPersons, type FilterNode } from '../../events/filters.js';
+import type { FilterNode } from '../../events/filters.js';
+import { print } from '../../hogql/index.js';
+import { propertyFilterNode } from '../events-query.js';
 import { Timings } from '../timings.js';
 import {
-  bucketSql,
   bucketStart,
   type Interval,
   isoOf,
-  LOCAL_FORMAT,
   nextBucket,
   planRange,
   type RangePlan,
@@ -16,8 +14,10 @@ import {
   wall,
   wallText,
 } from './date-range.js';
-import { execute, type Executor } from './execute.js';
-import { ACTOR, eventsFrom, parseProperties } from './series.js';
+import type { Executor } from './execute.js';
+import { executeHogQL, type KindHogQL } from './execute-hogql.js';
+import { parseProperties } from './series.js';
+import { BUCKET } from './series-hogql.js';
 
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -116,11 +116,15 @@ export function prepareRetention(query: Obj): PreparedRetention {
   };
 }
 
-function match(e: Entity): SQL {
-  const parts: SQL[] = [];
-  if (e.event !== null) parts.push(sql`events.event = ${e.event}`);
-  if (e.filters) parts.push(filterSql(e.filters));
-  return parts.length ? sql`(${sql.join(parts, sql` and `)})` : sql`true`;
+/** An entity's conditions (its event and property filters), its values named with `name`. */
+function match(e: Entity, name: string, values: KindHogQL['values']): string {
+  const parts: string[] = [];
+  if (e.event !== null) {
+    values[name] = e.event;
+    parts.push(`event = {${name}}`);
+  }
+  if (e.filters) parts.push(`(${print(propertyFilterNode(e.filters))})`);
+  return parts.length ? parts.join(' AND ') : 'true';
 }
 
 /** The cohorts: `total` period starts (local), the last one holding `date_to`. */
@@ -139,35 +143,36 @@ function cohortsOf(to: string, interval: Interval, total: number): string[] {
 
 /**
  * Per cohort and later period, the persons (as ingestion merged them) of the cohort who did the returning
- * event in that period. Recurring: a cohort is everyone who did the target event in its period; first time:
- * everyone whose first target event ever (not only in the range) falls in it.
+ * event in that period, as HogQL. Recurring: a cohort is everyone who did the target event in its period;
+ * first time: everyone whose first target event ever (not only in the range) falls in it.
  */
-function retentionSql(p: PreparedRetention, teamId: number, tz: string, first: string, end: string): SQL {
-  const local = sql`(events.timestamp at time zone ${tz})`;
-  const b = bucketSql(local, p.interval);
-  const persons = needsPersons(p.filters) || needsPersons(p.target.filters) || needsPersons(p.returning.filters);
-  const common: SQL[] = [sql`events.project_id = ${teamId}`];
-  if (p.filters) common.push(filterSql(p.filters));
-  const inRange = sql`events.timestamp >= (${first}::timestamp at time zone ${tz})
-    and events.timestamp < (${end}::timestamp at time zone ${tz})`;
-  const from = eventsFrom(persons);
-  const where = (extra: SQL[]) => sql.join([...common, ...extra], sql` and `);
+function retentionHogQL(p: PreparedRetention, first: string, end: string): KindHogQL {
+  const values: KindHogQL['values'] = { first, end };
+  const b = (x: string) => `toDateTime(${BUCKET[p.interval]}(${x}))`;
+  const common = p.filters ? ` AND (${print(propertyFilterNode(p.filters))})` : '';
+  const inRange = 'timestamp >= toDateTime({first}) AND timestamp < toDateTime({end})';
+  const target = match(p.target, 'target', values);
   const cohorts =
     p.type === 'retention_first_time'
-      ? sql`select actor, ${bucketSql(sql`(ft at time zone ${tz})`, p.interval)} as b from (
-          select ${ACTOR} as actor, min(events.timestamp) as ft from ${from} where ${where([match(p.target)])}
-          group by 1) as f
-        where ft >= (${first}::timestamp at time zone ${tz}) and ft < (${end}::timestamp at time zone ${tz})`
-      : sql`select distinct ${ACTOR} as actor, ${b} as b from ${from} where ${where([match(p.target), inRange])}`;
-  const fmt = sql.raw(`'${LOCAL_FORMAT.replace('.US', '')}'`);
-  return sql`with cohort as (${cohorts}),
-    back as (select distinct ${ACTOR} as actor, ${b} as b from ${from} where ${where([match(p.returning), inRange])})
-    select to_char(c.b, ${fmt}) as cb, to_char(c.b, ${fmt}) as rb, count(*) as n from cohort as c group by c.b
-    union all
-    select to_char(c.b, ${fmt}), to_char(r.b, ${fmt}), count(*) from cohort as c
-      join back as r on r.actor = c.actor and r.b > c.b
-    group by c.b, r.b`;
+      ? `SELECT actor, ${b('ft')} AS b FROM (
+    SELECT person_id AS actor, min(timestamp) AS ft FROM events WHERE ${target}${common} GROUP BY actor)
+  WHERE ft >= toDateTime({first}) AND ft < toDateTime({end})`
+      : `SELECT DISTINCT person_id AS actor, ${b('timestamp')} AS b FROM events
+    WHERE ${target}${common} AND ${inRange}`;
+  const returning = match(p.returning, 'returning', values);
+  const text = `WITH cohort AS (${cohorts}),
+  back AS (SELECT DISTINCT person_id AS actor, ${b('timestamp')} AS b FROM events
+    WHERE ${returning}${common} AND ${inRange})
+SELECT cb, rb, n FROM (
+  SELECT c.b AS cb, c.b AS rb, count() AS n FROM cohort AS c GROUP BY c.b
+  UNION ALL
+  SELECT c.b AS cb, r.b AS rb, count() AS n FROM cohort AS c INNER JOIN back AS r ON r.actor = c.actor AND r.b > c.b
+  GROUP BY c.b, r.b)`;
+  return { text, values };
 }
+
+/** A bucket start the compiler wrote (a date-time with its offset) as local wall-clock text. */
+const localOf = (v: string) => v.slice(0, 19).replace('T', ' ');
 
 /** Runs a prepared RetentionQuery and answers PostHog's cohorts (`date`, `label`, `values` of `count`s). */
 export async function runRetention(ex: Executor, teamId: number, p: PreparedRetention) {
@@ -176,11 +181,11 @@ export async function runRetention(ex: Executor, teamId: number, p: PreparedRete
   const tz = range.timezone;
   const cohorts = cohortsOf(range.current.to, p.interval, p.total);
   const end = wallText(nextBucket(wall(cohorts.at(-1)!), p.interval));
-  const rows = await timings.measure('execute', () =>
-    execute<{ cb: string; rb: string; n: number }>(ex, retentionSql(p, teamId, tz, cohorts[0]!, end)),
+  const { rows, hogql } = await timings.measure('execute', () =>
+    executeHogQL<{ cb: string; rb: string; n: number }>(ex, teamId, tz, retentionHogQL(p, cohorts[0]!, end)),
   );
   const index = new Map(cohorts.map((c, i) => [c, i]));
-  const counts = new Map(rows.map((r) => [`${index.get(r.cb)}:${index.get(r.rb)}`, Number(r.n)]));
+  const counts = new Map(rows.map((r) => [`${index.get(localOf(r.cb))}:${index.get(localOf(r.rb))}`, Number(r.n)]));
   const name = p.period;
   const results = cohorts.map((c, i) => ({
     values: cohorts.map((_, j) => ({ count: counts.get(`${i}:${i + j}`) ?? 0, label: `${name} ${j}` })),
@@ -189,7 +194,7 @@ export async function runRetention(ex: Executor, teamId: number, p: PreparedRete
   }));
   return {
     results,
-    hogql: null,
+    hogql,
     resolved_date_range: { date_from: isoOf(cohorts[0]!, tz), date_to: isoOf(end, tz) },
     timings: timings.list(),
   };

@@ -66,24 +66,11 @@ export function parseSeries(raw: unknown, i: number): Series {
   };
 }
 
-/** Whether the events of a series (with the query's filters) need their persons joined. */
-export const readsPersons = (series: Series, filters?: FilterNode) =>
-  needsPersons(filters) || needsPersons(series.filters);
-
 /** `from events [left join persons]` for a series: the persons join only where a filter reads them. */
 export const eventsFrom = (persons: boolean) =>
   persons
     ? sql`events left join persons on persons.id = events.person_id and persons.project_id = events.project_id`
     : sql`events`;
-
-/** A series' own conditions on events (project, event name, the query's and the series' filters). */
-export function seriesConds(teamId: number, series: Series, filters?: FilterNode): SQL[] {
-  const conds: SQL[] = [sql`events.project_id = ${teamId}`];
-  if (series.event !== null) conds.push(sql`events.event = ${series.event}`);
-  if (filters) conds.push(filterSql(filters));
-  if (series.filters) conds.push(filterSql(series.filters));
-  return conds;
-}
 
 /** The person an event counts for: its person, or its distinct id when it was sent without one. */
 export const ACTOR = sql`coalesce(events.person_id::text, 'd:' || events.distinct_id)`;
