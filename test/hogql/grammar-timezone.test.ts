@@ -80,6 +80,14 @@ t.test("dates are cut and answered in the project's timezone, as PostHog's team 
     ["toTimeZone(timestamp, 'UTC')", "DateTime64(6, 'UTC')"],
   ]);
   t.same(
+    await query(
+      "select toDateTime('2024-03-09 12:00:00') + interval 1 day, " +
+        "dateAdd('hour', 24, toDateTime('2024-03-09 12:00:00'))",
+    ),
+    [['2024-03-10T12:00:00.000000-04:00', '2024-03-10T13:00:00.000000-04:00']],
+    "a day added keeps the wall-clock time across the change of daylight saving time, 24 hours do not (ClickHouse's)",
+  );
+  t.same(
     await results("select toDate(timestamp), count() from events where event = 'tz' group by 1"),
     [],
     'the other project sees none of them',

@@ -204,6 +204,8 @@ const cases: [string, unknown[][]][] = [
     ],
   ],
   ['select count() from events where distinct_id in {ids} and properties.price > {min}', [[4]]],
+  // A list outside IN is an array, as ClickHouse's Array parameters.
+  ['select length({ids}), has({ids}, {ids}[2]), {ids}[1], {min}', [[2, true, 'ann', 4]]],
   // The server's dates, whatever the day: yesterday is one day before today, and current_date is today.
   ["select dateDiff('day', yesterday(), today()), current_date() = today(), current_timestamp() <= now()", [[1, 1, 1]]],
 ];
