@@ -90,15 +90,15 @@ async function transform(ctx: PipelineContext, fns: RunnableFunction[], batch: P
   const project = { id: ctx.project.id, name: ctx.project.name ?? '' };
   for (const original of batch) {
     let e: PipelineEvent | null = original;
-    // What the functions read of the event, built once and again only after a function changed it.
-    let input = asInput(e);
+    // What the functions read of the event, built when first read and again only after a function changed it.
+    let input: EventInput | undefined;
     let forFilters: Json | undefined;
-    for (const { row: fn, inputs, secrets } of fns) {
+    for (const { row: fn, inputs, secrets, native, constantInputs } of fns) {
       if (!e || !fn.bytecode) break;
       if (timedOut.has(fn.id)) continue;
-      const seen = input;
+      const seen = e;
       try {
-        if (!matchesFilters(fn.filters, () => (forFilters ??= filterGlobals(seen, null)))) {
+        if (!matchesFilters(fn.filters, () => (forFilters ??= filterGlobals((input ??= asInput(seen)), null)))) {
           tally.add(fn, 'filtered');
           continue;
         }
@@ -108,12 +108,23 @@ async function transform(ctx: PipelineContext, fns: RunnableFunction[], batch: P
         ]);
         continue;
       }
-      const globals = invocationGlobals(ctx.siteUrl, project, input, null, fn);
       const started = Date.now();
       let run: RunResult;
       try {
-        globals.inputs = resolveInputs(inputs, globals);
-        run = await runHog(fn.bytecode, globals, { secrets });
+        // One of our templates' programs answers as plain code what the VM would (undefined: it leaves it to the VM).
+        let globals: Json | undefined;
+        let values = constantInputs;
+        if (native && !values) {
+          globals = invocationGlobals(ctx.siteUrl, project, (input ??= asInput(e)), null, fn);
+          values = resolveInputs(inputs, globals);
+        }
+        const answer = native && values ? native(e.properties, values) : undefined;
+        if (answer !== undefined) run = { result: answer, logs: [] };
+        else {
+          globals ??= invocationGlobals(ctx.siteUrl, project, (input ??= asInput(e)), null, fn);
+          globals.inputs = native && !constantInputs ? values : resolveInputs(inputs, globals);
+          run = await runHog(fn.bytecode, globals, { secrets });
+        }
       } catch (err) {
         run = { result: null, error: (err as Error).message, logs: [] };
       }
@@ -142,7 +153,7 @@ async function transform(ctx: PipelineContext, fns: RunnableFunction[], batch: P
         e = null;
       } else if (applyResult(e, run.result)) {
         tally.add(fn, 'succeeded');
-        input = asInput(e);
+        input = undefined;
         forFilters = undefined;
       } else {
         tally.add(fn, 'failed');
