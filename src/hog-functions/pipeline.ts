@@ -10,7 +10,8 @@ import type { StoredMapping } from './mappings.js';
 import { personsOf, type HogFunctionRow } from './queries.js';
 import { runnableOf, type RunnableFunction } from './runnable.js';
 import { enqueueDeliveries, type QueuedDelivery } from './queue.js';
-import { addMetric, passesMask, writeLogs, type MetricName } from './telemetry.js';
+import { passesMask, writeLogs, type MetricName } from './telemetry.js';
+import { addMetrics, type MetricCounts } from './metric-writes.js';
 
 type Json = Record<string, unknown>;
 
@@ -45,11 +46,12 @@ const asInput = (e: PipelineEvent): EventInput => ({
 
 /** Counters and logs of one batch, written once at its end. */
 class Tally {
-  private counts = new Map<string, number>();
+  private counts: MetricCounts = new Map();
   readonly logs = new Map<string, { fn: HogFunctionRow; lines: LogLine[] }>();
   add(fn: HogFunctionRow, name: MetricName) {
-    const key = `${fn.id} ${name}`;
-    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    let names = this.counts.get(fn.id);
+    if (!names) this.counts.set(fn.id, (names = new Map()));
+    names.set(name, (names.get(name) ?? 0) + 1);
   }
   log(fn: HogFunctionRow, lines: LogLine[]) {
     const entry = this.logs.get(fn.id) ?? { fn, lines: [] };
@@ -57,10 +59,7 @@ class Tally {
     this.logs.set(fn.id, entry);
   }
   async flush(db: Db) {
-    for (const [key, count] of this.counts) {
-      const [id, name] = key.split(' ') as [string, MetricName];
-      await addMetric(db, id, name, count);
-    }
+    if (this.counts.size) await addMetrics(db, this.counts);
     for (const { fn, lines } of this.logs.values()) await writeLogs(db, fn, randomUUID(), lines);
   }
 }
