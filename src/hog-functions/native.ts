@@ -1,11 +1,12 @@
-// The transformations among our own templates, as plain code. A stored function whose bytecode is exactly a
+// The transformations of our own templates, as plain code. A stored function whose bytecode is exactly a
 // template's compiled program runs this instead of a VM run per event: PostHog's VM converts the whole event
 // into Hog values and walks it to count its memory on every push, which made one `template-set-properties`
 // cost as much as ingesting the event. Each implementation answers what the VM answers for the same program
 // and inputs (test/hog-functions/native.test.ts runs both side by side); an event or input it cannot answer
 // for exactly gets `undefined`, and the VM runs as before.
+import { createHash } from 'node:crypto';
 import { compileProgram } from './compile.js';
-import { dropEvents, removeProperties, setProperties } from './templates/transformations.js';
+import { dropEvents, hashProperties, removeProperties, setProperties } from './templates/transformations.js';
 
 type Json = Record<string, unknown>;
 
@@ -88,6 +89,27 @@ const removeProgram: NativeProgram = (properties, inputs) => {
   return { properties: out };
 };
 
+/**
+ * `template-hash-properties`: each named property holding a string replaced by the SHA-256 of it followed by the
+ * salt (null ones kept); a named property holding another value is the VM's to print as Hog prints it.
+ */
+const hashProgram: NativeProgram = (properties, inputs) => {
+  const list = inputs.properties;
+  const salt = inputs.salt ?? '';
+  if (typeof list !== 'string' || typeof salt !== 'string' || !plain(properties, inputs)) return undefined;
+  const names = new Set(list.split(',').map(trimSpaces));
+  const out: Json = { ...properties };
+  for (const key in properties) {
+    const value = properties[key];
+    if (!names.has(key) || value === null) continue;
+    if (typeof value !== 'string') return undefined;
+    out[key] = createHash('sha256')
+      .update(value + salt)
+      .digest('hex');
+  }
+  return { properties: out };
+};
+
 /** `template-drop-events`: `return null`, whatever the event. */
 const dropProgram: NativeProgram = () => null;
 
@@ -95,6 +117,7 @@ const IMPLEMENTED: [code: string, program: NativeProgram][] = [
   [setProperties.code, setProgram],
   [removeProperties.code, removeProgram],
   [dropEvents.code, dropProgram],
+  [hashProperties.code, hashProgram],
 ];
 
 let programs: Promise<Map<string, NativeProgram>> | undefined;
