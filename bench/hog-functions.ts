@@ -5,7 +5,7 @@
 // Run: `npm run -s build && DATABASE_URL=postgres://... npx tsx bench/hog-functions.ts`.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -14,6 +14,8 @@ import { sqlClient } from './processes.js';
 import { queryRoleName } from '../src/query/role-queries.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+/** Linux's USER_HZ: /proc counts CPU time in hundredths of a second. */
+const CLOCK_TICKS = 100;
 const url = process.env.DATABASE_URL;
 if (!url) throw new Error('DATABASE_URL is required');
 const dbName = `bench_hog_${Date.now()}`;
@@ -71,36 +73,79 @@ const batchBody = (n: number, sentAt = 0) =>
     })),
   });
 
-async function ingestRate(): Promise<{ eventsPerSecond: number; p99: number; errors: number }> {
+/**
+ * The server's CPU time (user + system, all its threads) in ms, from /proc: per event it is what each
+ * transformation adds whatever else runs on the shared machine, where events/s move with its load.
+ */
+const serverCpuMs = () => {
+  const fields = readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+};
+
+async function ingestRate(): Promise<{ eventsPerSecond: number; p99: number; errors: number; cpuUs: number }> {
   const body = batchBody(100);
   const opts = { url: `${base}/batch/`, method: 'POST' as const, headers, body, connections: 50 };
   await autocannon({ ...opts, duration: 2 });
+  const cpuBefore = serverCpuMs();
   const r = await autocannon({ ...opts, duration: SECONDS });
+  const events = r.requests.total * 100;
   return {
     eventsPerSecond: Math.round(r.requests.average * 100),
     p99: r.latency.p99,
     errors: r.errors + r.non2xx,
+    cpuUs: Math.round(((serverCpuMs() - cpuBefore) * 1000) / Math.max(1, events)),
   };
 }
 
-const transformation = (n: number) =>
+// The template's program as stored runs as plain code (src/hog-functions/native.ts); `own` makes it a program of
+// the user's own, the same one behind a line that changes its bytecode, which runs on PostHog's VM.
+const template = (await api('hog_function_templates/template-set-properties/')) as { code: string };
+const transformation = (n: number, own = false) =>
   api('hog_functions/', 'POST', {
     type: 'transformation',
     enabled: true,
     template_id: 'template-set-properties',
+    ...(own ? { hog: `let unused := 1\n${template.code}` } : {}),
     inputs: { properties: { value: { [`t${n}`]: 'yes' } } },
   });
+const deleteTransformations = async () => {
+  for (const f of (await api('hog_functions/?type=transformation')).results as { id: string }[]) {
+    await api(`hog_functions/${f.id}/`, 'PATCH', { deleted: true });
+  }
+};
 
-const ingest: { transformations: number; eventsPerSecond: number; p99: number; errors: number }[] = [];
+type IngestRow = {
+  transformations: number;
+  own?: boolean;
+  eventsPerSecond: number;
+  p99: number;
+  errors: number;
+  cpuUs: number;
+};
+const ingest: IngestRow[] = [];
+// A fresh server runs its first seconds slower (compilation, pool, caches): 5 s of load before the first
+// measurement, and the rate without transformations measured first and last, the cost taken against their mean.
+await autocannon({
+  url: `${base}/batch/`,
+  method: 'POST',
+  headers,
+  body: batchBody(100),
+  connections: 50,
+  duration: 5,
+});
 ingest.push({ transformations: 0, ...(await ingestRate()) });
 await transformation(1);
 ingest.push({ transformations: 1, ...(await ingestRate()) });
 await transformation(2);
 await transformation(3);
 ingest.push({ transformations: 3, ...(await ingestRate()) });
-for (const f of (await api('hog_functions/?type=transformation')).results as { id: string }[]) {
-  await api(`hog_functions/${f.id}/`, 'PATCH', { deleted: true });
-}
+await deleteTransformations();
+await transformation(1, true);
+ingest.push({ transformations: 1, own: true, ...(await ingestRate()) });
+await deleteTransformations();
+ingest.push({ transformations: 0, ...(await ingestRate()) });
+const none = ingest.filter((r) => r.transformations === 0);
+const baseline = none.reduce((sum, r) => sum + r.eventsPerSecond, 0) / none.length;
 
 // The destination: 1,000 events/s for SECONDS seconds, each carrying when its request was sent.
 const lags: number[] = [];
@@ -160,10 +205,7 @@ await admin.unsafe(`drop database if exists ${dbName} with (force)`);
 await admin.unsafe(`drop role if exists ${queryRoleName(dbName)}`);
 await admin.end();
 
-const costOf = (n: number) => {
-  const row = ingest.find((r) => r.transformations === n)!;
-  return Math.round((1 - row.eventsPerSecond / ingest[0]!.eventsPerSecond) * 100);
-};
+const costOf = (row: IngestRow) => Math.round((1 - row.eventsPerSecond / baseline) * 100);
 const lines = [
   '# Hog functions benchmark (issue #31)',
   '',
@@ -174,13 +216,18 @@ const lines = [
   '',
   '## Ingestion with transformations (`/batch/`, 100 events per request, 50 connections)',
   '',
-  '| transformations | events/s | p99 ms | errors | cost against none | cost per transformation |',
-  '| --------------: | -------: | -----: | -----: | ----------------: | ----------------------: |',
+  '`template-set-properties` as stored, and (own program) the same program changed by one line, run on the VM;',
+  'in the order of the rows, the cost against the mean of the two runs without transformations.',
+  '',
+  '| transformations | events/s | p99 ms | errors | cost against none | cost per transformation | ' +
+    'server CPU µs/event |',
+  '| --------------: | -------: | -----: | -----: | ----------------: | ----------------------: | ' +
+    '------------------: |',
   ...ingest.map(
     (r) =>
-      `| ${r.transformations} | ${r.eventsPerSecond} | ${r.p99} | ${r.errors} | ` +
-      `${r.transformations ? `${costOf(r.transformations)}%` : ''} | ` +
-      `${r.transformations ? `${Math.round(costOf(r.transformations) / r.transformations)}%` : ''} |`,
+      `| ${r.transformations}${r.own ? ' (own program)' : ''} | ${r.eventsPerSecond} | ${r.p99} | ${r.errors} | ` +
+      `${r.transformations ? `${costOf(r)}%` : ''} | ` +
+      `${r.transformations ? `${Math.round(costOf(r) / r.transformations)}%` : ''} | ${r.cpuUs} |`,
   ),
   '',
   `## A webhook destination fed 1,000 events/s for ${SECONDS} s`,

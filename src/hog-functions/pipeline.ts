@@ -10,7 +10,8 @@ import type { StoredMapping } from './mappings.js';
 import { personsOf, type HogFunctionRow } from './queries.js';
 import { runnableOf, type RunnableFunction } from './runnable.js';
 import { enqueueDeliveries, type QueuedDelivery } from './queue.js';
-import { addMetric, passesMask, writeLogs, type MetricName } from './telemetry.js';
+import { passesMask, writeLogs, type MetricName } from './telemetry.js';
+import { addMetrics, type MetricCounts } from './metric-writes.js';
 
 type Json = Record<string, unknown>;
 
@@ -45,11 +46,12 @@ const asInput = (e: PipelineEvent): EventInput => ({
 
 /** Counters and logs of one batch, written once at its end. */
 class Tally {
-  private counts = new Map<string, number>();
+  private counts: MetricCounts = new Map();
   readonly logs = new Map<string, { fn: HogFunctionRow; lines: LogLine[] }>();
   add(fn: HogFunctionRow, name: MetricName) {
-    const key = `${fn.id} ${name}`;
-    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    let names = this.counts.get(fn.id);
+    if (!names) this.counts.set(fn.id, (names = new Map()));
+    names.set(name, (names.get(name) ?? 0) + 1);
   }
   log(fn: HogFunctionRow, lines: LogLine[]) {
     const entry = this.logs.get(fn.id) ?? { fn, lines: [] };
@@ -57,10 +59,7 @@ class Tally {
     this.logs.set(fn.id, entry);
   }
   async flush(db: Db) {
-    for (const [key, count] of this.counts) {
-      const [id, name] = key.split(' ') as [string, MetricName];
-      await addMetric(db, id, name, count);
-    }
+    if (this.counts.size) await addMetrics(db, this.counts);
     for (const { fn, lines } of this.logs.values()) await writeLogs(db, fn, randomUUID(), lines);
   }
 }
@@ -90,15 +89,15 @@ async function transform(ctx: PipelineContext, fns: RunnableFunction[], batch: P
   const project = { id: ctx.project.id, name: ctx.project.name ?? '' };
   for (const original of batch) {
     let e: PipelineEvent | null = original;
-    // What the functions read of the event, built once and again only after a function changed it.
-    let input = asInput(e);
+    // What the functions read of the event, built when first read and again only after a function changed it.
+    let input: EventInput | undefined;
     let forFilters: Json | undefined;
-    for (const { row: fn, inputs, secrets } of fns) {
+    for (const { row: fn, inputs, secrets, native, constantInputs } of fns) {
       if (!e || !fn.bytecode) break;
       if (timedOut.has(fn.id)) continue;
-      const seen = input;
+      const seen = e;
       try {
-        if (!matchesFilters(fn.filters, () => (forFilters ??= filterGlobals(seen, null)))) {
+        if (!matchesFilters(fn.filters, () => (forFilters ??= filterGlobals((input ??= asInput(seen)), null)))) {
           tally.add(fn, 'filtered');
           continue;
         }
@@ -108,12 +107,23 @@ async function transform(ctx: PipelineContext, fns: RunnableFunction[], batch: P
         ]);
         continue;
       }
-      const globals = invocationGlobals(ctx.siteUrl, project, input, null, fn);
       const started = Date.now();
       let run: RunResult;
       try {
-        globals.inputs = resolveInputs(inputs, globals);
-        run = await runHog(fn.bytecode, globals, { secrets });
+        // One of our templates' programs answers as plain code what the VM would (undefined: it leaves it to the VM).
+        let globals: Json | undefined;
+        let values = constantInputs;
+        if (native && !values) {
+          globals = invocationGlobals(ctx.siteUrl, project, (input ??= asInput(e)), null, fn);
+          values = resolveInputs(inputs, globals);
+        }
+        const answer = native && values ? native(e.properties, values) : undefined;
+        if (answer !== undefined) run = { result: answer, logs: [] };
+        else {
+          globals ??= invocationGlobals(ctx.siteUrl, project, (input ??= asInput(e)), null, fn);
+          globals.inputs = native && !constantInputs ? values : resolveInputs(inputs, globals);
+          run = await runHog(fn.bytecode, globals, { secrets });
+        }
       } catch (err) {
         run = { result: null, error: (err as Error).message, logs: [] };
       }
@@ -142,7 +152,7 @@ async function transform(ctx: PipelineContext, fns: RunnableFunction[], batch: P
         e = null;
       } else if (applyResult(e, run.result)) {
         tally.add(fn, 'succeeded');
-        input = asInput(e);
+        input = undefined;
         forFilters = undefined;
       } else {
         tally.add(fn, 'failed');

@@ -50,10 +50,14 @@ export async function writeLogBatch(
     from json_to_recordset(${JSON.stringify(rows)}::json) as r(i text, l text, m text, t timestamptz)`);
 }
 
+export const metricKind = (name: MetricName) => KIND[name];
+/** The hour a count made at `at` adds to. */
+export const metricBucket = (at: Date) => new Date(Math.floor(at.getTime() / HOUR) * HOUR);
+
 /** Adds to a function's counter of the current hour. */
 export async function addMetric(db: Db, fnId: string, name: MetricName, count = 1, at = new Date()): Promise<void> {
   if (count <= 0) return;
-  const bucket = new Date(Math.floor(at.getTime() / HOUR) * HOUR);
+  const bucket = metricBucket(at);
   await db
     .insert(hog_function_metrics)
     .values({ hog_function_id: fnId, bucket, metric_kind: KIND[name], metric_name: name, count })
