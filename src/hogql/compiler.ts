@@ -73,6 +73,8 @@ interface Out {
 interface CteDef {
   query: Query;
   ctes: Map<string, CteDef>;
+  /** Its name in the statement's WITH and its columns, once compiled there (see Compiler.withs). */
+  compiled?: { name: string; out: Out[] };
 }
 
 interface Scope {
@@ -111,6 +113,12 @@ class Compiler {
   private aliasCount = 0;
   private tables = 0;
   private cost = 0;
+  /**
+   * A whole query's CTEs, compiled once each into the statement's own WITH (dependencies first), so that
+   * PostgreSQL computes one that is read twice once, as ClickHouse does, and still inlines one read once.
+   * Only a whole query has a WITH of ours; in an expression (the events listing's) CTEs are inlined.
+   */
+  private withs: SQL[] | undefined;
 
   private spend(n: number, at?: number): void {
     this.cost += n;
@@ -139,18 +147,23 @@ class Compiler {
     const limit = Math.min(requested ?? this.opts.defaultLimit ?? 100, max);
     const offset = q.offset ? this.count(q.offset, 'OFFSET') : 0;
     const effective: Select = { ...q, limit: { k: 'const', value: limit, pos: 0 } };
+    this.withs = [];
     const inner = this.select({ ...q, limit: { k: 'const', value: limit + 1, pos: 0 } });
     const values = inner.out.map((o, i) =>
       outputSql(this.inZone({ ...o.typed, sql: sql`q.${sql.identifier(`c${i}`)}` })),
     );
     return {
-      sql: sql`select json_build_array(${sql.join(values, sql`, `)}) as r from (${inner.sql}) as q`,
+      sql: sql`${this.withClause()}select json_build_array(${sql.join(values, sql`, `)}) as r from (${inner.sql}) as q`,
       columns: inner.out.map((o) => o.name),
       types: inner.out.map((o) => clickhouseType(this.inZone(o.typed))),
       hogql: printSelect(effective),
       limit,
       offset,
     };
+  }
+
+  private withClause(): SQL {
+    return this.withs?.length ? sql`with ${sql.join(this.withs, sql`, `)} ` : sql``;
   }
 
   private inZone(t: Typed): Typed {
@@ -165,12 +178,13 @@ class Compiler {
   /** A UNION (or INTERSECT, EXCEPT): the answer's row limit applies to the whole. */
   private topSet(q: Query): Omit<CompiledQuery, 'timezone'> {
     const limit = Math.min(this.opts.defaultLimit ?? 100, this.opts.maxLimit ?? 10_000);
+    this.withs = [];
     const inner = this.query(q, new Map());
     const values = inner.out.map((o, i) =>
       outputSql(this.inZone({ ...o.typed, sql: sql`q.${sql.identifier(`c${i}`)}` })),
     );
     return {
-      sql: sql`select json_build_array(${sql.join(values, sql`, `)}) as r from (${inner.sql}) as q
+      sql: sql`${this.withClause()}select json_build_array(${sql.join(values, sql`, `)}) as r from (${inner.sql}) as q
         limit ${limit + 1}::bigint`,
       columns: inner.out.map((o) => o.name),
       types: inner.out.map((o) => clickhouseType(this.inZone(o.typed))),
@@ -373,11 +387,21 @@ class Compiler {
     let binding: Binding;
     const cte = item.k === 'table' ? scope.ctes.get(item.name) : undefined;
     if (cte) {
-      src = sql``;
       binding = { name: item.alias ?? (item as { name: string }).name, sqlAlias, table: null };
-      const sub = this.query(cte.query, cte.ctes);
-      binding.columns = this.columnsOf(sub.out);
-      src = sql`(${sub.sql})`;
+      if (this.withs) {
+        if (!cte.compiled) {
+          const sub = this.query(cte.query, cte.ctes);
+          const name = `w${this.withs.length}`;
+          this.withs.push(sql`${sql.identifier(name)} as (${sub.sql})`);
+          cte.compiled = { name, out: sub.out };
+        }
+        binding.columns = this.columnsOf(cte.compiled.out);
+        src = sql`${sql.identifier(cte.compiled.name)}`;
+      } else {
+        const sub = this.query(cte.query, cte.ctes);
+        binding.columns = this.columnsOf(sub.out);
+        src = sql`(${sub.sql})`;
+      }
     } else if (item.k === 'table') {
       if (!(TABLES as readonly string[]).includes(item.name)) {
         throw new QueryError(`Unknown table "${item.name}". Tables: ${TABLES.join(', ')}`, item.pos);
