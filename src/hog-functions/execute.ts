@@ -54,17 +54,6 @@ export function resolveInput(bytecode: unknown, globals: Json): unknown {
   return bytecode;
 }
 
-/** Whether a compiled input's value is the same for every event (its templates have no placeholder). */
-export function isConstantInput(bytecode: unknown): boolean {
-  if (Array.isArray(bytecode)) {
-    if (bytecode[0] === '_H' || bytecode[0] === '_h')
-      return bytecode.length === 4 && bytecode[0] === '_H' && bytecode[2] === STRING && typeof bytecode[3] === 'string';
-    return bytecode.every(isConstantInput);
-  }
-  if (bytecode && typeof bytecode === 'object') return Object.values(bytecode).every(isConstantInput);
-  return true;
-}
-
 /** Every input's value for this event: compiled ones run, the others as stored. */
 export function resolveInputs(inputs: Record<string, Json>, globals: Json): Json {
   const out: Json = {};

@@ -92,7 +92,7 @@ async function transform(ctx: PipelineContext, fns: RunnableFunction[], batch: P
     // What the functions read of the event, built when first read and again only after a function changed it.
     let input: EventInput | undefined;
     let forFilters: Json | undefined;
-    for (const { row: fn, inputs, secrets, native, constantInputs } of fns) {
+    for (const { row: fn, inputs, secrets } of fns) {
       if (!e || !fn.bytecode) break;
       if (timedOut.has(fn.id)) continue;
       const seen = e;
@@ -110,20 +110,9 @@ async function transform(ctx: PipelineContext, fns: RunnableFunction[], batch: P
       const started = Date.now();
       let run: RunResult;
       try {
-        // One of our templates' programs answers as plain code what the VM would (undefined: it leaves it to the VM).
-        let globals: Json | undefined;
-        let values = constantInputs;
-        if (native && !values) {
-          globals = invocationGlobals(ctx.siteUrl, project, (input ??= asInput(e)), null, fn);
-          values = resolveInputs(inputs, globals);
-        }
-        const answer = native && values ? native(e.properties, values) : undefined;
-        if (answer !== undefined) run = { result: answer, logs: [] };
-        else {
-          globals ??= invocationGlobals(ctx.siteUrl, project, (input ??= asInput(e)), null, fn);
-          globals.inputs = native && !constantInputs ? values : resolveInputs(inputs, globals);
-          run = await runHog(fn.bytecode, globals, { secrets });
-        }
+        const globals = invocationGlobals(ctx.siteUrl, project, (input ??= asInput(e)), null, fn);
+        globals.inputs = resolveInputs(inputs, globals);
+        run = await runHog(fn.bytecode, globals, { secrets });
       } catch (err) {
         run = { result: null, error: (err as Error).message, logs: [] };
       }

@@ -1,8 +1,6 @@
 import type { Db } from '../db/client.js';
 import type { SecretBox } from '../secrets/index.js';
-import { isConstantInput, resolveInputs } from './execute.js';
 import { openInputs, secretValues } from './inputs.js';
-import { nativeProgramOf, type NativeProgram } from './native.js';
 import { runnableFunctions, type HogFunctionRow } from './queries.js';
 
 type Json = Record<string, unknown>;
@@ -12,26 +10,16 @@ export interface RunnableFunction {
   row: HogFunctionRow;
   inputs: Record<string, Json>;
   secrets: string[];
-  /** Its program as plain code when it is one of our templates' (src/hog-functions/native.ts), else null. */
-  native: NativeProgram | null;
-  /** Its inputs' values when none depends on the event (resolved once, never changed), else null. */
-  constantInputs: Json | null;
 }
 
 /** Projects whose functions one process keeps; past this the least recently loaded project is dropped. */
 const MAX_PROJECTS = 5_000;
 
-async function prepare(box: SecretBox, row: HogFunctionRow): Promise<RunnableFunction> {
-  const inputs = openInputs(box, row);
-  const constant = Object.values(inputs).every((item) => !('bytecode' in item) || isConstantInput(item.bytecode));
-  return {
-    row,
-    inputs,
-    secrets: secretValues(box, row),
-    native: await nativeProgramOf(row.type, row.bytecode),
-    constantInputs: constant ? resolveInputs(inputs, {}) : null,
-  };
-}
+const prepare = (box: SecretBox, row: HogFunctionRow): RunnableFunction => ({
+  row,
+  inputs: openInputs(box, row),
+  secrets: secretValues(box, row),
+});
 
 /**
  * The enabled transformations and destinations of each project ingestion has seen, read once per
@@ -47,7 +35,7 @@ class RunnableCache {
     if (hit && hit.version === version) return hit.fns;
     // Rows read now are at least as new as `version`: a change racing with this load bumps the version
     // again, and the next batch loads anew.
-    const fns = runnableFunctions(db, projectId).then((rows) => Promise.all(rows.map((row) => prepare(box, row))));
+    const fns = runnableFunctions(db, projectId).then((rows) => rows.map((row) => prepare(box, row)));
     const entry = { version, fns };
     fns.catch(() => {
       if (this.entries.get(projectId) === entry) this.entries.delete(projectId);
