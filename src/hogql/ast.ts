@@ -95,7 +95,8 @@ export const isSet = (q: Query): q is SetQuery => (q as SetQuery).k === 'set';
 const IDENT = /^[A-Za-z_$][\w$]*$/;
 
 const quoteString = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-const ident = (s: string) => (IDENT.test(s) ? s : `\`${s.replace(/\\/g, '\\\\').replace(/`/g, '\\`')}\``);
+// PostHog's parser reads a backtick inside a quoted identifier only doubled.
+const ident = (s: string) => (IDENT.test(s) ? s : `\`${s.replace(/\\/g, '\\\\').replace(/`/g, '``')}\``);
 
 /** Canonical HogQL for a node, used for column names and the answer's `hogql`. */
 export function print(n: Node): string {

@@ -1,6 +1,7 @@
 // TrendsQuery input PostHog refuses: each is a 400 in PostHog's shape naming the attr, never a 500.
 import t from 'tap';
 import { buildTestApp } from '../helpers/app.js';
+import { insertEvents } from '../helpers/event-rows.js';
 import { makeTenant } from '../helpers/factories.js';
 
 const ctx = await buildTestApp(t);
@@ -43,4 +44,28 @@ t.test('bad input is a 400 in PostHog shape', async (t) => {
   });
   t.equal(unknownKind.status, 400);
   t.match(unknownKind.body, { type: 'validation_error' });
+});
+
+t.test('property names with quotes, backticks and backslashes are read as named', async (t) => {
+  const key = "it's a `odd` \\ name";
+  await insertEvents(ctx.db, a.project.id, [
+    { event: 'odd', distinct_id: 'u1', timestamp: new Date('2024-05-02T10:00:00Z'), properties: { [key]: 4 } },
+    { event: 'odd', distinct_id: 'u1', timestamp: new Date('2024-05-02T11:00:00Z'), properties: { [key]: 6 } },
+    { event: 'odd', distinct_id: 'u2', timestamp: new Date('2024-05-03T10:00:00Z'), properties: { [key]: 'x' } },
+  ]);
+  const res = await trends({
+    series: [{ kind: 'EventsNode', event: 'odd', math: 'sum', math_property: key }],
+    properties: [{ key, value: 'x', operator: 'is_not', type: 'event' }],
+    breakdownFilter: { breakdown: key },
+  });
+  t.equal(res.status, 200, res.raw);
+  // Only the numeric values pass the filter: 4 and 6 on May 2, one breakdown value each.
+  const results = (res.body as { results: { breakdown_value: string; data: number[] }[] }).results;
+  t.same(
+    results.map((r) => [r.breakdown_value, r.data]),
+    [
+      ['6', [0, 6, 0, 0, 0, 0, 0]],
+      ['4', [0, 4, 0, 0, 0, 0, 0]],
+    ],
+  );
 });
