@@ -1,10 +1,5 @@
-import { sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { hog_function_metrics } from '../db/schema/index.js';
-import { metricKind, metricBucket, type MetricName } from './telemetry.js';
-
-/** Counts to add, keyed by function id and metric name. */
-export type MetricCounts = Map<string, Map<MetricName, number>>;
+import { writeMetrics, type MetricCounts, type MetricName } from './telemetry.js';
 
 /**
  * The counters of every capture request of one process, written as one statement at a time: requests that end
@@ -35,33 +30,17 @@ class MetricWriter {
     const counts = this.pending;
     this.pending = new Map();
     this.next = undefined;
-    this.current = writeMetrics(this.db, counts);
+    this.current = writeMetrics(this.db, counts).catch(() => this.eachApart(counts));
     return this.current;
   }
-}
 
-/** Adds the counts to their functions' counters of the current hour, in one statement. */
-export async function writeMetrics(db: Db, counts: MetricCounts, at = new Date()): Promise<void> {
-  const bucket = metricBucket(at);
-  const rows = [...counts].flatMap(([hog_function_id, names]) =>
-    [...names]
-      .filter(([, count]) => count > 0)
-      .map(([metric_name, count]) => ({
-        hog_function_id,
-        bucket,
-        metric_kind: metricKind(metric_name),
-        metric_name,
-        count,
-      })),
-  );
-  if (!rows.length) return;
-  await db
-    .insert(hog_function_metrics)
-    .values(rows)
-    .onConflictDoUpdate({
-      target: [hog_function_metrics.hog_function_id, hog_function_metrics.bucket, hog_function_metrics.metric_name],
-      set: { count: sql`${hog_function_metrics.count} + excluded.count` },
-    });
+  /**
+   * The counts of one write are many projects' functions: when the write fails (a function deleted meanwhile
+   * with its project), each function's counts are written apart, so one project's deletion loses no other's.
+   */
+  private async eachApart(counts: MetricCounts): Promise<void> {
+    for (const [fnId, names] of counts) await writeMetrics(this.db, new Map([[fnId, names]])).catch(() => undefined);
+  }
 }
 
 /** One writer per database handle (a process holds one; tests that open several get one each). */

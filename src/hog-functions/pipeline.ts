@@ -10,8 +10,8 @@ import type { StoredMapping } from './mappings.js';
 import { personsOf, type HogFunctionRow } from './queries.js';
 import { runnableOf, type RunnableFunction } from './runnable.js';
 import { enqueueDeliveries, type QueuedDelivery } from './queue.js';
-import { passesMask, writeLogs, type MetricName } from './telemetry.js';
-import { addMetrics, type MetricCounts } from './metric-writes.js';
+import { passesMask, writeLogs, type MetricCounts, type MetricName } from './telemetry.js';
+import { addMetrics } from './metric-writes.js';
 
 type Json = Record<string, unknown>;
 

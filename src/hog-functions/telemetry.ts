@@ -50,22 +50,30 @@ export async function writeLogBatch(
     from json_to_recordset(${JSON.stringify(rows)}::json) as r(i text, l text, m text, t timestamptz)`);
 }
 
-export const metricKind = (name: MetricName) => KIND[name];
-/** The hour a count made at `at` adds to. */
-export const metricBucket = (at: Date) => new Date(Math.floor(at.getTime() / HOUR) * HOUR);
+/** Counts to add, keyed by function id and metric name. */
+export type MetricCounts = Map<string, Map<MetricName, number>>;
 
-/** Adds to a function's counter of the current hour. */
-export async function addMetric(db: Db, fnId: string, name: MetricName, count = 1, at = new Date()): Promise<void> {
-  if (count <= 0) return;
-  const bucket = metricBucket(at);
+/** Adds the counts to their functions' counters of the hour of `at`, in one statement. */
+export async function writeMetrics(db: Db, counts: MetricCounts, at = new Date()): Promise<void> {
+  const bucket = new Date(Math.floor(at.getTime() / HOUR) * HOUR);
+  const rows = [...counts].flatMap(([hog_function_id, names]) =>
+    [...names]
+      .filter(([, count]) => count > 0)
+      .map(([metric_name, count]) => ({ hog_function_id, bucket, metric_kind: KIND[metric_name], metric_name, count })),
+  );
+  if (!rows.length) return;
   await db
     .insert(hog_function_metrics)
-    .values({ hog_function_id: fnId, bucket, metric_kind: KIND[name], metric_name: name, count })
+    .values(rows)
     .onConflictDoUpdate({
       target: [hog_function_metrics.hog_function_id, hog_function_metrics.bucket, hog_function_metrics.metric_name],
-      set: { count: sql`${hog_function_metrics.count} + ${count}` },
+      set: { count: sql`${hog_function_metrics.count} + excluded.count` },
     });
 }
+
+/** Adds to a function's counter of the current hour. */
+export const addMetric = (db: Db, fnId: string, name: MetricName, count = 1, at = new Date()) =>
+  writeMetrics(db, new Map([[fnId, new Map([[name, count]])]]), at);
 
 export interface LogQuery {
   limit: number;

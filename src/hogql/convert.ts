@@ -4,7 +4,7 @@ import type { Column, Cte, FrameBound, FromItem, Join, Node, Query, Select, Wind
 import { QueryError } from './errors.js';
 
 /** The parametric aggregates the compiler knows (`quantile(0.9)(x)`); any other is refused as PostHog's would be. */
-const PARAMETRIC = new Set(['quantile', 'quantileexact']);
+const PARAMETRIC = new Set(['quantile']);
 
 /** PostHog's AST node, as JSON: `node` names its class, `start.offset` where it begins. */
 // biome-ignore lint/suspicious/noExplicitAny: the parser's JSON is checked node by node below

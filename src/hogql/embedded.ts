@@ -15,7 +15,6 @@ const AGGREGATES = new Set([
   'uniq',
   'uniqexact',
   'quantile',
-  'quantileexact',
   'median',
   'arrayjoin',
 ]);

@@ -454,7 +454,6 @@ const FUNCTIONS: Record<string, Fn> = {
   uniqexact: { arity: [1, 1], run: ([x]) => ({ sql: sql`count(distinct ${x!.sql})`, type: 'Int', ch: 'UInt64' }) },
   sum: numeric((x) => ({ sql: sql`sum(${x.sql})`, type: x.type === 'Int' ? 'Int' : 'Float' })),
   quantile: quantile(),
-  quantileexact: quantile(),
   median: quantile(0.5),
   avg: numeric((x) => ({ sql: sql`avg(${x.sql})`, type: 'Float' })),
   min: minMax('min'),

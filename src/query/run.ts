@@ -1,3 +1,4 @@
+import type { SQL } from 'drizzle-orm';
 import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
 import { projectTestAccountFilters, streamReadOnly, type QueryLimits, type RunTag } from './queries.js';
@@ -151,23 +152,8 @@ export async function executeQuery(
   tag?: RunTag,
 ): Promise<JsonAnswer> {
   const { node, compiled, timings } = prepared;
-  const { config } = engine;
-  const rows = new AnswerRows(compiled.limit, config.queryMaxBytes);
-  const target = statementTarget(engine, tag);
-  await engine.limiter.run(organizationId, () =>
-    timings.measure('execute', () =>
-      streamReadOnly(target.db, compiled.sql, {
-        timezone: compiled.timezone,
-        timeoutMs: config.queryTimeoutSeconds * 1000,
-        maxBytes: config.queryMaxBytes,
-        tag,
-        limits: target.limits,
-        onRow: (json) => rows.add(json),
-      }).catch((err: unknown) => {
-        throw databaseError(err, config) ?? err;
-      }),
-    ),
-  );
+  const rows = new AnswerRows(compiled.limit, engine.config.queryMaxBytes);
+  await runStatement(engine, organizationId, compiled.sql, rows, { tag, timezone: compiled.timezone, timings });
   const rest = timings.measure('serialise', () => {
     const common = {
       columns: compiled.columns,
@@ -183,10 +169,6 @@ export async function executeQuery(
 }
 
 /**
- * Runs a query for one project of an organization at once (prepareQuery, then executeQuery), in the project's
- * timezone (the request's project carries it: see ProjectTenant).
- */
-/**
  * The database a statement runs on, and its limits. An asynchronous run (tagged) stays on the primary:
  * its status records the backend's pid, which other processes check in the primary's pg_stat_activity
  * to see that it still runs and to cancel it. Every other statement reads from the replica, if any.
@@ -195,6 +177,38 @@ export function statementTarget(engine: QueryEngine, tag: RunTag | undefined): {
   return tag ? { db: engine.db, limits: engine.limits } : engine.read;
 }
 
+/**
+ * Runs a statement whose rows are one JSON column (`r`) as every Query API statement runs: in a slot of the
+ * organization, on statementTarget's database, read-only under its limits, the timeout and QUERY_MAX_BYTES, in
+ * `timezone` when given; each row goes to `rows` as it arrives. With `timings`, the run in its slot is `execute`.
+ */
+export async function runStatement(
+  engine: QueryEngine,
+  organizationId: string,
+  statement: SQL,
+  rows: AnswerRows,
+  opts: { tag?: RunTag; timezone?: string; timings?: Timings } = {},
+): Promise<void> {
+  const { config } = engine;
+  const target = statementTarget(engine, opts.tag);
+  const run = () =>
+    streamReadOnly(target.db, statement, {
+      timezone: opts.timezone,
+      timeoutMs: config.queryTimeoutSeconds * 1000,
+      maxBytes: config.queryMaxBytes,
+      tag: opts.tag,
+      limits: target.limits,
+      onRow: (json) => rows.add(json),
+    }).catch((err: unknown) => {
+      throw databaseError(err, config) ?? err;
+    });
+  await engine.limiter.run(organizationId, () => (opts.timings ? opts.timings.measure('execute', run) : run()));
+}
+
+/**
+ * Runs a query for one project of an organization at once (prepareQuery, then executeQuery), in the project's
+ * timezone (the request's project carries it: see ProjectTenant).
+ */
 export async function runQuery(
   engine: QueryEngine,
   organizationId: string,

@@ -1,36 +1,13 @@
 import t from 'tap';
 import { sql } from 'drizzle-orm';
-import { buildTestApp } from '../helpers/app.js';
-import { makeTenant } from '../helpers/factories.js';
+import { captureFixture } from './capture-fixture.js';
 
-const ctx = await buildTestApp(t);
-const { call, db } = ctx;
-const a = await makeTenant(db);
-const P = { project_id: a.project.id };
-
-async function capture(events: { event: string; properties?: Record<string, unknown> }[]) {
-  const res = await ctx.inject({
-    method: 'POST',
-    url: '/batch/',
-    payload: { api_key: a.project.api_token, batch: events.map((e) => ({ distinct_id: 'u1', properties: {}, ...e })) },
-  });
-  if (res.statusCode !== 200) throw new Error(`capture answered ${res.statusCode}: ${res.body}`);
-}
+const { ctx, call, db, a, P, capture, create } = await captureFixture(t);
 
 const stored = async (name: string) =>
   (await db.execute(
     sql`select properties from events where project_id = ${a.project.id} and event = ${name}`,
   )) as unknown as { properties: Record<string, unknown> }[];
-
-const create = async (body: Record<string, unknown>) => {
-  const res = await call('hog_functions_create', {
-    key: a.key,
-    params: P,
-    body: { type: 'transformation', enabled: true, ...body },
-  });
-  if (res.status !== 201) throw new Error(res.raw);
-  return res.body.id;
-};
 
 t.test('two transformations run in execution order; a dropping one drops only matching events', async (t) => {
   const set = await create({

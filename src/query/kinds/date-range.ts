@@ -128,6 +128,21 @@ export function nextBucket(d: Date, interval: Interval): Date {
   return out;
 }
 
+/** The start of the bucket before the one starting at `d`. */
+export function previousBucket(d: Date, interval: Interval): Date {
+  const out = new Date(d);
+  if (interval === 'minute') out.setUTCMinutes(out.getUTCMinutes() - 1);
+  else if (interval === 'hour') out.setUTCHours(out.getUTCHours() - 1);
+  else if (interval === 'day') out.setUTCDate(out.getUTCDate() - 1);
+  else if (interval === 'week') out.setUTCDate(out.getUTCDate() - 7);
+  else out.setUTCMonth(out.getUTCMonth() - 1);
+  return out;
+}
+
+/** A bucket start as the compiler answers it (a date, or a date-time with its offset), as local wall-clock text. */
+export const localOf = (answered: string) =>
+  answered.length === 10 ? `${answered} 00:00:00` : answered.slice(0, 19).replace('T', ' ');
+
 const STEP_MS: Record<Interval, number> = {
   minute: 60_000,
   hour: 3_600_000,

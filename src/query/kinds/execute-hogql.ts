@@ -1,9 +1,7 @@
 import { compileQuery, parseQuery, printQuery, QueryError, type Query } from '../../hogql/index.js';
 import { ApiError } from '../../core/errors.js';
-import { streamReadOnly } from '../queries.js';
 import { AnswerRows } from '../answer.js';
-import { databaseError } from '../errors.js';
-import { statementTarget } from '../run.js';
+import { runStatement } from '../run.js';
 import type { Executor } from './execute.js';
 
 /** HogQL an insight kind wrote: a text with `{placeholders}` (parsed once, whatever the dates) and their values. */
@@ -46,7 +44,6 @@ export async function executeHogQL<Row>(
   q: KindHogQL,
 ): Promise<{ rows: Row[]; hogql: string }> {
   const { engine, organizationId, tag } = ex;
-  const { config } = engine;
   let compiled: ReturnType<typeof compileQuery>;
   let parsed: Query;
   try {
@@ -62,20 +59,8 @@ export async function executeHogQL<Row>(
     if (err instanceof QueryError) throw ApiError.validation(null, err.message, err.code);
     throw err;
   }
-  const rows = new AnswerRows(MAX_KIND_ROWS, config.queryMaxBytes);
-  const target = statementTarget(engine, tag);
-  await engine.limiter.run(organizationId, () =>
-    streamReadOnly(target.db, compiled.sql, {
-      timezone: compiled.timezone,
-      timeoutMs: config.queryTimeoutSeconds * 1000,
-      maxBytes: config.queryMaxBytes,
-      tag,
-      limits: target.limits,
-      onRow: (json) => rows.add(json),
-    }).catch((err: unknown) => {
-      throw databaseError(err, config) ?? err;
-    }),
-  );
+  const rows = new AnswerRows(MAX_KIND_ROWS, engine.config.queryMaxBytes);
+  await runStatement(engine, organizationId, compiled.sql, rows, { tag, timezone: compiled.timezone });
   const names = compiled.columns;
   const objects = rows.rows.map((json) => {
     const values = JSON.parse(json.toString('utf8')) as unknown[];

@@ -6,7 +6,9 @@ import {
   INTERVALS,
   type Interval,
   isoOf,
+  localOf,
   nextBucket,
+  previousBucket,
   planRange,
   type RangePlan,
   resolveRange,
@@ -57,17 +59,6 @@ const labelOf = (local: string, interval: Interval) => {
   return interval === 'hour' || interval === 'minute' ? `${day} ${local.slice(11, 16)}` : day;
 };
 
-/** A bucket start moved back by one interval, in local wall-clock time. */
-function bucketBefore(local: string, interval: Interval): string {
-  const d = wall(local);
-  if (interval === 'minute') d.setUTCMinutes(d.getUTCMinutes() - 1);
-  else if (interval === 'hour') d.setUTCHours(d.getUTCHours() - 1);
-  else if (interval === 'day') d.setUTCDate(d.getUTCDate() - 1);
-  else if (interval === 'week') d.setUTCDate(d.getUTCDate() - 7);
-  else d.setUTCMonth(d.getUTCMonth() - 1);
-  return wallText(d);
-}
-
 /**
  * A LifecycleQuery as HogQL: each person's active buckets (from one bucket before the range on), marked with
  * the bucket before and after, then a status per active bucket and a dormant one after each active bucket not
@@ -75,7 +66,7 @@ function bucketBefore(local: string, interval: Interval): string {
  */
 function lifecycleHogQL(p: PreparedLifecycle, buckets: string[]): KindHogQL {
   const values: KindHogQL['values'] = { first: buckets[0]!, last: buckets.at(-1)! };
-  const before = bucketBefore(buckets[0]!, p.interval);
+  const before = wallText(previousBucket(wall(buckets[0]!), p.interval));
   const end = wallText(nextBucket(wall(buckets.at(-1)!), p.interval));
   const period = { from: before, to: end, buckets };
   const where = conditions({ series: p.series, filters: p.filters, period }, values, 'date', before, end);
@@ -113,9 +104,7 @@ export async function runLifecycle(ex: Executor, teamId: number, p: PreparedLife
   const event = p.series.event;
   const name = event ?? 'All events';
   const results = STATUSES.map((status) => {
-    const values = new Map(
-      rows.filter((r) => r.status === status).map((r) => [r.b.slice(0, 19).replace('T', ' '), Number(r.value)]),
-    );
+    const values = new Map(rows.filter((r) => r.status === status).map((r) => [localOf(r.b), Number(r.value)]));
     const data = buckets.map((b) => (status === 'dormant' ? -1 : 1) * (values.get(b) ?? 0) || 0);
     return {
       action: { id: event, name, type: 'events', order: 0, math: 'total' },

@@ -7,7 +7,9 @@ import {
   bucketStart,
   type Interval,
   isoOf,
+  localOf,
   nextBucket,
+  previousBucket,
   planRange,
   type RangePlan,
   resolveRange,
@@ -130,14 +132,7 @@ function match(e: Entity, name: string, values: KindHogQL['values']): string {
 /** The cohorts: `total` period starts (local), the last one holding `date_to`. */
 function cohortsOf(to: string, interval: Interval, total: number): string[] {
   const out = [bucketStart(wall(to), interval)];
-  while (out.length < total) {
-    const d = new Date(out[0]!);
-    if (interval === 'hour') d.setUTCHours(d.getUTCHours() - 1);
-    else if (interval === 'day') d.setUTCDate(d.getUTCDate() - 1);
-    else if (interval === 'week') d.setUTCDate(d.getUTCDate() - 7);
-    else d.setUTCMonth(d.getUTCMonth() - 1);
-    out.unshift(d);
-  }
+  while (out.length < total) out.unshift(previousBucket(out[0]!, interval));
   return out.map(wallText);
 }
 
@@ -170,9 +165,6 @@ SELECT cb, rb, n FROM (
   GROUP BY c.b, r.b)`;
   return { text, values };
 }
-
-/** A bucket start the compiler wrote (a date-time with its offset) as local wall-clock text. */
-const localOf = (v: string) => v.slice(0, 19).replace('T', ' ');
 
 /** Runs a prepared RetentionQuery and answers PostHog's cohorts (`date`, `label`, `values` of `count`s). */
 export async function runRetention(ex: Executor, teamId: number, p: PreparedRetention) {

@@ -2,6 +2,7 @@ import { print, type Node } from '../../hogql/index.js';
 import { propertyFilterNode } from '../events-query.js';
 import { type Interval, wall, wallText } from './date-range.js';
 import { BREAKDOWN_NULL, BREAKDOWN_OTHER, type SeriesQuery } from './series.js';
+import type { KindHogQL } from './execute-hogql.js';
 
 /** Maths whose value over several buckets is a function of the buckets' values (and which function). */
 const MERGEABLE: Record<string, string> = { total: 'sum', sum: 'sum', min: 'min', max: 'max' };
@@ -16,12 +17,6 @@ export const BUCKET: Record<Interval, string> = {
 const UNIT: Record<Interval, string> = { minute: 'MINUTE', hour: 'HOUR', day: 'DAY', week: 'WEEK', month: 'MONTH' };
 
 const fieldOf = (...chain: string[]) => print({ k: 'field', chain, pos: 0 });
-
-/** A series' HogQL: its text (the same for the same question whatever the dates: parsed once) and its values. */
-export interface SeriesHogQL {
-  text: string;
-  values: Record<string, string | number | string[]>;
-}
 
 /** Active-user windows: the days of activity a bucket's count looks back over, ending with the bucket. */
 export function windowDays(math: string, interval: Interval): number | undefined {
@@ -61,7 +56,7 @@ function aggregateOf(q: SeriesQuery): string {
  */
 export function conditions(
   q: Pick<SeriesQuery, 'series' | 'filters' | 'period'>,
-  values: SeriesHogQL['values'],
+  values: KindHogQL['values'],
   name: string,
   from: string,
   until?: string,
@@ -95,12 +90,12 @@ const rankOf = (bv: string, agg: string, where: string) =>
  * and per breakdown value; values past the breakdown limit (ranked by the same math over the range) count
  * together as PostHog's "other". Weekly and monthly active users count each bucket's trailing 7 or 30 days.
  */
-export function seriesHogQL(q: SeriesQuery): SeriesHogQL {
-  const values: SeriesHogQL['values'] = {};
+export function seriesHogQL(q: SeriesQuery): KindHogQL {
+  const values: KindHogQL['values'] = {};
   return { text: seriesText(q, values), values };
 }
 
-function seriesText(q: SeriesQuery, values: SeriesHogQL['values']): string {
+function seriesText(q: SeriesQuery, values: KindHogQL['values']): string {
   const { series, breakdown, interval, period } = q;
   const total = q.shape === 'total';
   const window = total ? windowDays(series.math, 'day') : windowDays(series.math, interval);
@@ -163,7 +158,7 @@ WHERE ${inRange} GROUP BY ${key}breakdown_value`;
  */
 function windowed(
   q: SeriesQuery,
-  values: SeriesHogQL['values'],
+  values: KindHogQL['values'],
   days: number,
   agg: string,
   ranked: string,

@@ -7,6 +7,7 @@ import {
   type Interval,
   isoOf,
   labelOf,
+  localOf,
   planRange,
   type Period,
   type RangePlan,
@@ -128,9 +129,8 @@ interface HogQLRow {
   value: number | string | null;
 }
 
-/** A bucket start as local wall-clock text (`YYYY-MM-DD HH:MM:SS`), from a date or a date-time with its offset. */
 const seriesRow = (r: HogQLRow): SeriesRow => ({
-  b: r.b === undefined ? undefined : r.b.length === 10 ? `${r.b} 00:00:00` : r.b.slice(0, 19).replace('T', ' '),
+  b: r.b === undefined ? undefined : localOf(r.b),
   bv: r.breakdown_value ?? null,
   value: Number(r.value ?? 0),
 });
