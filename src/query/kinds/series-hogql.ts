@@ -19,7 +19,7 @@ const UNIT: Record<Interval, string> = { minute: 'MINUTE', hour: 'HOUR', day: 'D
 const fieldOf = (...chain: string[]) => print({ k: 'field', chain, pos: 0 });
 
 /** Active-user windows: the days of activity a bucket's count looks back over, ending with the bucket. */
-export function windowDays(math: string, interval: Interval): number | undefined {
+function windowDays(math: string, interval: Interval): number | undefined {
   // Over weeks or months a 7- or 30-day window is no wider than a bucket: PostHog counts them as DAU.
   if (math === 'weekly_active' && (interval === 'minute' || interval === 'hour' || interval === 'day')) return 7;
   if (math === 'monthly_active' && interval !== 'month') return 30;
