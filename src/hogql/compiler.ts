@@ -101,7 +101,8 @@ const JOIN: Record<string, string> = {
 };
 /** PostgreSQL functions take at most 100 arguments, and the row is built with one. */
 const MAX_COLUMNS = 100;
-const MAX_TABLES = 16;
+/** Table reads (tables, CTE references, subqueries) of one query: a 30-step funnel reads about 40. */
+const MAX_TABLES = 64;
 const MAX_LIST = 10_000;
 /**
  * Compiled size, counted in bound parameters and nodes. Aliases are compiled again wherever they are
@@ -641,19 +642,27 @@ class Compiler {
           sql`, `,
         )}`,
       );
-    if (w.orderBy.length) {
-      const keys = w.orderBy.map(
-        (o) => sql`${this.orderable(this.expr(o.expr, scope))} ${sql.raw(o.desc ? 'desc nulls last' : 'asc')}`,
-      );
-      parts.push(sql`order by ${sql.join(keys, sql`, `)}`);
+    const keys = w.orderBy.map((o) => ({ typed: this.expr(o.expr, scope), desc: o.desc }));
+    if (keys.length) {
+      const order = keys.map((k) => sql`${this.orderable(k.typed)} ${sql.raw(k.desc ? 'desc nulls last' : 'asc')}`);
+      parts.push(sql`order by ${sql.join(order, sql`, `)}`);
     }
     if (w.frame) {
-      // Frame bounds are whole numbers checked by the parser's converter, so they are written as text.
+      const { method, start, end } = w.frame;
+      // A RANGE offset is in the units of the one ORDER BY key, as in ClickHouse: microseconds of a date-time
+      // (events' timestamps are DateTime64(6)), days of a date. Frame bounds are whole numbers checked by the
+      // parser's converter, so they are written as text.
+      const key = keys.length === 1 ? keys[0]!.typed.type : undefined;
+      const offset = (v: number) =>
+        method === 'RANGE' && key === 'DateTime'
+          ? `interval '${v} microseconds'`
+          : method === 'RANGE' && key === 'Date'
+            ? `interval '${v} days'`
+            : String(v);
       const bound = (b: { type: string; value: number | null }) =>
         b.type === 'CURRENT ROW'
           ? 'current row'
-          : `${b.value === null ? 'unbounded' : b.value} ${b.type.toLowerCase()}`;
-      const { method, start, end } = w.frame;
+          : `${b.value === null ? 'unbounded' : offset(b.value)} ${b.type.toLowerCase()}`;
       parts.push(
         sql.raw(
           end

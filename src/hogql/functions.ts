@@ -210,7 +210,21 @@ export const WINDOW_ONLY = new Set([
   'nth_value',
 ]);
 /** Aggregates that may also run over a window. */
-export const WINDOW_AGGREGATES = new Set(['count', 'countif', 'sum', 'avg', 'min', 'max']);
+export const WINDOW_AGGREGATES = new Set([
+  'count',
+  'countif',
+  'sum',
+  'avg',
+  'min',
+  'max',
+  'sumif',
+  'avgif',
+  'minif',
+  'maxif',
+]);
+
+/** Aggregates that take ClickHouse's `-If` combinator (`sumIf(x, cond)`): one aggregate call each, filtered. */
+const IF_COMBINABLE = new Set(['sum', 'avg', 'min', 'max', 'uniq', 'quantile', 'median']);
 
 function constantText(x: Typed | undefined, what: string, c: Call): string {
   if (typeof x?.constant !== 'string') throw new QueryError(`${c.name}() takes ${what} as a constant string`, c.pos);
@@ -314,6 +328,30 @@ function MORE_FUNCTIONS(): Record<string, Fn> {
         type: same(x!),
         tz: x!.tz,
         elem: x!.elem,
+      }),
+    },
+    arraysort: {
+      arity: [1, 1],
+      run([arr], c) {
+        if (arr!.type !== 'Array') throw new QueryError('arraySort() takes an array (or a lambda and arrays)', c.pos);
+        // ClickHouse sorts NULLs last, as PostgreSQL's ascending order does.
+        return { ...arr!, sql: sql`array(select x from unnest(${arr!.sql}) as x order by x)`, constant: undefined };
+      },
+    },
+    tounixtimestamp: {
+      arity: [1, 2],
+      run: ([x], c, tz) => ({
+        sql: sql`floor(extract(epoch from ${toDateTime(x!, c.pos, tz).sql}))::bigint`,
+        type: 'Int',
+        ch: 'UInt32',
+      }),
+    },
+    tounixtimestamp64micro: {
+      arity: [1, 2],
+      run: ([x], c, tz) => ({
+        sql: sql`(extract(epoch from ${toDateTime(x!, c.pos, tz).sql}) * 1000000)::bigint`,
+        type: 'Int',
+        ch: 'Int64',
       }),
     },
     has: {
@@ -586,7 +624,14 @@ const FUNCTIONS: Record<string, Fn> = {
 };
 
 export function callFunction(call: Call, args: Typed[], tz = 'UTC', session?: string): Typed {
-  const fn = FUNCTIONS[call.name.toLowerCase()];
+  const lower = call.name.toLowerCase();
+  if (!FUNCTIONS[lower] && lower.endsWith('if') && IF_COMBINABLE.has(lower.slice(0, -2))) {
+    const cond = args.at(-1);
+    if (args.length < 2) throw new QueryError(`${call.name}() takes its arguments and then a condition`, call.pos);
+    const base = callFunction({ ...call, name: call.name.slice(0, -2) }, args.slice(0, -1), tz, session);
+    return { ...base, sql: sql`${base.sql} filter (where ${toBool(cond!, call.pos).sql})` };
+  }
+  const fn = FUNCTIONS[lower];
   if (!fn) throw new QueryError(`Unsupported function call '${call.name}(...)'`, call.pos);
   if (call.star && call.name.toLowerCase() !== 'count')
     throw new QueryError(`${call.name}(*) is not supported`, call.pos);

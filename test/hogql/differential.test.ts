@@ -218,6 +218,36 @@ const cases: Case[] = [
       from events e where e.project_id = ${p} group by 1 order by 1`,
   },
   {
+    what: 'aggregates with the -If combinator',
+    hogql:
+      "select event, sumIf(toFloat(properties.price), distinct_id != 'anon'), minIf(timestamp, distinct_id = 'bob'), " +
+      "uniqIf(distinct_id, properties.$browser = 'Chrome') from events group by event order by event",
+    hand: (p, z) => sql`select e.event as a,
+      (sum(${num(sql`e.properties->>'price'`)}) filter (where e.distinct_id <> 'anon'))::float8 as b,
+      ${moment(sql`min(e.timestamp) filter (where e.distinct_id = 'bob')`, z)} as c,
+      (count(distinct e.distinct_id) filter (where e.properties->>'$browser' = 'Chrome'))::int as d
+      from events e where e.project_id = ${p} group by e.event order by e.event`,
+  },
+  {
+    what: 'a RANGE frame over time: one microsecond before each row is strictly after it, newest first',
+    hogql:
+      "select distinct_id, toUnixTimestamp64Micro(timestamp), minIf(timestamp, event = 'pageview') over " +
+      '(partition by distinct_id order by timestamp desc range between unbounded preceding and 1 preceding) ' +
+      'from events order by distinct_id, timestamp',
+    hand: (p, z) => sql`select e.distinct_id as a, (extract(epoch from e.timestamp) * 1000000)::float8 as b,
+      ${moment(
+        sql`min(e.timestamp) filter (where e.event = 'pageview') over (partition by e.distinct_id
+          order by e.timestamp desc range between unbounded preceding and interval '1 microsecond' preceding)`,
+        z,
+      )} as c from events e where e.project_id = ${p} order by e.distinct_id, e.timestamp`,
+  },
+  {
+    what: 'arraySort and the Unix time',
+    hogql: 'select arraySort([3, 1, 2]), toUnixTimestamp(min(timestamp)) from events',
+    hand: (p) => sql`select array[1, 2, 3]::int[] as a, floor(extract(epoch from min(e.timestamp)))::int as b
+      from events e where e.project_id = ${p}`,
+  },
+  {
     what: 'IN a subquery of another table',
     hogql: 'select count() from events where distinct_id in (select distinct_id from person_distinct_ids)',
     hand: (p) => sql`select count(*)::int as a from events e where e.project_id = ${p}

@@ -276,3 +276,70 @@ t.test('bad input and access', async (t) => {
   });
   t.equal(anonymous.status, 401);
 });
+
+t.test('strict and unordered funnels with an exclusion', async (t) => {
+  const exclusions = [{ kind: 'EventsNode', event: 'cancel', funnelFromStep: 0, funnelToStep: 2 }];
+  const q = (order: string, withExclusions: boolean) =>
+    funnel(
+      t,
+      { funnelsFilter: { funnelOrderType: order, ...(withExclusions ? { exclusions } : {}) } },
+      c.key,
+      c.project.id,
+    );
+  // Unordered: c1 3 steps, c6 2 (view, signup), c7 1, c8 2, c9 3.
+  t.same(counts(await q('unordered', false)), [5, 4, 2]);
+  // A cancel after the start and before the last step reached drops c6, c7 and c9 (each one's furthest path
+  // has it); c8 cancelled before its start.
+  t.same(counts(await q('unordered', true)), [2, 2, 1]);
+  // Strict: c6's and c9's paths stop at the cancel that follows a step (c6 at view, c9 at signup).
+  t.same(counts(await q('strict', false)), [5, 3, 1]);
+  // c6 and c7 cancel right after viewing, c9 after signing up, each before reaching pay: dropped. c8 cancelled
+  // before its start.
+  t.same(counts(await q('strict', true)), [2, 2, 1]);
+});
+
+t.test('a step repeated: the second must come strictly after the first, within the window', async (t) => {
+  const d = await makeTenant(db);
+  // d1 views twice five minutes apart; d2 once; d3 twice, two days apart (outside a one-day window); d4 four
+  // times a minute apart.
+  await capture(ctx, d.project.api_token, [
+    ...['00', '01', '02', '03'].map((m) => ev('view', 'd4', `01T10:${m}:00`)),
+    ev('view', 'd1', '01T10:00:00'),
+    ev('view', 'd1', '01T10:05:00'),
+    ev('view', 'd2', '01T10:00:00'),
+    ev('view', 'd3', '01T10:00:00'),
+    ev('view', 'd3', '03T10:00:00'),
+  ]);
+  const views = (n: number) => Array.from({ length: n }, () => ({ kind: 'EventsNode', event: 'view' }));
+  const q = (n: number) =>
+    funnel(
+      t,
+      { series: views(n), funnelsFilter: { funnelWindowInterval: 1, funnelWindowIntervalUnit: 'day' } },
+      d.key,
+      d.project.id,
+    );
+  const two: Step[] = await q(2);
+  t.same(counts(two), [4, 2]);
+  // d1 300 s, d4 60 s.
+  t.same(times(two)[1], [180, 180]);
+  const four: Step[] = await q(4);
+  t.same(counts(four), [4, 2, 1, 1]);
+  t.same(times(four).slice(2), [
+    [60, 60],
+    [60, 60],
+  ]);
+});
+
+t.test('the answer shows its HogQL, which the Query API runs to the same numbers', async (t) => {
+  const res = await run({});
+  const { hogql } = res.body as { hogql: string };
+  t.match(hogql, /^WITH ev AS \(SELECT person_id AS actor, .* FROM events WHERE .*'view'/s);
+  const again = await call('query_create', {
+    key: a.key,
+    params: { project_id: a.project.id },
+    body: { query: { kind: 'HogQLQuery', query: hogql } },
+  });
+  t.equal(again.status, 200, JSON.stringify(again.body));
+  // No breakdown; 5, 4 and 2 persons; mean and median seconds to signup, then to pay (see the first test).
+  t.same((again.body as { results: unknown[][] }).results, [[null, 5, 4, 2, 87300, 1500, 2700, 2700]]);
+});

@@ -7,19 +7,21 @@ import {
   type Interval,
   isoOf,
   labelOf,
+  localOf,
   planRange,
   type RangePlan,
   resolveRange,
 } from './date-range.js';
-import { execute, type Executor } from './execute.js';
+import type { Executor } from './execute.js';
+import { executeHogQL } from './execute-hogql.js';
 import {
   type Exclusion,
   type FunnelBreakdown,
   type FunnelPlan,
-  funnelStepsSql,
-  funnelTrendsSql,
+  funnelStepsHogQL,
+  funnelTrendsHogQL,
   type OrderType,
-} from './funnel-sql.js';
+} from './funnel-hogql.js';
 import { BREAKDOWN_LIMIT, parseProperties, parseSeries, type Series } from './series.js';
 
 type Obj = Record<string, unknown>;
@@ -193,8 +195,15 @@ export function prepareFunnels(query: Obj): PreparedFunnels {
   };
 }
 
+interface TrendRow {
+  b: string;
+  breakdown_value: string | null;
+  entered: number;
+  converted: number;
+}
+
 interface StepRow {
-  bv: string | null;
+  breakdown_value: string | null;
   [column: string]: unknown;
 }
 
@@ -202,7 +211,8 @@ const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
 /** One funnel's steps in PostHog's shape (`FunnelUDF._format_single_funnel` and `_serialize_step`). */
 function stepsOf(p: PreparedFunnels, row: StepRow) {
-  const bv = p.breakdown ? (p.breakdown.asList ? [row.bv] : row.bv) : undefined;
+  const value = row.breakdown_value;
+  const bv = p.breakdown ? (p.breakdown.asList ? [value] : value) : undefined;
   return p.steps.map((s, k) => {
     const unordered = p.order === 'unordered';
     return {
@@ -230,7 +240,7 @@ function byCounts(n: number) {
       const d = Number(b[`c${k}`]) - Number(a[`c${k}`]);
       if (d) return d;
     }
-    return String(a.bv).localeCompare(String(b.bv));
+    return String(a.breakdown_value).localeCompare(String(b.breakdown_value));
   };
 }
 
@@ -243,8 +253,6 @@ export async function runFunnels(ex: Executor, teamId: number, p: PreparedFunnel
   const timings = new Timings();
   const range = await timings.measure('date_range', () => resolveRange(ex, teamId, p.range));
   const plan: FunnelPlan = {
-    teamId,
-    timezone: range.timezone,
     period: range.current,
     steps: p.steps,
     order: p.order,
@@ -254,25 +262,25 @@ export async function runFunnels(ex: Executor, teamId: number, p: PreparedFunnel
     breakdown: p.breakdown,
   };
   let results: unknown[];
+  let hogql: string;
   if (p.viz === 'trends') {
-    const rows = await timings.measure('execute', () =>
-      execute<{ b: string; bv: string | null; entered: number; converted: number }>(
-        ex,
-        funnelTrendsSql(plan, p.interval, p.fromStep, p.toStep),
-      ),
-    );
-    results = timings.measure('assemble', () => trendsOf(p, range.current.buckets, rows));
+    const text = funnelTrendsHogQL(plan, p.interval, p.fromStep, p.toStep);
+    const answer = await timings.measure('execute', () => executeHogQL<TrendRow>(ex, teamId, range.timezone, text));
+    hogql = answer.hogql;
+    results = timings.measure('assemble', () => trendsOf(p, range.current.buckets, answer.rows));
   } else {
-    const rows = await timings.measure('execute', () => execute<StepRow>(ex, funnelStepsSql(plan)));
+    const text = funnelStepsHogQL(plan);
+    const answer = await timings.measure('execute', () => executeHogQL<StepRow>(ex, teamId, range.timezone, text));
+    hogql = answer.hogql;
     results = timings.measure('assemble', () => {
-      const entered = rows.filter((r) => Number(r.c0) > 0);
+      const entered = answer.rows.filter((r) => Number(r.c0) > 0);
       if (!p.breakdown) return entered.length ? stepsOf(p, entered[0]!) : [];
       return entered.sort(byCounts(p.steps.length)).map((r) => stepsOf(p, r));
     });
   }
   return {
     results,
-    hogql: null,
+    hogql,
     isUdf: false,
     resolved_date_range: {
       date_from: isoOf(range.current.from, range.timezone),
@@ -283,16 +291,12 @@ export async function runFunnels(ex: Executor, teamId: number, p: PreparedFunnel
 }
 
 /** PostHog's funnel trends: per breakdown value, the conversion rate (percent, 2 decimals) per period. */
-function trendsOf(
-  p: PreparedFunnels,
-  buckets: string[],
-  rows: { b: string; bv: string | null; entered: number; converted: number }[],
-) {
+function trendsOf(p: PreparedFunnels, buckets: string[], rows: TrendRow[]) {
   const groups = new Map<string | null, Map<string, { entered: number; converted: number }>>();
   for (const r of rows) {
-    let g = groups.get(r.bv);
-    if (!g) groups.set(r.bv, (g = new Map()));
-    g.set(r.b, { entered: Number(r.entered), converted: Number(r.converted) });
+    let g = groups.get(r.breakdown_value);
+    if (!g) groups.set(r.breakdown_value, (g = new Map()));
+    g.set(localOf(r.b), { entered: Number(r.entered), converted: Number(r.converted) });
   }
   if (!p.breakdown && !groups.size) groups.set(null, new Map());
   const one = (values: Map<string, { entered: number; converted: number }>) => {

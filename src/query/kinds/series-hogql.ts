@@ -1,5 +1,6 @@
 import { print, type Node } from '../../hogql/index.js';
 import { propertyFilterNode } from '../events-query.js';
+import type { FilterNode } from '../../events/filters.js';
 import { type Interval, wall, wallText } from './date-range.js';
 import { BREAKDOWN_NULL, BREAKDOWN_OTHER, type SeriesQuery } from './series.js';
 import type { KindHogQL } from './execute-hogql.js';
@@ -16,7 +17,7 @@ export const BUCKET: Record<Interval, string> = {
 };
 const UNIT: Record<Interval, string> = { minute: 'MINUTE', hour: 'HOUR', day: 'DAY', week: 'WEEK', month: 'MONTH' };
 
-const fieldOf = (...chain: string[]) => print({ k: 'field', chain, pos: 0 });
+export const fieldOf = (...chain: string[]) => print({ k: 'field', chain, pos: 0 });
 
 /** Active-user windows: the days of activity a bucket's count looks back over, ending with the bucket. */
 function windowDays(math: string, interval: Interval): number | undefined {
@@ -50,10 +51,24 @@ function aggregateOf(q: SeriesQuery): string {
 }
 
 /**
- * A series' conditions on events: its event, the query's and its own property filters, and a time range from
- * `{<name>_from}` to `{date_to}`: the period's end (inclusive; `<` the next second when it is a whole unit's last
- * microsecond), or before `until`.
+ * A time range on events from `{<name>_from}` to `{date_to}`: the period's end (inclusive; `<` the next second
+ * when it is a whole unit's last microsecond), or before `until`.
  */
+export function rangeConditions(
+  period: SeriesQuery['period'],
+  values: KindHogQL['values'],
+  name: string,
+  from: string,
+  until?: string,
+): string[] {
+  values[`${name}_from`] = from.slice(0, 23);
+  const { to } = period;
+  const whole = until !== undefined || to.endsWith('.999999');
+  values.date_to = until ?? (whole ? wallText(new Date(wall(to).getTime() + 1000)) : to.slice(0, 23));
+  return [`timestamp >= toDateTime({${name}_from})`, `timestamp ${whole ? '<' : '<='} toDateTime({date_to})`];
+}
+
+/** A series' conditions on events: its event, the query's and its own property filters, and the time range. */
 export function conditions(
   q: Pick<SeriesQuery, 'series' | 'filters' | 'period'>,
   values: KindHogQL['values'],
@@ -61,18 +76,17 @@ export function conditions(
   from: string,
   until?: string,
 ): string {
-  values[`${name}_from`] = from.slice(0, 23);
-  const { to } = q.period;
-  const whole = until !== undefined || to.endsWith('.999999');
-  values.date_to = until ?? (whole ? wallText(new Date(wall(to).getTime() + 1000)) : to.slice(0, 23));
-  const conds = [`timestamp >= toDateTime({${name}_from})`, `timestamp ${whole ? '<' : '<='} toDateTime({date_to})`];
+  const conds = rangeConditions(q.period, values, name, from, until);
   if (q.series.event !== null) {
     values.event = q.series.event;
     conds.push('event = {event}');
   }
-  for (const f of [q.filters, q.series.filters]) if (f) conds.push(`(${print(propertyFilterNode(f) as Node)})`);
+  for (const f of [q.filters, q.series.filters]) if (f) conds.push(filterHogQL(f));
   return conds.join(' AND ');
 }
+
+/** Property filters as a HogQL condition. */
+export const filterHogQL = (f: FilterNode) => `(${print(propertyFilterNode(f) as Node)})`;
 
 /** Local wall-clock arithmetic in days, as the range's own texts are (see date-range.ts). */
 const daysBefore = (local: string, days: number) =>
