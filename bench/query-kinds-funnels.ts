@@ -202,13 +202,15 @@ ${rows.map((r) => `| ${r.join(' | ')} |`).join('\n')}
 
 Medians of ${ROUNDS} rounds (each round: the API, then the two hand-written queries; every round's figure in
 brackets), after a first round of each that is not counted: the API's took ${firstMs.toFixed(0)} ms, its HogQL
-parser starting and parsing the funnel's text (once per process and shape of query: the text is kept). The funnel's answer: per step its count, mean and median seconds from the step before.
+parser starting and parsing the funnel's text (once per process and shape of query: the text is kept). The
+funnel's answer: per step its count, mean and median seconds from the step before.
 
 - FunnelsQuery / hand-written SQL of the same answer: ${verdict(sameRatio)}.
 - FunnelsQuery / hand-written SQL of the counts only: ${verdict(ratio)}.
 
-The FunnelsQuery is written as HogQL and compiled through the one compiler, as every kind but Paths; its
-time includes resolving the date range (the project's timezone) and compiling. The hand-written queries read \`events.person_id\` directly; the API's HogQL reads \`person_id\`, the
+The FunnelsQuery is written as HogQL and compiled through the one compiler, as every kind; its time includes
+resolving the date range (the project's timezone) and compiling. The hand-written queries read
+\`events.person_id\` directly; the API's HogQL reads \`person_id\`, the
 person's uuid, through a join of persons. It looks up the next steps only at the rows of steps a path can
 continue from, which the hand-written queries do for every row. The RetentionQuery is one run, for scale.
 `;

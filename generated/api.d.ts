@@ -8663,7 +8663,7 @@ export interface components {
             readonly results: unknown[];
             readonly isUdf?: boolean;
             readonly hasMore?: boolean;
-            /** @description The HogQL the kind ran, with its values written in (one query per series and period, joined by UNION ALL, as PostHog's runners answer it); null for PathsQuery, which is computed by SQL of its own. */
+            /** @description The HogQL the kind ran, with its values written in (one query per series and period, joined by UNION ALL, as PostHog's runners answer it). */
             readonly hogql?: string | null;
             readonly resolved_date_range?: {
                 date_from?: string;

@@ -78,6 +78,8 @@ export interface Select {
   having: Node | null;
   orderBy: { expr: Node; desc: boolean }[];
   limit: Node | null;
+  /** `LIMIT n WITH TIES`: also the rows that tie with the last one by ORDER BY. */
+  withTies?: boolean;
   offset: Node | null;
 }
 
@@ -220,7 +222,7 @@ export function printSelect(s: Select): string {
   if (windows.length) parts.push(`WINDOW ${windows.map(([n, w]) => `${ident(n)} AS (${printWindow(w)})`).join(', ')}`);
   if (s.orderBy.length)
     parts.push(`ORDER BY ${s.orderBy.map((o) => `${print(o.expr)} ${o.desc ? 'DESC' : 'ASC'}`).join(', ')}`);
-  if (s.limit) parts.push(`LIMIT ${print(s.limit)}`);
+  if (s.limit) parts.push(`LIMIT ${print(s.limit)}${s.withTies ? ' WITH TIES' : ''}`);
   if (s.offset) parts.push(`OFFSET ${print(s.offset)}`);
   return parts.join(' ');
 }

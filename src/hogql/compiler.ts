@@ -143,6 +143,8 @@ class Compiler {
 
   top(q: Query): Omit<CompiledQuery, 'timezone'> {
     if (isSet(q)) return this.topSet(q);
+    // The answer's own row limit and its "more rows" test apply to the outermost query.
+    if (q.withTies) throw new QueryError('LIMIT ... WITH TIES is supported in subqueries and CTEs only', q.limit?.pos);
     const max = this.opts.maxLimit ?? 10_000;
     const requested = q.limit ? this.count(q.limit, 'LIMIT') : undefined;
     const limit = Math.min(requested ?? this.opts.defaultLimit ?? 100, max);
@@ -324,8 +326,14 @@ class Compiler {
       });
       parts.push(sql`order by ${sql.join(order, sql`, `)}`);
     }
-    if (q.limit) parts.push(sql`limit ${this.count(q.limit, 'LIMIT')}::bigint`);
-    if (q.offset) parts.push(sql`offset ${this.count(q.offset, 'OFFSET')}::bigint`);
+    if (q.limit && q.withTies) {
+      if (!q.orderBy.length) throw new QueryError('LIMIT ... WITH TIES needs an ORDER BY', q.limit.pos);
+      if (q.offset) parts.push(sql`offset ${this.count(q.offset, 'OFFSET')}::bigint rows`);
+      parts.push(sql`fetch first (${this.count(q.limit, 'LIMIT')}::bigint) rows with ties`);
+    } else {
+      if (q.limit) parts.push(sql`limit ${this.count(q.limit, 'LIMIT')}::bigint`);
+      if (q.offset) parts.push(sql`offset ${this.count(q.offset, 'OFFSET')}::bigint`);
+    }
     return { sql: sql.join(parts, sql` `), out };
   }
 

@@ -84,7 +84,6 @@ class Converter {
     if (n.prewhere) this.unsupported('PREWHERE', n.prewhere);
     if (n.qualify) this.unsupported('QUALIFY', n.qualify);
     if (n.limit_by) this.unsupported('LIMIT BY', n.limit_by);
-    if (n.limit_with_ties) this.unsupported('LIMIT WITH TIES', n);
     if (n.array_join_op || n.array_join_list) this.unsupported('ARRAY JOIN (use arrayJoin())', n);
     if (n.settings) this.unsupported('SETTINGS', n);
     if (n.view_name) this.unsupported('Views', n);
@@ -113,6 +112,7 @@ class Converter {
     };
     if (ctes.length) select.ctes = ctes;
     if (Object.keys(windows).length) select.windows = windows;
+    if (n.limit_with_ties) select.withTies = true;
     return select;
   }
 

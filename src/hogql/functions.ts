@@ -240,6 +240,27 @@ function unitOf(x: Typed | undefined, c: Call): (typeof DIFF_UNITS)[number] {
   return u as (typeof DIFF_UNITS)[number];
 }
 
+/**
+ * replaceRegexpAll/One. ClickHouse's replacement names the whole match `\\0`, PostgreSQL's `\\&`: a constant
+ * replacement (the usual case) is rewritten; any other is passed as it is.
+ */
+function replaceRegexp(all: boolean): Fn {
+  return {
+    arity: [3, 3],
+    run([s, re, to]) {
+      const constant = typeof to!.constant === 'string';
+      const replacement = constant
+        ? sql`${(to!.constant as string).replace(/\\(\\|0)/g, (m, c) => (c === '0' ? '\\&' : m))}::text`
+        : toText(to!).sql;
+      const flags = all ? sql`, 'g'` : sql``;
+      return {
+        sql: sql`regexp_replace(${toText(s!).sql}, ${toText(re!).sql}, ${replacement}${flags})`,
+        type: 'String',
+      };
+    },
+  };
+}
+
 /** The functions beyond the first set: windows, arrays, dates, strings. */
 function MORE_FUNCTIONS(): Record<string, Fn> {
   const same = (t: Typed): Type => (t.type === 'Prop' ? 'String' : t.type);
@@ -428,20 +449,8 @@ function MORE_FUNCTIONS(): Record<string, Fn> {
         type: 'String',
       }),
     },
-    replaceregexpall: {
-      arity: [3, 3],
-      run: ([s, re, to]) => ({
-        sql: sql`regexp_replace(${toText(s!).sql}, ${toText(re!).sql}, ${toText(to!).sql}, 'g')`,
-        type: 'String',
-      }),
-    },
-    replaceregexpone: {
-      arity: [3, 3],
-      run: ([s, re, to]) => ({
-        sql: sql`regexp_replace(${toText(s!).sql}, ${toText(re!).sql}, ${toText(to!).sql})`,
-        type: 'String',
-      }),
-    },
+    replaceregexpall: replaceRegexp(true),
+    replaceregexpone: replaceRegexp(false),
     replaceall: {
       arity: [3, 3],
       run: ([s, a, b]) => ({
@@ -456,6 +465,13 @@ function MORE_FUNCTIONS(): Record<string, Fn> {
     startswith: {
       arity: [2, 2],
       run: ([s, p]) => ({ sql: sql`starts_with(${toText(s!).sql}, ${toText(p!).sql})`, type: 'Bool' }),
+    },
+    endswith: {
+      arity: [2, 2],
+      run: ([s, p]) => ({
+        sql: sql`(right(${toText(s!).sql}, length(${toText(p!).sql})) = ${toText(p!).sql})`,
+        type: 'Bool',
+      }),
     },
     empty: {
       arity: [1, 1],

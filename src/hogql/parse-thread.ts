@@ -6,6 +6,11 @@ import type { ParseAnswer, ParseKind, ParseRequest } from './parse-worker.js';
 
 /** A parse that takes longer than this is refused and its thread replaced (PostHog's parser has no way to stop). */
 const PARSE_TIMEOUT_MS = 3_000;
+/**
+ * The server's own texts (the insight kinds' queries, each shape parsed once per process and kept) take the
+ * parser a second or more on a busy machine: they get longer.
+ */
+const OWN_TEXT_TIMEOUT_MS = 15_000;
 /** The thread is stopped after this long without work, giving its memory (about 30 MB) back. */
 const IDLE_MS = 60_000;
 
@@ -24,6 +29,7 @@ function startThread(): Worker {
 
 interface Pending {
   request: ParseRequest;
+  timeoutMs: number;
   settle: (answer: ParseAnswer | Error) => void;
 }
 
@@ -40,10 +46,11 @@ class ParserThread {
   private timer: NodeJS.Timeout | undefined;
   private idle: NodeJS.Timeout | undefined;
 
-  async parse(kind: ParseKind, text: string): Promise<unknown> {
+  async parse(kind: ParseKind, text: string, own: boolean): Promise<unknown> {
     clearTimeout(this.idle);
+    const timeoutMs = own ? OWN_TEXT_TIMEOUT_MS : PARSE_TIMEOUT_MS;
     const answer = await new Promise<ParseAnswer | Error>((settle) => {
-      this.queue.push({ request: { id: ++this.nextId, kind, text }, settle });
+      this.queue.push({ request: { id: ++this.nextId, kind, text }, timeoutMs, settle });
       this.pump();
     });
     if (answer instanceof Error) throw answer;
@@ -71,10 +78,10 @@ class ParserThread {
     this.current = next;
     // The thread is stuck in this parse: it is refused, and the thread replaced for the parses after it.
     this.timer = setTimeout(() => {
-      this.finish(new QueryError(`Query took longer than ${PARSE_TIMEOUT_MS / 1000} seconds to parse: simplify it`));
+      this.finish(new QueryError(`Query took longer than ${next.timeoutMs / 1000} seconds to parse: simplify it`));
       this.stop();
       this.pump();
-    }, PARSE_TIMEOUT_MS);
+    }, next.timeoutMs);
     this.worker.postMessage(next.request);
   }
 
@@ -115,6 +122,7 @@ class ParserThread {
 
 const thread = new ParserThread();
 
-export function parseOffThread(kind: ParseKind, text: string): Promise<unknown> {
-  return thread.parse(kind, text);
+/** `own`: a text the server wrote (see OWN_TEXT_TIMEOUT_MS). */
+export function parseOffThread(kind: ParseKind, text: string, own = false): Promise<unknown> {
+  return thread.parse(kind, text, own);
 }

@@ -248,6 +248,22 @@ const cases: Case[] = [
       from events e where e.project_id = ${p}`,
   },
   {
+    what: 'LIMIT WITH TIES in a subquery: every row tying with the last',
+    hogql: 'select count() from (select event from events order by event limit 1 with ties)',
+    hand: (p) => sql`select count(*)::int as a from events e where e.project_id = ${p}
+      and e.event = (select min(x.event) from events x where x.project_id = ${p})`,
+  },
+  {
+    what: "a regular expression's whole match (\\0) in a replacement; endsWith",
+    hogql:
+      "select distinct distinct_id, replaceRegexpAll(distinct_id, '[aeiou]', '<\\\\0>'), " +
+      "replaceRegexpOne(distinct_id, '(.)$', '\\\\1\\\\1'), endsWith(distinct_id, 'e') " +
+      'from events order by distinct_id',
+    hand: (p) => sql`select distinct e.distinct_id as a, regexp_replace(e.distinct_id, '[aeiou]', '<\\&>', 'g') as b,
+      regexp_replace(e.distinct_id, '(.)$', '\\1\\1') as c, e.distinct_id like '%e' as d
+      from events e where e.project_id = ${p} order by e.distinct_id`,
+  },
+  {
     what: 'IN a subquery of another table',
     hogql: 'select count() from events where distinct_id in (select distinct_id from person_distinct_ids)',
     hand: (p) => sql`select count(*)::int as a from events e where e.project_id = ${p}
@@ -282,3 +298,13 @@ for (const [project, zone] of [
     }
   });
 }
+
+t.test('LIMIT WITH TIES of the whole query is refused: the answer has a row limit of its own', async (t) => {
+  const res = await call('query_create', {
+    key: org.key,
+    params: { project_id: ny.id },
+    body: { query: { kind: 'HogQLQuery', query: 'select event from events order by event limit 1 with ties' } },
+  });
+  t.equal(res.status, 400);
+  t.match(res.body, { code: 'hogql_query_error', detail: /WITH TIES is supported in subqueries and CTEs only/ });
+});

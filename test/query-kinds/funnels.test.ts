@@ -343,3 +343,12 @@ t.test('the answer shows its HogQL, which the Query API runs to the same numbers
   // No breakdown; 5, 4 and 2 persons; mean and median seconds to signup, then to pay (see the first test).
   t.same((again.body as { results: unknown[][] }).results, [[null, 5, 4, 2, 87300, 1500, 2700, 2700]]);
 });
+
+t.test("PostHog's most steps, 30: the query the server writes is longer than a caller's may be", async (t) => {
+  const series = Array.from({ length: 30 }, () => ({ kind: 'EventsNode', event: 'view' }));
+  const res = await run({ series });
+  t.equal(res.status, 200, JSON.stringify(res.body).slice(0, 300));
+  t.ok((res.body as { hogql: string }).hogql.length > 16_384);
+  // Each of the five persons viewed once in range: none reaches a second view.
+  t.same(counts((res.body as { results: Step[] }).results), [5, ...Array(29).fill(0)]);
+});

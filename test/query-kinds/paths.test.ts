@@ -338,3 +338,20 @@ t.test('bad input and access', async (t) => {
   t.equal(badRegex.status, 400, JSON.stringify(badRegex.body));
   t.equal((await run({ pathsFilter: PAGES }, await makeKey(db, a.user, ['insight:read']))).status, 403);
 });
+
+t.test('the answer shows its HogQL, which the Query API runs to the same links', async (t) => {
+  const res = await run({ pathsFilter: { ...PAGES, edgeLimit: 2 } });
+  const { hogql } = res.body as { hogql: string };
+  t.match(hogql, /^WITH raw AS \(SELECT actor, .* FROM events WHERE .*LIMIT 2 WITH TIES\)/s);
+  const again = await call('query_create', {
+    key: a.key,
+    params: { project_id: a.project.id },
+    body: { query: { kind: 'HogQLQuery', query: `${hogql} ORDER BY value DESC, source, target` } },
+  });
+  t.equal(again.status, 200, JSON.stringify(again.body));
+  // The two most travelled links, with the times of PAGE_LINKS in seconds.
+  t.same((again.body as { results: unknown[][] }).results, [
+    ['1_/', '2_/pricing', 2, 180],
+    ['2_/pricing', '3_/signup', 2, 120],
+  ]);
+});

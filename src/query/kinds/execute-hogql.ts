@@ -1,4 +1,4 @@
-import { compileQuery, parseQuery, printQuery, QueryError, type Query } from '../../hogql/index.js';
+import { compileQuery, parseOwnQuery, printQuery, QueryError, type Query } from '../../hogql/index.js';
 import { ApiError } from '../../core/errors.js';
 import { AnswerRows } from '../answer.js';
 import { runStatement } from '../run.js';
@@ -47,7 +47,7 @@ export async function executeHogQL<Row>(
   let compiled: ReturnType<typeof compileQuery>;
   let parsed: Query;
   try {
-    parsed = await parseQuery(q.text);
+    parsed = await parseOwnQuery(q.text);
     compiled = compileQuery(parsed, {
       teamId,
       timezone,

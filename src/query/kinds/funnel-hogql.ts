@@ -32,8 +32,9 @@ export interface FunnelPlan {
 
 /*
  * "Strictly after" is a frame ending one microsecond before the current row's time (`1 PRECEDING` of a
- * DateTime64(6)). Rows are read newest first, so that each frame starts at the partition's head and each row's minimum is
- * carried over from the row before (PostgreSQL recomputes a frame whose head moves: quadratic per person).
+ * DateTime64(6)). Rows are read newest first, so that each frame starts at the partition's head and each row's
+ * minimum is carried over from the row before (PostgreSQL recomputes a frame whose head moves: quadratic per
+ * person).
  */
 const AFTER = 'PARTITION BY actor ORDER BY ts DESC RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW';
 const STRICTLY_AFTER = 'PARTITION BY actor ORDER BY ts DESC RANGE BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING';
@@ -192,8 +193,8 @@ paths AS (SELECT actor, ts, ${this.times()}, ${this.exclusionFlag()} AS excluded
   /** Each actor's breakdown value: that of their first event with one (or their last, for last touch). */
   touch(): string {
     const order = this.q.breakdown?.attribution === 'last_touch' ? 'DESC' : 'ASC';
-    return `touch AS (SELECT actor, bv FROM (SELECT actor, bv, row_number() OVER (PARTITION BY actor ORDER BY ts ${order}) AS rn
-  FROM ev WHERE bv IS NOT NULL) WHERE rn = 1)`;
+    return `touch AS (SELECT actor, bv FROM (SELECT actor, bv,
+    row_number() OVER (PARTITION BY actor ORDER BY ts ${order}) AS rn FROM ev WHERE bv IS NOT NULL) WHERE rn = 1)`;
   }
 
   /** Each person's one path, as PostHog's funnel picks it: the furthest, then the quickest, then the latest. */

@@ -1,13 +1,12 @@
-import type { SQL } from 'drizzle-orm';
 import { ApiError } from '../../core/errors.js';
-import { needsPersons, type FilterNode } from '../../events/filters.js';
 import { compileExpression, parseExpression, QueryError, type Node } from '../../hogql/index.js';
 import { eventsTable, refuseAggregates } from '../../hogql/embedded.js';
 import { toText } from '../../hogql/types.js';
 import { Timings } from '../timings.js';
 import { isoOf, planRange, type RangePlan, resolveRange } from './date-range.js';
-import { execute, type Executor } from './execute.js';
-import { type Cleaning, PATH_TYPES, type PathType, type PathsPlan, pathsSql } from './paths-sql.js';
+import type { Executor } from './execute.js';
+import { executeHogQL } from './execute-hogql.js';
+import { type Cleaning, PATH_TYPES, type PathType, type PathsPlan, pathsHogQL } from './paths-hogql.js';
 import { parseProperties } from './series.js';
 
 type Obj = Record<string, unknown>;
@@ -23,12 +22,11 @@ const MAX_WEIGHT = 2_147_483_647;
 
 const F = 'query__pathsFilter';
 
-/** A checked PathsQuery: the SQL plan's filter fields, with the range and HogQL not yet resolved for a run. */
-export type PreparedPaths = Omit<PathsPlan, 'teamId' | 'timezone' | 'period' | 'persons' | 'hogql'> & {
+/** A checked PathsQuery: the plan's filter fields, with the range not yet resolved for a run. */
+export type PreparedPaths = Omit<PathsPlan, 'period'> & {
   kind: 'PathsQuery';
   query: Obj;
   range: RangePlan;
-  hogql?: Node;
 };
 
 function strings(raw: unknown, attr: string): string[] {
@@ -63,11 +61,7 @@ function parseCleaning(raw: unknown): Cleaning[] {
     if (r.alias !== null && r.alias !== undefined && typeof r.alias !== 'string') {
       throw ApiError.validation(`${attr}__alias`, 'The alias must be a string.');
     }
-    // ClickHouse's replacement names the whole match \0; PostgreSQL's is \&.
-    const alias = ((r.alias as string | null | undefined) ?? '').replace(/\\(\\|0)/g, (m, c) =>
-      c === '0' ? '\\&' : m,
-    );
-    return { regex: r.regex, alias };
+    return { regex: r.regex, alias: (r.alias as string | null | undefined) ?? '' };
   });
 }
 
@@ -151,22 +145,21 @@ function reachable(links: Link[]): Link[] {
   return links.filter((l) => seen.has(l.source));
 }
 
+/** Links by weight, then source and target in byte order (as ClickHouse orders text). */
+const byWeight = (a: Link, b: Link) =>
+  Number(b.value) - Number(a.value) ||
+  Buffer.compare(Buffer.from(a.source), Buffer.from(b.source)) ||
+  Buffer.compare(Buffer.from(a.target), Buffer.from(b.target));
+
 /** Runs a prepared PathsQuery and answers PostHog's links (`source`, `target`, `value`, time in ms). */
 export async function runPaths(ex: Executor, teamId: number, p: PreparedPaths) {
   const timings = new Timings();
   const range = await timings.measure('date_range', () => resolveRange(ex, teamId, p.range));
   const tz = range.timezone;
-  let persons = needsPersons(p.filters);
-  let hogql: SQL | undefined;
-  if (p.hogql) {
-    const table = eventsTable(() => {
-      persons = true;
-    });
-    hogql = toText(compileExpression(p.hogql, table, { teamId, timezone: tz })).sql;
-  }
-  const statement = pathsSql({ ...p, teamId, timezone: tz, period: range.current, persons, hogql });
-  const rows = await timings.measure('execute', () => execute<Link>(ex, statement));
-  const results = reachable(rows).map((r) => ({
+  const text = pathsHogQL({ ...p, period: range.current });
+  const answer = await timings.measure('execute', () => executeHogQL<Link>(ex, teamId, tz, text));
+  const top = answer.rows.sort(byWeight).slice(0, p.edgeLimit);
+  const results = reachable(top).map((r) => ({
     source: r.source,
     target: r.target,
     value: Number(r.value),
@@ -174,7 +167,7 @@ export async function runPaths(ex: Executor, teamId: number, p: PreparedPaths) {
   }));
   return {
     results,
-    hogql: null,
+    hogql: answer.hogql,
     resolved_date_range: { date_from: isoOf(range.current.from, tz), date_to: isoOf(range.current.to, tz) },
     timings: timings.list(),
   };
