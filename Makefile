@@ -4,7 +4,7 @@ NPX := npx --no-install
 export NODE_OPTIONS ?= --no-warnings=ExperimentalWarning
 
 .PHONY: install install-server run test check generate check-generated lint long-lines folder-cycles format typecheck migration \
-	bench bench-bombs fuzz soak bench-hog bench-10m clean
+	bench bench-bombs bench-funnels fuzz soak bench-hog bench-10m clean
 
 ## `make run` installs only the packages the server and the CLI need (`npm ci --omit=dev`: 242 of the 844
 ## packages, 328 of 810 MB), so a fresh clone answers sooner; every other target installs the development ones
@@ -86,6 +86,13 @@ bench: install
 	npm run -s build
 	$(NPX) tsx bench/run.ts
 	$(NPX) tsx bench/bombs.ts
+	$(MAKE) bench-funnels
+
+## A 3-step FunnelsQuery and a RetentionQuery over 1,000,000 events in a database of their own on DATABASE_URL,
+## against the funnel written by hand; writes bench/results-query-kinds-funnels.md.
+bench-funnels: install
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} $(NPX) tsx bench/query-kinds-funnels.ts
+	$(NPX) biome format --write bench/results-query-kinds-funnels.md >/dev/null
 
 ## Hog functions under load (issue #31): transformations' cost on ingestion, destination throughput and lag.
 bench-hog: install

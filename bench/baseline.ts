@@ -77,7 +77,7 @@ if (databaseUrl) {
   app.get('/sql/trends/:project', async (req) => {
     const project = Number((req.params as { project: string }).project);
     const { math, breakdown } = req.query as { math: string; breakdown?: string };
-    const [range] = await sql`select date_trunc('day', now() - interval '7 days') as f, now() as t`;
+    const [range] = await sql`select date_trunc('day', now() - interval '30 days') as f, now() as t`;
     const value = math === 'dau' ? sql`count(distinct coalesce(person_id::text, distinct_id))` : sql`count(*)`;
     const by = breakdown ? sql`coalesce(properties ->> ${breakdown}, '')` : sql`''`;
     const rows = await sql`select to_char(date_trunc('day', timestamp), 'YYYY-MM-DD') as day, ${by} as bv,

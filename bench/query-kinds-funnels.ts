@@ -1,7 +1,7 @@
-// One run of a 3-step FunnelsQuery and a weekly RetentionQuery over 1,000,000 events (30 days, 10,000
+// A 3-step FunnelsQuery and a weekly RetentionQuery over 1,000,000 events (30 days, 10,000
 // persons) in a fresh database at DATABASE_URL, through the insight kinds' own executor, against the same
 // funnel written by hand in SQL. Not part of CI; writes bench/results-query-kinds-funnels.md.
-// Run as: DATABASE_URL=postgres://... npx tsx bench/query-kinds-funnels.ts
+// Run as: make bench-funnels (part of make bench).
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import postgres from 'postgres';

@@ -602,10 +602,10 @@ async function seed(base: string, databaseUrl: string): Promise<Seeded> {
       insert into events (uuid, project_id, event, distinct_id, properties, timestamp)
       select gen_random_uuid(), ${project},
              (array['$pageview', '$pageview', '$autocapture', 'signup', 'purchase'])[1 + i % 5],
-             'user-' || (i % 20000),
+             'user-' || (i % 10000),
              jsonb_build_object('$browser', (array['Chrome', 'Firefox', 'Safari'])[1 + i % 3],
                'plan', (array['free', 'pro'])[1 + i % 2], 'n', i),
-             now() - make_interval(secs => i * 0.5)
+             now() - make_interval(secs => i * 2.592)
       from generate_series(1, ${EVENTS}) as i`;
     // Ingestion keeps each stored uuid in event_uuids, which dedup reads.
     await sql`insert into event_uuids (project_id, uuid, timestamp)

@@ -51,7 +51,7 @@ const trends = (series: Record<string, unknown>, extra: Record<string, unknown> 
     query: {
       kind: 'TrendsQuery',
       series: [{ kind: 'EventsNode', event: '$pageview', ...series }],
-      dateRange: { date_from: '-7d' },
+      dateRange: { date_from: '-30d' },
       ...extra,
     },
   });
@@ -172,24 +172,24 @@ export const scenarios: Scenario[] = [
   },
   // Insight kinds (issue #29) against the SQL a person would write for the same chart, zero-filling in
   // the route; one connection, so that the figures are each request's latency, not a queue's. The
-  // seeded events span about six days, so a 7-day range reads all of them.
+  // seeded events (1,000,000 by default, from 10,000 users) span 30 days, as a 30-day range does.
   {
     id: 'query_trends_daily',
-    name: 'TrendsQuery, 1M events, daily count of one event over 7 days',
+    name: 'TrendsQuery, 1M events, daily count of one event over 30 days',
     connections: 1,
     request: (s) => ({ path: `/api/projects/${s.projectId}/query/`, method: 'POST', body: trends({}) }),
     baselineSql: (s) => `/sql/trends/${s.projectId}?math=total`,
   },
   {
     id: 'query_trends_dau',
-    name: 'TrendsQuery, 1M events, daily unique users over 7 days',
+    name: 'TrendsQuery, 1M events, daily unique users over 30 days',
     connections: 1,
     request: (s) => ({ path: `/api/projects/${s.projectId}/query/`, method: 'POST', body: trends({ math: 'dau' }) }),
     baselineSql: (s) => `/sql/trends/${s.projectId}?math=dau`,
   },
   {
     id: 'query_trends_breakdown',
-    name: 'TrendsQuery, 1M events, daily count by $browser over 7 days',
+    name: 'TrendsQuery, 1M events, daily count by $browser over 30 days',
     connections: 1,
     request: (s) => ({
       path: `/api/projects/${s.projectId}/query/`,

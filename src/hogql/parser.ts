@@ -72,7 +72,7 @@ export async function parseQuery(text: string): Promise<Query> {
   return (await parse('select', text)) as Query;
 }
 
-/** A query the server wrote itself (an insight kind's HogQL), parsed without a caller's limits. */
+/** A query the server wrote itself (an insight kind's HogQL), held to the bounds of such texts (OWN_LENGTH). */
 export async function parseOwnQuery(text: string): Promise<Query> {
   return (await parse('select', text, true)) as Query;
 }

@@ -288,11 +288,3 @@ export function labelOf(localText: string, interval: Interval): string {
 /** PostHog's `days` entry: the date, with the time for hour and minute intervals. */
 export const dayOf = (localText: string, interval: Interval) =>
   interval === 'hour' || interval === 'minute' ? localText.slice(0, 19) : localText.slice(0, 10);
-
-/** The local bucket start of an event's local time, in SQL (weeks from Sunday). */
-export function bucketSql(local: SQL, interval: Interval): SQL {
-  if (interval === 'week') return sql`(date_trunc('week', ${local} + interval '1 day') - interval '1 day')`;
-  return sql`date_trunc(${sql.raw(`'${interval}'`)}, ${local})`;
-}
-
-export { FMT as LOCAL_FORMAT };

@@ -72,7 +72,7 @@ function stepColumns(p: PathsPlan): string {
  * A grouping as a regular expression that matches from the start of a step name up to the end of the
  * grouping's first match, as short as it can: `*` is any text, everything else is literal.
  */
-export const groupingPattern = (grouping: string) =>
+const groupingPattern = (grouping: string) =>
   `^.*?${grouping.replace(/[^A-Za-z0-9\u0080-\uffff]/g, (c) => (c === '*' ? '.*?' : `\\${c}`))}`;
 
 /** PostHog's event-type conditions: only with `includeEventTypes`, which also turns on `excludeEvents`. */

@@ -1,8 +1,6 @@
-import { sql, type SQL } from 'drizzle-orm';
 import { ApiError } from '../../core/errors.js';
-import { filterSql } from '../../events/queries.js';
-import { needsPersons, parseFilterList, type FilterNode } from '../../events/filters.js';
-import { bucketSql, type Interval, LOCAL_FORMAT, type Period } from './date-range.js';
+import { parseFilterList, type FilterNode } from '../../events/filters.js';
+import type { Interval, Period } from './date-range.js';
 
 /** PostHog's labels for a missing breakdown value and for the values past the limit. */
 export const BREAKDOWN_NULL = '$$_posthog_breakdown_null_$$';
@@ -65,15 +63,6 @@ export function parseSeries(raw: unknown, i: number): Series {
     raw,
   };
 }
-
-/** `from events [left join persons]` for a series: the persons join only where a filter reads them. */
-export const eventsFrom = (persons: boolean) =>
-  persons
-    ? sql`events left join persons on persons.id = events.person_id and persons.project_id = events.project_id`
-    : sql`events`;
-
-/** The person an event counts for: its person, or its distinct id when it was sent without one. */
-export const ACTOR = sql`coalesce(events.person_id::text, 'd:' || events.distinct_id)`;
 
 export type Shape = 'time' | 'total' | 'cumulative';
 
