@@ -15,6 +15,7 @@ import { requestId } from './http/request-id.js';
 import { recordRequestMetrics } from './http/request-metrics.js';
 import { traceRequests } from './http/tracing.js';
 import { watchClients } from './http/client-gone.js';
+import { startFolding } from './event-rollups/fold.js';
 import { AsyncQueries } from './query/async.js';
 import { forwardedTrust, guardListener } from './http/listener.js';
 import { prepareQuerySandbox, prepareReplicaSandbox } from './query/role-queries.js';
@@ -128,6 +129,8 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
   // On close (the SIGTERM drain included) the process's unfinished asynchronous queries are failed and
   // their statements stopped, while the database is still open.
   app.addHook('onClose', async () => asyncQueries.stop());
+  const stopFolding = startFolding(database.db, (msg, err) => app.log.warn({ err }, msg));
+  app.addHook('onClose', stopFolding);
   // The result cache's hits this process counted and has not written yet.
   app.addHook('onClose', async () =>
     flushHits(database.db).catch((err) => app.log.warn({ err }, 'writing the result cache hits failed')),

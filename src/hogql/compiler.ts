@@ -12,6 +12,7 @@ import {
   type WindowSpec,
 } from './ast.js';
 import { QueryError } from './errors.js';
+import { answerableFromCounts, isWholeHourZone } from './rollup.js';
 import { arrayOf, callFunction, interval, pgType, WINDOW_ONLY, WINDOW_AGGREGATES } from './functions.js';
 import {
   FIELDS,
@@ -21,6 +22,7 @@ import {
   TABLES,
   tableField,
   tableSource,
+  countsSource,
   type Binding,
   type TableName,
 } from './tables.js';
@@ -49,6 +51,10 @@ export interface CompileOptions {
   timezone?: string;
   /** The TimeZone setting the statement runs under, when it has one (a compiled query runs in its timezone). */
   sessionTimezone?: string;
+  /** Answer from the events' hourly counts where they answer exactly (rollup.ts); default true. */
+  useCounts?: boolean;
+  /** Internal: compiling the query over the counts (`events` read as `event_counts`). */
+  counts?: boolean;
 }
 
 export interface CompiledQuery {
@@ -120,6 +126,8 @@ class Compiler {
    * Only a whole query has a WITH of ours; in an expression (the events listing's) CTEs are inlined.
    */
   private withs: SQL[] | undefined;
+  /** Over the counts: the values `timestamp` is compared with, each to be a whole UTC hour. */
+  private hourBounds: SQL[] = [];
 
   private spend(n: number, at?: number): void {
     this.cost += n;
@@ -152,6 +160,8 @@ class Compiler {
     const effective: Select = { ...q, limit: { k: 'const', value: limit, pos: 0 } };
     this.withs = [];
     const inner = this.select({ ...q, limit: { k: 'const', value: limit + 1, pos: 0 } });
+    const fromCounts = this.overCounts(q, limit);
+    if (fromCounts) inner.sql = fromCounts(inner.sql);
     const values = inner.out.map((o, i) =>
       outputSql(this.inZone({ ...o.typed, sql: sql`q.${sql.identifier(`c${i}`)}` })),
     );
@@ -163,6 +173,25 @@ class Compiler {
       limit,
       offset,
     };
+  }
+
+  /**
+   * The query over the events' hourly counts, when they answer it exactly: the statement reads them when every
+   * value `timestamp` is compared with is a whole UTC hour, else the events (one branch runs, by a one-time
+   * filter). Undefined when the counts cannot answer it.
+   */
+  private overCounts(q: Select, limit: number): ((events: SQL) => SQL) | undefined {
+    if (this.opts.useCounts === false || this.opts.counts) return undefined;
+    if (!isWholeHourZone(this.opts.timezone ?? 'UTC') || !answerableFromCounts(q)) return undefined;
+    const counts = new Compiler({ ...this.opts, counts: true });
+    const over = counts.select({ ...q, limit: { k: 'const', value: limit + 1, pos: 0 } });
+    if (!counts.hourBounds.length) return () => over.sql;
+    const whole = sql.join(
+      counts.hourBounds.map((x) => sql`date_bin('1 hour', ${x}, timestamptz '1970-01-01 00:00:00+00') = ${x}`),
+      sql` and `,
+    );
+    return (events) => sql`select * from (${over.sql}) as from_counts where coalesce(${whole}, false)
+      union all select * from (${events}) as from_events where not coalesce(${whole}, false)`;
   }
 
   private withClause(): SQL {
@@ -318,7 +347,11 @@ class Compiler {
           sql`, `,
         )}`,
       );
-    if (q.having) parts.push(sql`having ${toBool(this.expr(q.having, scope), q.having.pos).sql}`);
+    const having = q.having ? [toBool(this.expr(q.having, scope), q.having.pos).sql] : [];
+    // Over the counts, a group whose events were all deleted can still have rows (adding up to 0): no group.
+    if (this.opts.counts && q.groupBy.length)
+      having.push(sql`sum(${sql.identifier(scope.bindings[0]!.sqlAlias)}.n) <> 0`);
+    if (having.length) parts.push(sql`having ${sql.join(having, sql` and `)}`);
     if (q.orderBy.length) {
       const order = q.orderBy.map((o) => {
         const key = this.positional(o.expr, q, positions) ?? this.orderable(this.expr(o.expr, scope));
@@ -416,7 +449,8 @@ class Compiler {
         throw new QueryError(`Unknown table "${item.name}". Tables: ${TABLES.join(', ')}`, item.pos);
       }
       const table = item.name as TableName;
-      const source = tableSource(table, this.opts.teamId);
+      const source =
+        this.opts.counts && table === 'events' ? countsSource(this.opts.teamId) : tableSource(table, this.opts.teamId);
       binding = { name: item.alias ?? item.name, sqlAlias, table, usePerson: source.usePerson };
       src = source.sql;
     } else {
@@ -597,6 +631,10 @@ class Compiler {
       throw new QueryError('arrayJoin() is supported as a whole column of SELECT only', node.pos);
     if (!node.over) {
       if (WINDOW_ONLY.has(name)) throw new QueryError(`${node.name}() needs an OVER (...) clause`, node.pos);
+      if (this.opts.counts && name === 'count') {
+        const n = sql`${sql.identifier(scope.bindings[0]!.sqlAlias)}.n`;
+        return { sql: sql`coalesce(sum(${n}), 0)::bigint`, type: 'Int', ch: 'UInt64' };
+      }
       const key = this.distinctPersons(node, scope);
       if (key) return { sql: sql`count(distinct ${key})`, type: 'Int', ch: 'UInt64' };
       return callFunction(
@@ -748,6 +786,11 @@ class Compiler {
       const t = common([l.type, r.type], at);
       const zone = this.zoneOf(l, r);
       const [a, b] = t === 'Null' ? [l, r] : [coerce(l, t, at, zone), coerce(r, t, at, zone)];
+      if (this.opts.counts) {
+        const isTime = (n: Node) => n.k === 'field' && n.chain.at(-1) === 'timestamp';
+        if (isTime(node.left)) this.hourBounds.push(sql`(${b.sql})::timestamptz`);
+        if (isTime(node.right)) this.hourBounds.push(sql`(${a.sql})::timestamptz`);
+      }
       return { sql: sql`(${a.sql} ${sql.raw(cmp)} ${b.sql})`, type: 'Bool' };
     }
     const regex = REGEX[node.op];

@@ -10,7 +10,7 @@ const PARSE_TIMEOUT_MS = 3_000;
  * The server's own texts (the insight kinds' queries, each shape parsed once per process and kept) take the
  * parser a second or more on a busy machine: they get longer.
  */
-const OWN_TEXT_TIMEOUT_MS = 15_000;
+const OWN_TEXT_TIMEOUT_MS = 30_000;
 /** The thread is stopped after this long without work, giving its memory (about 30 MB) back. */
 const IDLE_MS = 60_000;
 

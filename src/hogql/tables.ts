@@ -3,6 +3,8 @@ import { QueryError } from './errors.js';
 import type { Type, Typed } from './types.js';
 
 export const TABLES = ['events', 'persons', 'person_distinct_ids'] as const;
+/** The tables `events` is also read from, where its hourly counts answer a query (countsSource). */
+export const COUNTS_TABLES = ['event_counts', 'event_count_deltas'] as const;
 export type TableName = (typeof TABLES)[number];
 
 /** A table or subquery in a query's FROM, under the SQL alias the compiler gave it. */
@@ -62,6 +64,17 @@ export function tableSource(table: TableName, teamId: number): { sql: SQL; usePe
         where d.project_id = ${teamId}::int)`,
       };
   }
+}
+
+/**
+ * `events` as the project's hourly counts (drizzle/0033), for a query rollup.ts found they answer: each row an
+ * hour's events of one name, `timestamp` the hour, `n` how many (the folded counts and the deltas not yet folded).
+ */
+export function countsSource(teamId: number): { sql: SQL; usePerson?: () => void } {
+  return {
+    sql: sql`(select c.event, c.hour as "timestamp", c.n from event_counts c where c.project_id = ${teamId}::int
+      union all select d.event, d.hour, d.n from event_count_deltas d where d.project_id = ${teamId}::int)`,
+  };
 }
 
 /** `SELECT *` of each table, in PostHog's order where it has these columns. */

@@ -3,12 +3,13 @@ import type { Sql } from 'postgres';
 import type { Db } from '../db/client.js';
 import { sqlState } from '../core/sql-state.js';
 import type { QueryLimits } from './queries.js';
+import { COUNTS_TABLES, TABLES } from '../hogql/tables.js';
 
 /**
- * The tables the Query API's compiler reads (events, with their persons and distinct ids): the only
+ * The tables the Query API's compiler reads (events, with their persons, distinct ids and counts): the only
  * ones its role may read. A table the compiler starts to name must be added here.
  */
-export const QUERY_TABLES = ['events', 'persons', 'person_distinct_ids'] as const;
+export const QUERY_TABLES = [...TABLES, ...COUNTS_TABLES] as const;
 
 /**
  * Columns of other tables the insight kinds read (a project's timezone, for its buckets): granted

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import {
+  bigint,
   bigserial,
   boolean,
   index,
@@ -70,6 +71,32 @@ export const event_uuids = pgTable(
     index('event_uuids_timestamp_brin').using('brin', t.timestamp),
   ],
 );
+
+/**
+ * Events counted per project, name and UTC hour, for the queries the HogQL compiler can answer from counts alone
+ * (src/hogql/rollup.ts). Triggers on `events` append each statement's inserted and deleted rows to
+ * `event_count_deltas` (drizzle/0033), so a count commits with its events and is never shared between projects;
+ * a periodic pass folds the deltas into `event_counts`, and readers add both. `event`, `timestamp` and
+ * `project_id` of a stored event are never updated (an UPDATE would need a trigger of its own).
+ */
+export const event_counts = pgTable(
+  'event_counts',
+  {
+    project_id: integer('project_id').notNull(),
+    event: varchar('event', { length: 400 }).notNull(),
+    hour: timestamp('hour', { withTimezone: true }).notNull(),
+    n: bigint('n', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.project_id, t.event, t.hour] })],
+);
+
+/** Counts not yet folded into `event_counts`: one row per statement's project, name and hour (n may be negative). */
+export const event_count_deltas = pgTable('event_count_deltas', {
+  project_id: integer('project_id').notNull(),
+  event: varchar('event', { length: 400 }).notNull(),
+  hour: timestamp('hour', { withTimezone: true }).notNull(),
+  n: bigint('n', { mode: 'number' }).notNull(),
+});
 
 /** One person per identity; `$identify` links several distinct ids to one person. */
 export const persons = pgTable(

@@ -36,9 +36,14 @@ export interface FunnelPlan {
  * minimum is carried over from the row before (PostgreSQL recomputes a frame whose head moves: quadratic per
  * person).
  */
-const AFTER = 'PARTITION BY actor ORDER BY ts DESC RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW';
-const STRICTLY_AFTER = 'PARTITION BY actor ORDER BY ts DESC RANGE BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING';
+const AFTER = 'w_at';
+const STRICTLY_AFTER = 'w_after';
+/** The two windows, named once: PostHog's parser takes a long time over long texts (2.7 s for 30 steps). */
+const WINDOWS = `WINDOW w_at AS (PARTITION BY actor ORDER BY ts DESC RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
+  w_after AS (PARTITION BY actor ORDER BY ts DESC RANGE BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`;
+/** The end of the conversion window of a start at `ts` (`until`, computed after the windows' sort). */
 const W = 'toIntervalSecond({window})';
+const UNTIL = `ts + ${W} AS until`;
 const range = (n: number, f: (k: number) => string) => Array.from({ length: n }, (_, k) => f(k));
 
 /** Whether two steps can match the same event: then the later one must come strictly after (PostHog's rule). */
@@ -59,7 +64,8 @@ class FunnelText {
       parts.push(`event = {${key}}`);
     }
     if (s.filters) parts.push(filterHogQL(s.filters));
-    return parts.length ? `(${parts.join(' AND ')})` : 'true';
+    if (parts.length > 1) return `(${parts.join(' AND ')})`;
+    return parts[0] ?? 'true';
   }
 
   /**
@@ -93,7 +99,7 @@ FROM events WHERE ${conds.join(' AND ')})`;
 
   /** Next exclusion event strictly after each row, per exclusion. */
   private exclusionNext(): string[] {
-    return this.q.exclusions.map((_, j) => `, minIf(ts, x${j}) OVER (${STRICTLY_AFTER}) AS e${j}`);
+    return this.q.exclusions.map((_, j) => `, minIf(ts, x${j}) OVER ${STRICTLY_AFTER} AS e${j}`);
   }
 
   /**
@@ -111,17 +117,18 @@ FROM events WHERE ${conds.join(' AND ')})`;
 
   private unordered(): string {
     const { q, n } = this;
-    const firsts = q.steps.map((_, i) => `, minIf(ts, s${i}) OVER (${AFTER}) AS f${i}`);
-    const reached = range(n, (i) => `if(f${i} <= ts + ${W}, f${i}, NULL)`);
+    const firsts = q.steps.map((_, i) => `, minIf(ts, s${i}) OVER ${AFTER} AS f${i}`);
+    const reached = range(n, (i) => `if(f${i} <= until, f${i}, NULL)`);
     const anyExcluded = q.exclusions.map((_, j) => `x${j}`).join(' OR ');
-    const eAny = q.exclusions.length ? `, minIf(ts, ${anyExcluded}) OVER (${STRICTLY_AFTER}) AS e_any` : '';
+    const eAny = q.exclusions.length ? `, minIf(ts, ${anyExcluded}) OVER ${STRICTLY_AFTER} AS e_any` : '';
     // Sorted ascending, the steps not reached (NULL) come last.
     const last = `coalesce(${range(n, (k) => `t${n - 1 - k}`).join(', ')})`;
     const excluded = q.exclusions.length
       ? `e_any IS NOT NULL AND e_any <= t0 + ${W} AND (t${n - 1} IS NULL OR e_any < ${last})`
       : 'false';
-    return `nx AS (SELECT actor, ts, ${range(n, (i) => `s${i}`).join(' OR ')} AS start${firsts.join('')}${eAny}
-  FROM ev),
+    const start = range(n, (i) => `s${i}`).join(' OR ');
+    return `nx AS (SELECT actor, ts, ${UNTIL}, ${start} AS start${firsts.join('')}${eAny}
+  FROM ev ${WINDOWS}),
 srt AS (SELECT actor, ts, ${eAny ? 'e_any, ' : ''}arraySort([${reached.join(', ')}]) AS arr FROM nx WHERE start),
 reached AS (SELECT actor, ts, ${eAny ? 'e_any, ' : ''}${range(n, (k) => `arr[${k + 1}] AS t${k}`).join(', ')} FROM srt),
 paths AS (SELECT actor, ts, ${this.times()}, ${excluded} AS excluded FROM reached)`;
@@ -135,11 +142,13 @@ paths AS (SELECT actor, ts, ${this.times()}, ${excluded} AS excluded FROM reache
     const cols = range(n - 1, (i) => {
       const k = i + 1;
       const ok = range(k, (m) => `ls${m + 1}`).join(' AND ');
-      return `if(${ok} AND lt${k} <= ts + ${W}, lt${k}, NULL) AS t${k}`;
+      return `if(${ok} AND lt${k} <= until, lt${k}, NULL) AS t${k}`;
     });
     const le = q.exclusions.map((_, j) => `, le${j}`).join('');
-    return `nx1 AS (SELECT actor, ts, ${range(n, (i) => `s${i}`).join(', ')}${this.exclusionNext().join('')} FROM ev),
-nx AS (SELECT actor, ts, s0${leads.join('')} FROM nx1 WINDOW w AS (PARTITION BY actor ORDER BY ts)),
+    const nexts = this.exclusionNext().join('');
+    const steps = range(n, (i) => `s${i}`).join(', ');
+    return `nx1 AS (SELECT actor, ts, ${UNTIL}, ${steps}${nexts} FROM ev${nexts ? ` ${WINDOWS}` : ''}),
+nx AS (SELECT actor, ts, until, s0${leads.join('')} FROM nx1 WINDOW w AS (PARTITION BY actor ORDER BY ts)),
 p AS (SELECT actor, ts, ts AS t0, ${cols.join(', ')}${le} FROM nx WHERE s0),
 paths AS (SELECT actor, ts, ${this.times()}, ${this.exclusionFlag()} AS excluded FROM p)`;
   }
@@ -149,7 +158,7 @@ paths AS (SELECT actor, ts, ${this.times()}, ${this.exclusionFlag()} AS excluded
     const { q, n } = this;
     const nexts = q.steps.slice(1).map((s, i) => {
       const frame = overlaps(q.steps[i]!, s) ? STRICTLY_AFTER : AFTER;
-      return `, minIf(ts, s${i + 1}) OVER (${frame}) AS n${i + 1}`;
+      return `, minIf(ts, s${i + 1}) OVER ${frame} AS n${i + 1}`;
     });
     const cols = [...range(n - 1, (i) => `n${i + 1}`), ...q.exclusions.map((_, j) => `e${j}`)];
     // A path looks up the next steps at the time of each step it reached, 1 to n-2: only those steps' rows are
@@ -159,13 +168,14 @@ paths AS (SELECT actor, ts, ${this.times()}, ${this.exclusionFlag()} AS excluded
     const at = (k: number) => (k === 1 ? 'p.n1' : `${src(k - 1)}.pn${k}`);
     const joins = range(n - 2, (i) => {
       const k = i + 1;
-      return `LEFT JOIN pts AS ${src(k)} ON ${src(k)}.actor = p.actor AND ${src(k)}.ts = ${at(k)}
-  AND ${at(k)} <= p.ts + ${W}`;
+      const c = src(k);
+      return `LEFT JOIN pts AS ${c} ON ${c}.actor = p.actor AND ${c}.ts = ${at(k)} AND ${at(k)} <= p.until`;
     });
-    const tcols = range(n, (k) => (k === 0 ? 'p.ts AS t0' : `if(${at(k)} <= p.ts + ${W}, ${at(k)}, NULL) AS t${k}`));
+    const tcols = range(n, (k) => (k === 0 ? 'p.ts AS t0' : `if(${at(k)} <= p.until, ${at(k)}, NULL) AS t${k}`));
     const exAt = q.exclusions.map((x, j) => `, ${x.from ? `${src(x.from)}.pe` : 'p.e'}${j} AS le${j}`).join('');
     const stepCols = range(n, (i) => `s${i}`).join(', ');
-    return `nx AS (SELECT actor, ts, ${stepCols}${nexts.join('')}${this.exclusionNext().join('')} FROM ev),
+    const windowed = `${nexts.join('')}${this.exclusionNext().join('')}`;
+    return `nx AS (SELECT actor, ts, ${UNTIL}, ${stepCols}${windowed} FROM ev ${WINDOWS}),
 pts AS (SELECT actor, ts, ${cols.map((c) => `min(${c}) AS p${c}`).join(', ')} FROM nx
   WHERE ${range(Math.max(n - 2, 1), (i) => `s${i + 1}`).join(' OR ')} GROUP BY actor, ts),
 p0 AS (SELECT p.actor AS actor, p.ts AS ts, ${tcols.join(', ')}${exAt}

@@ -117,7 +117,8 @@ function limited(p: PathsPlan, values: KindHogQL['values']): string {
     return `SELECT actor, session, ts, item, k - if(t > ${n}, t - ${n}, 0) AS pos FROM ${found}
   WHERE t IS NOT NULL AND k <= t AND k > t - ${n}`;
   }
-  return `SELECT actor, session, ts, item, k - t + 1 AS pos FROM ${found} WHERE t IS NOT NULL AND k >= t AND k < t + ${n}`;
+  return `SELECT actor, session, ts, item, k - t + 1 AS pos FROM ${found}
+  WHERE t IS NOT NULL AND k >= t AND k < t + ${n}`;
 }
 
 /**
@@ -131,7 +132,8 @@ function renamed(p: PathsPlan, values: KindHogQL['values']): string {
     Object.assign(values, { [`re${i}`]: c.regex, [`alias${i}`]: c.alias });
     cleaned = `replaceRegexpAll(${cleaned}, {re${i}}, {alias${i}})`;
   });
-  const names = `names AS (SELECT d.raw AS raw, ${cleaned} AS cleaned FROM (SELECT DISTINCT item AS raw FROM raw) AS d)`;
+  const names = `names AS (SELECT d.raw AS raw, ${cleaned} AS cleaned
+  FROM (SELECT DISTINCT item AS raw FROM raw) AS d)`;
   if (!p.groupings.length) return `${names},\nrenamed AS (SELECT raw, cleaned AS item FROM names)`;
   Object.assign(values, {
     groupings: p.groupings,
@@ -165,7 +167,8 @@ export function pathsHogQL(p: PathsPlan): KindHogQL {
     FROM events WHERE ${conds.join(' AND ')}))`;
   const clean = p.cleaning.length || p.groupings.length;
   const source = clean
-    ? 'SELECT raw.actor AS actor, raw.ts AS ts, raw.seq AS seq, renamed.item AS item FROM raw JOIN renamed ON renamed.raw = raw.item'
+    ? `SELECT raw.actor AS actor, raw.ts AS ts, raw.seq AS seq, renamed.item AS item
+  FROM raw JOIN renamed ON renamed.raw = raw.item`
     : 'SELECT actor, ts, seq, item FROM raw';
   let excluded = '';
   if (p.types.length && p.excludeEvents.length) {
