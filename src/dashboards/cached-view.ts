@@ -29,9 +29,11 @@ export interface CachedDashboardView extends DashboardView {
 }
 
 const project = sql.raw('"dashboards"."project_id"');
-const tileInsightsFrom = sql`from ${dashboard_tiles} t join ${insights} ti
-    on ti.id = t.insight_id and ti.project_id = ${project} and not ti.deleted
-  where t.dashboard_id = "dashboards"."id" and not t.deleted`;
+// Each tile's insight by its key (the fence keeps the planner from scanning the project's insights per tile).
+const tileInsightsJoin = sql`from ${dashboard_tiles} t
+    cross join lateral (select * from ${insights} i where i.id = t.insight_id offset 0) ti`;
+const tileInsightsWhere = sql`where t.dashboard_id = "dashboards"."id" and not t.deleted and t.insight_id is not null
+    and ti.project_id = ${project} and not ti.deleted`;
 
 /**
  * The answer kept under the tile's key, in the project's own cache: its time and the fields an insight
@@ -48,14 +50,12 @@ const cachedView = prepared('dashboard_cached_view', (db, name) =>
   db
     .select({
       ...dashboardViewColumns(
-        sql`select v.id from ${dashboard_tiles} t join ${insights} ti
-            on ti.id = t.insight_id and ti.project_id = ${project} and not ti.deleted
-          cross join lateral (values (ti.created_by_id), (ti.last_modified_by_id)) v(id)
-          where t.dashboard_id = "dashboards"."id" and not t.deleted`,
+        sql`select v.id ${tileInsightsJoin}
+          cross join lateral (values (ti.created_by_id), (ti.last_modified_by_id)) v(id) ${tileInsightsWhere}`,
       ),
       insights: sql<TileInsight[]>`coalesce((select json_agg(json_build_object('tile_id', t.id, 'key', t.cache_key,
           'insight', to_json(ti), 'tiles', ${insightTilesJson('ti')}, 'answer', ${answerJson}) order by t.id)
-        ${tileInsightsFrom}), '[]'::json)`,
+        ${tileInsightsJoin} ${tileInsightsWhere}), '[]'::json)`,
       test_account_filters: sql<unknown[] | null>`(select p.test_account_filters from ${projects} p
         where p.id = ${project})`,
     })
