@@ -26,10 +26,10 @@ export async function cachedTileInsights(
     cache: CacheContext;
     dashboard: { filters: Record<string, unknown>; variables: Record<string, unknown> };
   },
-): Promise<Map<number, JsonText<Insight>> | undefined> {
+): Promise<{ texts: Map<number, JsonText<Insight>>; hits: string[]; keepable: boolean } | undefined> {
   const { projectId, timezone } = opts.cache;
   const checked = [];
-  for (const tile of view.insights) {
+  for (const tile of view.insights ?? []) {
     const query = effectiveQuery(tile.insight, opts.dashboard);
     let fields: ReturnType<typeof cacheFieldsOf> | undefined;
     if (query) {
@@ -43,15 +43,22 @@ export async function cachedTileInsights(
   }
   const users = new Map(view.users.map((u) => [u.id, u]));
   const out = new Map<number, JsonText<Insight>>();
+  const hits: string[] = [];
+  // An insight on a restricted dashboard has its permissions read from collaborators, no row of the view.
+  let keepable = true;
   for (const { tile, query, fields } of checked) {
     const row = tile.insight;
     if (out.has(row.id)) continue;
     const at = tile.answer ? new Date(tile.answer.at) : null;
     const result = fields?.(at, at !== null);
-    if (at && result) countHit(db, projectId, result.cache_key);
+    if (at && result) {
+      countHit(db, projectId, result.cache_key);
+      hits.push(result.cache_key);
+    }
+    if (tile.tiles.some((t) => t.restriction_level > 21)) keepable = false;
     const permissions = await insightPermissions(db, row, tile.tiles, opts.audience);
     const ctx = { users, tiles: tile.tiles, permissions, query, result: result && { ...result, answer: null } };
     out.set(row.id, insightText(row, ctx, tile.answer?.fields ?? null));
   }
-  return out;
+  return { texts: out, hits, keepable };
 }

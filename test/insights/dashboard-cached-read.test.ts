@@ -148,3 +148,35 @@ t.test("two projects with the same queries never see each other's answers", asyn
   t.same(views(crossed.body), [0, 0, 1], "b's own answer");
   t.same(crossed.body, fb.body, 'as before');
 });
+
+t.test('a read presented before is answered again only while the rows it was made of are as they were', async (t) => {
+  const id = await dashboardOf(a);
+  await read(a, id, { refresh: 'blocking' });
+  const first = await read(a, id);
+  t.equal((await read(a, id)).raw, first.raw, 'nothing changed');
+
+  const views0 = insights(first.body).find((i) => i.name === 'Views')!;
+  await call('insights_partial_update', {
+    key: a.key,
+    params: { project_id: a.project.id, id: views0.id },
+    body: { name: 'Renamed', description: 'after' },
+  });
+  const renamed = insights((await read(a, id)).body).find((i) => i.id === views0.id)!;
+  t.match(renamed, { name: 'Renamed', description: 'after' }, 'an insight changed');
+
+  await read(a, id, { refresh: 'force_blocking' });
+  const recomputed = insights((await read(a, id)).body).find((i) => i.id === views0.id)!;
+  t.not(recomputed.last_refresh, renamed.last_refresh, 'an answer computed again');
+
+  await db.execute(sql`update users set first_name = 'Changed' where id = ${a.user.id}`);
+  const user = await read(a, id);
+  t.equal(user.body.created_by?.first_name, 'Changed', 'a user changed');
+  t.equal(insights(user.body)[0]!.created_by.first_name, 'Changed');
+
+  await db.execute(sql`update query_cache set expires_at = now() where project_id = ${a.project.id}`);
+  const expired = await read(a, id);
+  t.ok(
+    insights(expired.body).every((i) => !i.is_cached && i.result === null),
+    'an answer expired',
+  );
+});
