@@ -10,6 +10,7 @@ import { streamTiles } from './stream.js';
 import { loadDashboard, viewerOf } from './load.js';
 import type { DashboardInput } from './queries.js';
 import { jsonPage, sendJsonText } from '../http/json-text.js';
+import type { JsonText } from '../core/json-text.js';
 import type { RequestOf, SomeHandlers } from '../http/types.js';
 import { pick } from '../core/pick.js';
 import { ApiError } from '../core/errors.js';
@@ -63,7 +64,7 @@ async function updateHandler(req: RequestOf<'dashboards_partial_update'>): Promi
 async function retrieve(
   req: RequestOf<'dashboards_retrieve'> | RequestOf<'dashboards_stream_tiles_retrieve'>,
   id: number,
-): Promise<Schemas['Dashboard']> {
+): Promise<Schemas['Dashboard'] | JsonText<Schemas['Dashboard']>> {
   const q = req.query as { refresh?: string; filters_override?: string; variables_override?: string };
   const overrides = await dashboardContext(req.server.db, req.tenant.project_id, q);
   const dashboard = await readDashboard(req.server.db, req.tenant.project_id, id, viewerOf(req), {
@@ -104,12 +105,14 @@ export const dashboardHandlers = {
     return dashboard;
   },
 
-  async dashboards_retrieve(req) {
-    return retrieve(req, req.params.id);
+  async dashboards_retrieve(req, reply) {
+    const dashboard = await retrieve(req, req.params.id);
+    return typeof dashboard === 'string' ? sendJsonText(reply, dashboard) : dashboard;
   },
 
   async dashboards_stream_tiles_retrieve(req, reply) {
-    const full = await retrieve(req, req.params.id);
+    const read = await retrieve(req, req.params.id);
+    const full = typeof read === 'string' ? (JSON.parse(read) as Schemas['Dashboard']) : read;
     const size = (req.query.layoutSize ?? req.query.layout_size) === 'xs' ? 'xs' : 'sm';
     return reply
       .type('text/event-stream; charset=utf-8')

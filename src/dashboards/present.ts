@@ -4,11 +4,15 @@ import type { Page } from '../core/paging.js';
 import type { CreationMode } from '../db/schema/index.js';
 import { dashboardExtras } from '../dashboard-access/queries.js';
 import { getDashboardView, listDashboards, touchDashboard, type DashboardRow } from './queries.js';
-import { liveTiles, type TileView } from './tile-queries.js';
+import { liveTiles, storeTileKeys, type TileView } from './tile-queries.js';
+import { getCachedDashboardView } from './cached-view.js';
+import { cachedTileInsights } from './cached-insights.js';
+import { heldRead, holdRead } from './read-memo.js';
+import { countHit } from '../insights/cache-queries.js';
 import type { CacheContext, RefreshMode } from '../insights/cache.js';
 import { tileInsights } from '../insights/present.js';
 import { getUsers } from '../users/queries.js';
-import { accessControlVersion, serializeDashboard, tileView } from './serialize.js';
+import { accessControlVersion, dashboardText, serializeDashboard, tileView } from './serialize.js';
 import { withFields, type JsonText } from '../core/json-text.js';
 import {
   dashboardPermissions,
@@ -82,8 +86,11 @@ export async function presentDashboardPage(
 
 /**
  * A read of one live dashboard of the project (retrieve, streamed tiles): one statement, plus the
- * write of `last_accessed_at` when the recorded one is older than ACCESS_RECORDED_EVERY. Undefined
- * when the project has no such dashboard.
+ * write of `last_accessed_at` when the recorded one is older than ACCESS_RECORDED_EVERY. A plain read
+ * whose tiles' stored keys still hold is answered from that statement alone, as JSON text, and kept: while
+ * the rows it was made of keep their version, the same viewer's next plain read is answered with it again
+ * (PostgreSQL then sends no insight). Any other read presents the insights apart and stores the keys their
+ * results are cached under. Undefined when the project has no such dashboard.
  */
 export async function readDashboard(
   db: Db,
@@ -91,8 +98,23 @@ export async function readDashboard(
   id: number,
   viewer: Viewer,
   results?: TileResults,
-): Promise<Schemas['Dashboard'] | undefined> {
-  const view = await getDashboardView(db, projectId, id, viewer.id);
+): Promise<Schemas['Dashboard'] | JsonText<Schemas['Dashboard']> | undefined> {
+  const cache = results?.cache;
+  const plain = results?.mode === 'force_cache' && cache !== undefined;
+  const request = plain
+    ? JSON.stringify([projectId, id, viewer, cache.timezone, results.filters, results.variables])
+    : '';
+  const before = plain ? heldRead(db, request) : undefined;
+  let cached = plain ? await getCachedDashboardView(db, projectId, id, viewer.id, before?.version) : undefined;
+  if (before && cached && cached.version === before.version) {
+    const same = !cached.stale && cached.is_shared === before.is_shared && cached.privilege === before.privilege;
+    if (same) {
+      for (const key of before.hits) countHit(db, projectId, key);
+      return before.text;
+    }
+    cached = await getCachedDashboardView(db, projectId, id, viewer.id);
+  }
+  const view = plain ? cached : await getDashboardView(db, projectId, id, viewer.id);
   if (!view) return undefined;
   const { dashboard, tiles, is_shared, privilege } = view;
   if (view.stale) {
@@ -102,7 +124,30 @@ export async function readDashboard(
   }
   const users = new Map(view.users.map((u) => [u.id, u]));
   const permissions = dashboardPermissions(dashboard, viewer, privilege);
+  if (cache && cached) {
+    const context = {
+      filters: results?.filters ?? dashboard.filters,
+      variables: results?.variables ?? dashboard.variables,
+    };
+    const fast = await cachedTileInsights(db, cached, { audience: viewer, cache, dashboard: context });
+    if (fast) {
+      const text = dashboardText(dashboard, { is_shared, permissions, users, insights: fast.texts }, tiles);
+      // A read that wrote `last_accessed_at` changed its rows: the next one presents them again.
+      if (fast.keepable && !view.stale) {
+        holdRead(db, request, { version: cached.version, is_shared, privilege, text, hits: fast.hits });
+      }
+      return text;
+    }
+  }
   const insights = await insightsOf(db, dashboard, tiles, viewer, results);
+  // Keys under a read's overrides are not the dashboard's own: only a read in its own context stores them.
+  if (cache && !results?.filters && !results?.variables) {
+    const keys = tiles.flatMap((t) => {
+      const key = t.insight_id === null ? null : insights.get(t.insight_id)?.cache_key;
+      return key && key !== t.cache_key ? [{ id: t.id, key }] : [];
+    });
+    await storeTileKeys(db, projectId, dashboard.id, keys);
+  }
   return serializeDashboard(dashboard, { is_shared, permissions, users, insights }, tiles);
 }
 

@@ -163,32 +163,37 @@ export interface DashboardView {
 
 // The users a dashboard shows, as UserBasicRow objects (none of their columns is a timestamp).
 const u = alias(users, 'u');
+const liveTileOf = sql`from ${dashboard_tiles} t where t.dashboard_id = ${dashboardId} and not t.deleted`;
+
+/**
+ * The columns of a dashboard view; `moreUsers` (a select of user ids) adds users beyond the dashboard's
+ * and its tiles' creators and editors.
+ */
+export function dashboardViewColumns(moreUsers?: SQL) {
+  return {
+    dashboard: dashboards,
+    is_shared: isShared,
+    privilege: privilegeOf(sql.placeholder('userId')),
+    tiles: sql<TileView[]>`coalesce((select json_agg(${tileViewJson} order by t.id) ${liveTileOf}), '[]'::json)`,
+    users: sql<UserBasicRow[]>`coalesce((select json_agg(${userBasicJson(u)}) from ${users} u where u.id in (
+        select "dashboards"."created_by_id"
+        union select t.created_by_id ${liveTileOf}
+        union select t.last_modified_by_id ${liveTileOf}${moreUsers ? sql` union ${moreUsers}` : sql``})), '[]'::json)`,
+    stale: sql<boolean>`("dashboards"."last_accessed_at" is null
+        or "dashboards"."last_accessed_at" < now() - ${sql.raw(`interval '${ACCESS_RECORDED_EVERY}'`)})`,
+  };
+}
+
+/** The live dashboard a view reads: by id, in the project. */
+export const viewedDashboard = () =>
+  and(
+    eq(dashboards.id, sql.placeholder('id')),
+    eq(dashboards.project_id, sql.placeholder('projectId')),
+    eq(dashboards.deleted, false),
+  );
 
 const dashboardView = prepared('dashboard_view', (db, name) =>
-  db
-    .select({
-      dashboard: dashboards,
-      is_shared: isShared,
-      privilege: privilegeOf(sql.placeholder('userId')),
-      tiles: sql<TileView[]>`coalesce((select json_agg(${tileViewJson} order by t.id)
-        from ${dashboard_tiles} t where t.dashboard_id = ${dashboardId} and not t.deleted), '[]'::json)`,
-      users: sql<UserBasicRow[]>`coalesce((select json_agg(${userBasicJson(u)}) from ${users} u where u.id in (
-        select "dashboards"."created_by_id"
-        union select t.created_by_id from ${dashboard_tiles} t where t.dashboard_id = ${dashboardId} and not t.deleted
-        union select t.last_modified_by_id from ${dashboard_tiles} t
-          where t.dashboard_id = ${dashboardId} and not t.deleted)), '[]'::json)`,
-      stale: sql<boolean>`("dashboards"."last_accessed_at" is null
-        or "dashboards"."last_accessed_at" < now() - ${sql.raw(`interval '${ACCESS_RECORDED_EVERY}'`)})`,
-    })
-    .from(dashboards)
-    .where(
-      and(
-        eq(dashboards.id, sql.placeholder('id')),
-        eq(dashboards.project_id, sql.placeholder('projectId')),
-        eq(dashboards.deleted, false),
-      ),
-    )
-    .prepare(name),
+  db.select(dashboardViewColumns()).from(dashboards).where(viewedDashboard()).prepare(name),
 );
 
 /** A live dashboard of the project and everything presenting it needs, in one statement. */

@@ -5,16 +5,24 @@ import type { DashboardRow } from './queries.js';
 import type { TileRow, TileView } from './tile-queries.js';
 import type { UserBasicRow } from '../users/queries.js';
 import { serializeUserBasic } from '../users/serialize.js';
+import type { JsonText } from '../core/json-text.js';
 
 type Schemas = components['schemas'];
 
-export interface DashboardContext {
+export interface DashboardContext<I = Schemas['Insight']> {
   is_shared: boolean;
   permissions: DashboardPermissions;
   users: Map<number, UserBasicRow>;
-  /** The insights of the insight tiles, as the audience sees them (with results per the read's `refresh`). */
-  insights?: Map<number, Schemas['Insight']>;
+  /**
+   * The insights of the insight tiles, as the audience sees them (with results per the read's `refresh`):
+   * objects, or their JSON text for `dashboardText`.
+   */
+  insights?: Map<number, I>;
 }
+
+/** A tile whose insight is an object, or its JSON text. */
+type TileOf<I> = Pick<Schemas['DashboardTile'], 'id' | 'text' | 'layouts' | 'color' | 'order'> & { insight: I | null };
+type DashboardOf<I> = Omit<Schemas['Dashboard'], 'tiles'> & { tiles: TileOf<I>[] };
 
 function userOrNull(users: Map<number, UserBasicRow>, id: number | null): Schemas['UserBasic'] | null {
   const user = id === null ? undefined : users.get(id);
@@ -25,7 +33,7 @@ function userOrNull(users: Map<number, UserBasicRow>, id: number | null): Schema
 export const accessControlVersion = (restrictionLevel: number): 'v1' | 'v2' => (restrictionLevel > 21 ? 'v1' : 'v2');
 
 /** A list item: the document's list fields plus the ones PostHog's current DashboardBasic carries. */
-export function serializeDashboardBasic(d: DashboardRow, ctx: DashboardContext): Schemas['DashboardBasic'] {
+export function serializeDashboardBasic(d: DashboardRow, ctx: DashboardContext<unknown>): Schemas['DashboardBasic'] {
   return {
     id: d.id,
     name: d.name,
@@ -50,7 +58,11 @@ export function serializeDashboardBasic(d: DashboardRow, ctx: DashboardContext):
   };
 }
 
-export function serializeDashboard(d: DashboardRow, ctx: DashboardContext, tiles: TileView[]): Schemas['Dashboard'] {
+export function serializeDashboard<I = Schemas['Insight']>(
+  d: DashboardRow,
+  ctx: DashboardContext<I>,
+  tiles: TileView[],
+): DashboardOf<I> {
   return {
     ...serializeDashboardBasic(d, ctx),
     use_template: d.use_template,
@@ -99,15 +111,16 @@ export function tileView(t: TileRow): TileView {
     created_by_id: t.created_by_id,
     last_modified_by_id: t.last_modified_by_id,
     last_modified_at: t.last_modified_at.toISOString(),
+    cache_key: t.cache_key,
   };
 }
 
-export function serializeTile(
+export function serializeTile<I>(
   t: TileView,
   order: number,
   users: Map<number, UserBasicRow>,
-  insights?: Map<number, Schemas['Insight']>,
-): Schemas['DashboardTile'] {
+  insights?: Map<number, I>,
+): TileOf<I> {
   const insight = t.insight_id === null ? undefined : insights?.get(t.insight_id);
   return {
     id: t.id,
@@ -124,6 +137,22 @@ export function serializeTile(
     color: t.color,
     order,
   };
+}
+
+/**
+ * The dashboard as JSON text, its insight tiles' insights given as JSON text (`insightText`) and spliced
+ * in as they are.
+ */
+export function dashboardText(
+  d: DashboardRow,
+  ctx: DashboardContext<JsonText<Schemas['Insight']>>,
+  tiles: TileView[],
+): JsonText<Schemas['Dashboard']> {
+  const { tiles: shown, ...dashboard } = serializeDashboard(d, ctx, tiles);
+  const items = shown.map(
+    ({ insight, ...tile }) => `${JSON.stringify(tile).slice(0, -1)},"insight":${insight ?? 'null'}}`,
+  );
+  return `${JSON.stringify(dashboard).slice(0, -1)},"tiles":[${items.join(',')}]}`;
 }
 
 export function serializeCollaborator({ collaborator, user }: Collaborator): Schemas['DashboardCollaborator'] {

@@ -26,6 +26,8 @@ export interface TileView {
   created_by_id: number | null;
   last_modified_by_id: number | null;
   last_modified_at: string;
+  /** The key an insight tile's result was last cached under (see the column); not shown. */
+  cache_key: string | null;
 }
 
 /**
@@ -42,6 +44,7 @@ const tileViewFields: Record<keyof TileView, SQL> = {
   created_by_id: sql.raw('t.created_by_id'),
   last_modified_by_id: sql.raw('t.last_modified_by_id'),
   last_modified_at: sql.raw('t.last_modified_at'),
+  cache_key: sql.raw('t.cache_key'),
 };
 export const tileViewJson = jsonObject(tileViewFields);
 
@@ -152,4 +155,23 @@ export async function moveTile(
     )
     .returning({ id: dashboard_tiles.id });
   return rows.length > 0;
+}
+
+/**
+ * Stores the keys the insight tiles' results were cached under (by tile id), for the next plain read to
+ * join the answers by; only tiles of the dashboard, in the project, are written.
+ */
+export async function storeTileKeys(
+  db: Db,
+  projectId: number,
+  dashboardId: number,
+  keys: { id: number; key: string }[],
+): Promise<void> {
+  if (!keys.length) return;
+  const array = (items: (string | number)[]) => `{${items.join(',')}}`;
+  await db.execute(
+    sql`update ${dashboard_tiles} t set cache_key = v.key
+      from unnest(${array(keys.map((k) => k.id))}::int[], ${array(keys.map((k) => k.key))}::text[]) as v(id, key)
+      where t.id = v.id and t.dashboard_id = ${dashboardId} and t.dashboard_id in ${projectDashboardIds(projectId)}`,
+  );
 }

@@ -6,7 +6,7 @@ import { rowsOf } from '../db/queries/util.js';
 export const FOLD_EVERY_MS = 10_000;
 
 /**
- * Folds the events' count deltas into the counts (drizzle/0033: `event_counts_fold`), so that the readers of
+ * Folds the events' count deltas into the counts (drizzle/0035: `event_counts_fold`), so that the readers of
  * counts read few rows. Returns how many delta rows were folded; 0 when another process was folding.
  */
 export async function foldEventCounts(db: Db): Promise<number> {

@@ -1,4 +1,4 @@
-// Which queries the events' hourly counts (event_counts, drizzle/0033) answer exactly, so that the compiler can
+// Which queries the events' hourly counts (event_counts, drizzle/0035) answer exactly, so that the compiler can
 // read a few thousand counts instead of a million events. Anything this file does not know is read from events.
 import type { Node, Query } from './ast.js';
 import { isSet } from './ast.js';

@@ -67,7 +67,7 @@ export function tableSource(table: TableName, teamId: number): { sql: SQL; usePe
 }
 
 /**
- * `events` as the project's hourly counts (drizzle/0033), for a query rollup.ts found they answer: each row an
+ * `events` as the project's hourly counts (drizzle/0035), for a query rollup.ts found they answer: each row an
  * hour's events of one name, `timestamp` the hour, `n` how many (the folded counts and the deltas not yet folded).
  */
 export function countsSource(teamId: number): { sql: SQL; usePerson?: () => void } {

@@ -76,19 +76,21 @@ export async function writeCache(
   db: Db,
   projectId: number,
   key: string,
-  answer: { text: string; last_refresh: Date; expires_at: Date },
+  answer: { text: string; insightFields: string; last_refresh: Date; expires_at: Date },
   maxRows: number,
 ): Promise<void> {
   // One statement, so one commit (a flush of the WAL) per computed answer. The trim sees the rows as they were
   // before the insert, so it keeps the newest `maxRows - 1` others beside the row written.
   await db.execute(
     sql`with stored as (
-        insert into ${query_cache} (project_id, cache_key, answer, last_refresh, bytes, expires_at, misses)
-        values (${projectId}, ${key}, ${answer.text}::jsonb, ${answer.last_refresh.toISOString()}::timestamptz,
-          ${Buffer.byteLength(answer.text)}, ${answer.expires_at.toISOString()}::timestamptz, 1)
+        insert into ${query_cache}
+          (project_id, cache_key, answer, insight_fields, last_refresh, bytes, expires_at, misses)
+        values (${projectId}, ${key}, ${answer.text}::jsonb, ${answer.insightFields},
+          ${answer.last_refresh.toISOString()}::timestamptz, ${Buffer.byteLength(answer.text)},
+          ${answer.expires_at.toISOString()}::timestamptz, 1)
         on conflict (project_id, cache_key) do update set answer = excluded.answer,
-          last_refresh = excluded.last_refresh, bytes = excluded.bytes, expires_at = excluded.expires_at,
-          misses = ${query_cache}.misses + 1
+          insight_fields = excluded.insight_fields, last_refresh = excluded.last_refresh, bytes = excluded.bytes,
+          expires_at = excluded.expires_at, misses = ${query_cache}.misses + 1
         where ${query_cache}.last_refresh <= excluded.last_refresh
         returning 1)
       delete from ${query_cache} where project_id = ${projectId} and cache_key <> ${key} and (expires_at <= now()

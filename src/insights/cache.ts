@@ -8,6 +8,7 @@ import { runQuery, type QueryEngine } from '../query/run.js';
 import { presentQueryStatus } from '../query/status-serialize.js';
 import { countHit, readCaches, writeCache, type CachedAnswer } from './cache-queries.js';
 import { intervalOf, type RunnableNode } from './query-node.js';
+import { insightFieldsText } from './serialize.js';
 
 type QueryStatus = components['schemas']['QueryStatus'];
 
@@ -137,7 +138,7 @@ export function cacheKey(
 }
 
 /** Whether any node of the query asks for the project's test account filters. */
-function wantsTestAccounts(value: unknown): boolean {
+export function wantsTestAccounts(value: unknown): boolean {
   if (Array.isArray(value)) return value.some(wantsTestAccounts);
   if (!value || typeof value !== 'object') return false;
   return Object.entries(value).some(([k, v]) => (k === 'filterTestAccounts' ? v === true : wantsTestAccounts(v)));
@@ -147,6 +148,23 @@ function wantsTestAccounts(value: unknown): boolean {
 async function keyOf(ctx: CacheContext, node: RunnableNode): Promise<string> {
   const filters = wantsTestAccounts(node) ? await projectTestAccountFilters(ctx.engine.db, ctx.projectId) : null;
   return cacheKey(ctx.projectId, ctx.timezone, node, filters);
+}
+
+/**
+ * The cache fields of the node's answer under `key`: computed (or cached, `cached`) at `at`, or none
+ * (`at` null), with the background computation's status if one was started.
+ */
+export function cacheFieldsOf(node: RunnableNode, key: string, timezone: string, aging = agingOf(node)) {
+  const frequency = refreshFrequency(intervalOf(node), node);
+  return (at: Date | null, cached: boolean, status: QueryStatus | null = null): CacheFields => ({
+    is_cached: cached,
+    last_refresh: at?.toISOString() ?? null,
+    next_allowed_client_refresh: at ? new Date(at.getTime() + frequency).toISOString() : null,
+    cache_target_age: at ? aging.targetAge(at).toISOString() : null,
+    cache_key: key,
+    timezone,
+    query_status: status,
+  });
 }
 
 export interface CacheContext {
@@ -211,23 +229,19 @@ export async function cachedOutcome(
   const db = engine.db;
   const key = prefetched?.key ?? (await keyOf(ctx, node));
   const aging = agingOf(node);
-  const frequency = refreshFrequency(intervalOf(node), node);
-  const fields = (at: Date | null, cached: boolean, status: QueryStatus | null = null): CacheFields => ({
-    is_cached: cached,
-    last_refresh: at?.toISOString() ?? null,
-    next_allowed_client_refresh: at ? new Date(at.getTime() + frequency).toISOString() : null,
-    cache_target_age: at ? aging.targetAge(at).toISOString() : null,
-    cache_key: key,
-    timezone,
-    query_status: status,
-  });
+  const fields = cacheFieldsOf(node, key, timezone, aging);
   const store = async (text: string, at: Date) => {
     if (Buffer.byteLength(text) > CACHE_MAX_BYTES) return;
     await writeCache(
       db,
       projectId,
       key,
-      { text, last_refresh: at, expires_at: new Date(at.getTime() + CACHE_KEEP_MS) },
+      {
+        text,
+        insightFields: insightFieldsText(text),
+        last_refresh: at,
+        expires_at: new Date(at.getTime() + CACHE_KEEP_MS),
+      },
       CACHE_MAX_ROWS,
     );
   };

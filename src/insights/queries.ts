@@ -84,6 +84,18 @@ export async function getInsights(db: Db, projectId: number, ids: number[]): Pro
 }
 
 /**
+ * The live tiles putting the insight `ref` (a row of `insights`, named as the query names it) on live
+ * dashboards of its project, as a JSON array of InsightTile (as `insightTiles` reads them).
+ */
+export const insightTilesJson = (ref: string) =>
+  sql<InsightTile[]>`coalesce((select json_agg(json_build_object('id', it.id, 'insight_id', it.insight_id,
+      'dashboard_id', it.dashboard_id, 'deleted', it.deleted, 'restriction_level', id_.restriction_level,
+      'created_by_id', id_.created_by_id) order by it.id)
+    from ${dashboard_tiles} it join ${dashboards} id_ on id_.id = it.dashboard_id
+    where it.insight_id = ${sql.raw(ref)}.id and id_.project_id = ${sql.raw(ref)}.project_id
+      and not it.deleted and not id_.deleted), '[]'::json)`;
+
+/**
  * The project's live insights among `ids`, each with the live tiles that put it on live dashboards
  * (as `insightTiles` reads them), in one statement: what a dashboard's insight tiles show. The
  * subquery names the outer table plainly: Drizzle leaves a one-table select's columns unqualified.
@@ -95,15 +107,7 @@ export async function getInsightsWithTiles(
 ): Promise<{ rows: InsightRow[]; tiles: Map<number, InsightTile[]> }> {
   if (!ids.length) return { rows: [], tiles: new Map() };
   const found = await db
-    .select({
-      insight: insights,
-      tiles: sql<InsightTile[]>`coalesce((select json_agg(json_build_object('id', t.id, 'insight_id', t.insight_id,
-          'dashboard_id', t.dashboard_id, 'deleted', t.deleted, 'restriction_level', d.restriction_level,
-          'created_by_id', d.created_by_id) order by t.id)
-        from ${dashboard_tiles} t join ${dashboards} d on d.id = t.dashboard_id
-        where t.insight_id = insights.id and d.project_id = insights.project_id
-          and not t.deleted and not d.deleted), '[]'::json)`,
-    })
+    .select({ insight: insights, tiles: insightTilesJson('insights') })
     .from(insights)
     .where(and(inArray(insights.id, ids), eq(insights.project_id, projectId), eq(insights.deleted, false)));
   return {

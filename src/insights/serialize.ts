@@ -3,8 +3,10 @@ import type { UserBasicRow } from '../users/queries.js';
 import { serializeUserBasic } from '../users/serialize.js';
 import type { CachedResult } from './cache.js';
 import type { InsightRow, InsightTile } from './queries.js';
+import type { JsonText } from '../core/json-text.js';
 
 type Schemas = components['schemas'];
+type Insight = Schemas['Insight'];
 
 /** PostHog's insight permissions (user_permissions.py), worked out from the dashboards it is on. */
 export interface InsightPermissions {
@@ -41,7 +43,13 @@ function answerFields(text: string | null) {
   };
 }
 
-export function serializeInsight(row: InsightRow, ctx: InsightContext): Schemas['Insight'] {
+type AnswerFields = ReturnType<typeof answerFields>;
+
+/** An answer's `answerFields` as JSON text: kept with the answer, for reads that splice it in. */
+export const insightFieldsText = (text: string): string => JSON.stringify(answerFields(text));
+
+/** An insight but for the fields of its answer (`answerFields`). */
+function serializeInsightBody(row: InsightRow, ctx: InsightContext): Omit<Schemas['Insight'], keyof AnswerFields> {
   const r = ctx.result;
   return {
     id: row.id,
@@ -54,7 +62,6 @@ export function serializeInsight(row: InsightRow, ctx: InsightContext): Schemas[
     deleted: row.deleted,
     dashboards: ctx.tiles.map((t) => t.dashboard_id),
     dashboard_tiles: ctx.tiles.map((t) => ({ id: t.id, dashboard_id: t.dashboard_id, deleted: t.deleted })),
-    ...answerFields(r?.answer ?? null),
     last_refresh: r?.last_refresh ?? null,
     cache_target_age: r?.cache_target_age ?? null,
     next_allowed_client_refresh: r?.next_allowed_client_refresh ?? null,
@@ -79,4 +86,19 @@ export function serializeInsight(row: InsightRow, ctx: InsightContext): Schemas[
     alerts: [],
     last_viewed_at: null,
   };
+}
+
+export function serializeInsight(row: InsightRow, ctx: InsightContext): Schemas['Insight'] {
+  return { ...serializeInsightBody(row, ctx), ...answerFields(ctx.result?.answer ?? null) };
+}
+
+const NO_ANSWER = JSON.stringify(answerFields(null));
+
+/**
+ * `serializeInsight` as JSON text, its answer's fields given as the text of a JSON object (as
+ * PostgreSQL writes them from a cached answer), or null for none: spliced in, never parsed.
+ */
+export function insightText(row: InsightRow, ctx: InsightContext, answerFieldsText: string | null): JsonText<Insight> {
+  const body = JSON.stringify(serializeInsightBody(row, ctx));
+  return `${body.slice(0, -1)},${(answerFieldsText ?? NO_ANSWER).slice(1)}`;
 }

@@ -1,4 +1,4 @@
-// The events' hourly counts (drizzle/0033) answer the HogQL queries rollup.ts accepts: every answer here is
+// The events' hourly counts (drizzle/0035) answer the HogQL queries rollup.ts accepts: every answer here is
 // checked against SQL written by hand over the events themselves, after inserts, before and after the deltas
 // are folded, after deletes and after retention; the counts are shown to be what answered (a count planted
 // in them changes the answer), one project's never reach another's, and what they cannot answer is not read

@@ -18,7 +18,12 @@ const write = (projectId: number, key: string, minutes: number, maxRows = 2, kee
     db,
     projectId,
     key,
-    { text: `{"results":["${key}"]}`, last_refresh: at(minutes), expires_at: new Date(Date.now() + keepMs) },
+    {
+      text: `{"results":["${key}"]}`,
+      insightFields: `{"result":["${key}"]}`,
+      last_refresh: at(minutes),
+      expires_at: new Date(Date.now() + keepMs),
+    },
     maxRows,
   );
 const keys = async (projectId: number) =>

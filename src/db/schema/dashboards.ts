@@ -77,6 +77,9 @@ export const dashboard_tiles = pgTable(
     last_modified_by_id: integer('last_modified_by_id').references(() => users.id, { onDelete: 'set null' }),
     created_at: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     last_modified_at: timestamp('last_modified_at', { withTimezone: true }).notNull().defaultNow(),
+    // The key an insight tile's result was last cached under in this dashboard's context (PostHog's
+    // `filters_hash`): a plain read joins the answer by it, once checked against the key the query gives now.
+    cache_key: varchar('cache_key', { length: 80 }),
   },
   (t) => [
     index('dashboard_tiles_dashboard_idx').on(t.dashboard_id),

@@ -75,7 +75,7 @@ export const event_uuids = pgTable(
 /**
  * Events counted per project, name and UTC hour, for the queries the HogQL compiler can answer from counts alone
  * (src/hogql/rollup.ts). Triggers on `events` append each statement's inserted and deleted rows to
- * `event_count_deltas` (drizzle/0033), so a count commits with its events and is never shared between projects;
+ * `event_count_deltas` (drizzle/0035), so a count commits with its events and is never shared between projects;
  * a periodic pass folds the deltas into `event_counts`, and readers add both. `event`, `timestamp` and
  * `project_id` of a stored event are never updated (an UPDATE would need a trigger of its own).
  */

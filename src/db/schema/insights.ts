@@ -72,6 +72,11 @@ export const query_cache = pgTable(
     hits: integer('hits').notNull().default(0),
     /** Computations stored under the key: the misses, and refreshes of a stale or forced answer. */
     misses: integer('misses').notNull().default(0),
+    /**
+     * The fields an insight shows of the answer (result, hasMore, columns, types, hogql, resolved_date_range)
+     * as the text of a JSON object, written with it: a dashboard's plain read sends it as it is.
+     */
+    insight_fields: text('insight_fields'),
   },
   (t) => [primaryKey({ columns: [t.project_id, t.cache_key] }), index('query_cache_expiry_idx').on(t.expires_at)],
 );

@@ -1,0 +1,1 @@
+ALTER TABLE "dashboard_tiles" ADD COLUMN "cache_key" varchar(80);

@@ -1,0 +1,2 @@
+ALTER TABLE "query_cache" ADD COLUMN "insight_fields" text;--> statement-breakpoint
+UPDATE "query_cache" SET "insight_fields" = json_build_object('result', coalesce(nullif("answer"->'results', 'null'::jsonb), "answer"->'result'), 'hasMore', "answer"->'hasMore', 'columns', "answer"->'columns', 'types', "answer"->'types', 'hogql', "answer"->'hogql', 'resolved_date_range', "answer"->'resolved_date_range')::text;
