@@ -8,6 +8,7 @@ import { liveTiles, storeTileKeys, type TileView } from './tile-queries.js';
 import { getCachedDashboardView } from './cached-view.js';
 import { cachedTileInsights } from './cached-insights.js';
 import { heldRead, holdRead } from './read-memo.js';
+import { Lru } from '../core/lru.js';
 import { countHit } from '../insights/cache-queries.js';
 import type { CacheContext, RefreshMode } from '../insights/cache.js';
 import { tileInsights } from '../insights/present.js';
@@ -84,6 +85,9 @@ export async function presentDashboardPage(
   return { count, results };
 }
 
+/** Whether a dashboard (`project:id`) had text tiles only when this process last read it plainly. */
+const TEXT_ONLY = new Lru<string, boolean>(10_000);
+
 /**
  * A read of one live dashboard of the project (retrieve, streamed tiles): one statement, plus the
  * write of `last_accessed_at` when the recorded one is older than ACCESS_RECORDED_EVERY. A plain read
@@ -100,7 +104,10 @@ export async function readDashboard(
   results?: TileResults,
 ): Promise<Schemas['Dashboard'] | JsonText<Schemas['Dashboard']> | undefined> {
   const cache = results?.cache;
-  const plain = results?.mode === 'force_cache' && cache !== undefined;
+  // A dashboard last read with text tiles only is read by the plain statement: the cached read's row versions
+  // cost a text dashboard a third of its rate, and it has no answer to look up. Either way the answer is the same.
+  const textOnly = TEXT_ONLY.get(`${projectId}:${id}`) === true;
+  const plain = results?.mode === 'force_cache' && cache !== undefined && !textOnly;
   const request = plain
     ? JSON.stringify([projectId, id, viewer, cache.timezone, results.filters, results.variables])
     : '';
@@ -117,6 +124,9 @@ export async function readDashboard(
   const view = plain ? cached : await getDashboardView(db, projectId, id, viewer.id);
   if (!view) return undefined;
   const { dashboard, tiles, is_shared, privilege } = view;
+  if (results?.mode === 'force_cache' && cache !== undefined) {
+    TEXT_ONLY.set(`${projectId}:${id}`, !tiles.some((t) => t.insight_id !== null));
+  }
   if (view.stale) {
     const at = await touchDashboard(db, projectId, dashboard.id);
     // Written meanwhile by another read, or gone: either way the answer shows the dashboard as loaded.
