@@ -147,7 +147,8 @@ t.test('the counts answer, and only the project their own', async (t) => {
   const [[before]] = (await viaApi(utc.id, q)) as [[number]];
   // A count planted in the deltas of this project changes the answer; one in another project's does not.
   await db.execute(sql`insert into event_count_deltas (project_id, event, hour, n)
-    values (${utc.id}, 'planted', '2024-03-10T00:00:00Z', 1000), (${other.project.id}, 'planted', '2024-03-10T00:00:00Z', 1)`);
+    values (${utc.id}, 'planted', '2024-03-10T00:00:00Z', 1000),
+      (${other.project.id}, 'planted', '2024-03-10T00:00:00Z', 1)`);
   t.same(await viaApi(utc.id, q), [[before + 1000]]);
   t.same(await viaApi(ny.id, "select count() from events where event = 'planted'"), [[0]]);
   // The app's own timer may have folded it meanwhile.
