@@ -70,9 +70,9 @@ const timed = async <T>(f: () => Promise<T>): Promise<[T, number]> => {
   const out = await f();
   return [out, performance.now() - t0];
 };
-// The same funnel as a person would write it for this one case: per person the greedy path from each
-// $pageview (the next signup at or after it, the next purchase at or after that), 14 days, best path counted.
-const handCountsOnly = () => sql`with e as (select person_id as p, timestamp as ts, event from events
+// Both hand-written queries: the funnel's events per person, each with the next signup and the next purchase at
+// or after it (`w`), and each time's next purchase (`at`).
+const nextSteps = () => sql`e as (select person_id as p, timestamp as ts, event from events
       where project_id = ${project} and timestamp >= '2024-06-01T00:00:00Z' and timestamp <=
         '2024-06-30T23:59:59.999999Z'
         and event in ('$pageview', 'signup', 'purchase')),
@@ -82,7 +82,10 @@ const handCountsOnly = () => sql`with e as (select person_id as p, timestamp as 
         min(ts) filter (where event = 'purchase') over (partition by p order by ts desc range
           between unbounded preceding and current row) as n2
       from e),
-    at as (select p, ts, min(n2) as n2 from w group by p, ts),
+    at as (select p, ts, min(n2) as n2 from w group by p, ts)`;
+// The same funnel as a person would write it for this one case: per person the greedy path from each
+// $pageview (the next signup at or after it, the next purchase at or after that), 14 days, best path counted.
+const handCountsOnly = () => sql`with ${nextSteps()},
     paths as (select w.p, case when w.n1 <= w.ts + interval '14 days'
         then 2 + coalesce((at.n2 <= w.ts + interval '14 days')::int, 0) else 1 end as steps
       from w left join at on at.p = w.p and at.ts = w.n1 where w.event = '$pageview'),
@@ -92,17 +95,7 @@ const handCountsOnly = () => sql`with e as (select person_id as p, timestamp as 
 // The same answer as the API's, written by hand for this one case: the path PostHog's funnel picks per
 // person (furthest, then quickest, then latest), with the mean and median seconds from each step to the next.
 const secs = (a: string, b: string) => sql.unsafe(`extract(epoch from (${b} - ${a}))::float8`);
-const handSameAnswer = () => sql`with e as (select person_id as p, timestamp as ts, event from events
-      where project_id = ${project} and timestamp >= '2024-06-01T00:00:00Z' and timestamp <=
-        '2024-06-30T23:59:59.999999Z'
-        and event in ('$pageview', 'signup', 'purchase')),
-    w as (select p, ts, event,
-        min(ts) filter (where event = 'signup') over (partition by p order by ts desc range between
-          unbounded preceding and current row) as n1,
-        min(ts) filter (where event = 'purchase') over (partition by p order by ts desc range
-          between unbounded preceding and current row) as n2
-      from e),
-    at as (select p, ts, min(n2) as n2 from w group by p, ts),
+const handSameAnswer = () => sql`with ${nextSteps()},
     paths as (select w.p, w.ts as t0, case when w.n1 <= w.ts + interval '14 days' then w.n1 end as t1,
         case when w.n1 <= w.ts + interval '14 days' and at.n2 <= w.ts + interval '14 days' then at.n2 end as t2
       from w left join at on at.p = w.p and at.ts = w.n1 where w.event = '$pageview'),

@@ -51,8 +51,6 @@ export interface CompileOptions {
   timezone?: string;
   /** The TimeZone setting the statement runs under, when it has one (a compiled query runs in its timezone). */
   sessionTimezone?: string;
-  /** Answer from the events' hourly counts where they answer exactly (rollup.ts); default true. */
-  useCounts?: boolean;
   /** Internal: compiling the query over the counts (`events` read as `event_counts`). */
   counts?: boolean;
 }
@@ -181,7 +179,7 @@ class Compiler {
    * filter). Undefined when the counts cannot answer it.
    */
   private overCounts(q: Select, limit: number): ((events: SQL) => SQL) | undefined {
-    if (this.opts.useCounts === false || this.opts.counts) return undefined;
+    if (this.opts.counts) return undefined;
     if (!isWholeHourZone(this.opts.timezone ?? 'UTC') || !answerableFromCounts(q)) return undefined;
     const counts = new Compiler({ ...this.opts, counts: true });
     const over = counts.select({ ...q, limit: { k: 'const', value: limit + 1, pos: 0 } });
