@@ -125,6 +125,7 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
   app.decorate('jobs', engine);
   if (!jobs) app.addHook('onClose', async () => engine.stop());
   const asyncQueries = new AsyncQueries(queries, (msg, err) => app.log.error({ err }, msg));
+  await asyncQueries.listen(database);
   app.decorate('asyncQueries', asyncQueries);
   // On close (the SIGTERM drain included) the process's unfinished asynchronous queries are failed and
   // their statements stopped, while the database is still open.

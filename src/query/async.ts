@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
 import { ApiError } from '../core/errors.js';
-import type { Db } from '../db/client.js';
+import type { Database, Db } from '../db/client.js';
 import { RunRefused } from './queries.js';
 import {
   cancelQueryStatus,
@@ -9,6 +9,7 @@ import {
   findQueryStatus,
   finishQueryStatus,
   pickUpQueryStatus,
+  RUNS_STOPPED_CHANNEL,
   runApplicationName,
   startQueryStatus,
   type QueryStatusRow,
@@ -37,7 +38,10 @@ export const keepSeconds = (config: Config) => Math.max(3600, Math.ceil(config.q
  * unfinished ones.
  */
 export class AsyncQueries {
-  private readonly runs = new Map<string, { projectId: number; run: string; done: Promise<void> }>();
+  private readonly runs = new Map<
+    string,
+    { projectId: number; run: string; done: Promise<void>; stopped: AbortController }
+  >();
   private stopping = false;
 
   private readonly db: Db;
@@ -82,12 +86,14 @@ export class AsyncQueries {
     }
     const { run } = row;
     const startedAt = new Date();
+    const stopped = new AbortController();
     const done = new Promise<void>((resolve) => setImmediate(resolve))
       .then((): Promise<string> => {
         const tag = {
           applicationName: runApplicationName(run),
           onBackend: (pid: number) =>
             this.stopping ? Promise.resolve(false) : pickUpQueryStatus(this.db, projectId, run, pid),
+          signal: stopped.signal,
         };
         return insight
           ? runInsight({ engine: this.engine, organizationId, tag }, projectId, insight).then((r) => JSON.stringify(r))
@@ -107,8 +113,16 @@ export class AsyncQueries {
       )
       .catch((err: unknown) => this.log('could not record the end of an asynchronous query', err))
       .finally(() => this.runs.delete(run));
-    this.runs.set(run, { projectId, run, done });
+    this.runs.set(run, { projectId, run, done, stopped });
     return row;
+  }
+
+  /**
+   * Listens for runs stopped by any process (a cancel, a shutdown's failure): this process's statement of
+   * such a run is cancelled until it stops.
+   */
+  async listen(database: Pick<Database, 'listen'>): Promise<void> {
+    await database.listen(RUNS_STOPPED_CHANNEL, (run) => this.runs.get(run)?.stopped.abort());
   }
 
   /** The project's status of `id`; a running one whose process is gone answers as failed. */
@@ -132,6 +146,7 @@ export class AsyncQueries {
     await failQueryRuns(this.db, runs, STOPPED_MESSAGE, keepSeconds(this.config)).catch((err: unknown) =>
       this.log('could not fail the unfinished asynchronous queries', err),
     );
+    for (const r of runs) r.stopped.abort();
     await Promise.all(runs.map((r) => r.done));
   }
 }

@@ -12,6 +12,12 @@ export interface RunTag {
   applicationName: string;
   /** Told the backend's pid before the statement starts; false stops the run there. */
   onBackend(pid: number): Promise<boolean>;
+  /**
+   * Aborted when the run is cancelled or failed (from any process): the statement is then cancelled until
+   * it stops. A cancel another process sends by pid alone is lost when it lands while the backend waits
+   * between the transaction's statements; this one is resent while the statement runs.
+   */
+  signal: AbortSignal;
 }
 
 /** Thrown by runReadOnly when its tag's onBackend refused the run. */
@@ -109,7 +115,9 @@ export async function streamReadOnly(db: Db, statement: SQL, opts: StreamOptions
     // transaction reads only what the role was granted.
     const role = limits?.role ? tx.unsafe(`select set_config('role', $1, true)`, [limits.role]) : undefined;
     await allPipelined([settings, tagged, role]);
-    if (opts.tag && tagged && !(await opts.tag.onBackend((await tagged)[0]!.pid))) throw new RunRefused();
+    const pid = tagged ? (await tagged)[0]!.pid : undefined;
+    if (opts.tag && pid !== undefined && !(await opts.tag.onBackend(pid))) throw new RunRefused();
+    if (opts.tag?.signal.aborted) throw new RunRefused();
 
     // Rows past what `onRow` wants are few (the statement's LIMIT is one over the rows kept) and
     // bounded by the cap, so they are read and dropped rather than cancelled mid-way.
@@ -121,7 +129,7 @@ export async function streamReadOnly(db: Db, statement: SQL, opts: StreamOptions
     // client polls for it later); the error says so, and is not reported as the database's.
     let gone = false;
     const unwatch = opts.tag
-      ? () => {}
+      ? cancelOnAbort(client, pid!, opts.tag)
       : whenClientGone(() => {
           gone = true;
           // A cancel that cannot reach the server leaves the statement to its timeout: nothing more to do.
@@ -144,6 +152,31 @@ export async function streamReadOnly(db: Db, statement: SQL, opts: StreamOptions
     }
     if (failure !== undefined) throw failure;
   });
+}
+
+/**
+ * Once the run's signal aborts (at once if it has), cancels the tagged backend's statement every 100 ms
+ * until the returned function is called. Only a backend still in the run's transaction (its application
+ * name) and running a statement is signalled: PostgreSQL drops a cancel that arrives while its backend
+ * waits for the next statement, and the name keeps a late cancel off whatever the pooled connection
+ * runs next.
+ */
+function cancelOnAbort(client: Sql, pid: number, tag: RunTag): () => void {
+  let done = false;
+  const cancel = async () => {
+    while (!done) {
+      await client`select pg_cancel_backend(pid) from pg_stat_activity
+        where pid = ${pid} and application_name = ${tag.applicationName} and state = 'active'`.catch(() => {});
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  const onAbort = () => void cancel();
+  if (tag.signal.aborted) onAbort();
+  else tag.signal.addEventListener('abort', onAbort, { once: true });
+  return () => {
+    done = true;
+    tag.signal.removeEventListener('abort', onAbort);
+  };
 }
 
 /** streamReadOnly's rows, parsed: for small statements (tests, checks) that want the values. */

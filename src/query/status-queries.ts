@@ -104,7 +104,13 @@ export async function findQueryStatus(
   return rows[0];
 }
 
-/** Sets running statuses to `state` with `message` and stops the statements they run, in any process. */
+/** Told each stopped run's id, so that the process running it keeps cancelling its statement until it stops. */
+export const RUNS_STOPPED_CHANNEL = 'query_runs_stopped';
+
+/**
+ * Sets running statuses to `state` with `message` and stops the statements they run, in any process: a
+ * cancel now, and a notification on RUNS_STOPPED_CHANNEL for the runner (see RunTag.signal).
+ */
 async function stopRuns(db: Db, where: ReturnType<typeof sql>, state: QueryState, message: string, keep: number) {
   const rows = await db.execute(sql`
     with stopped as (
@@ -114,7 +120,7 @@ async function stopRuns(db: Db, where: ReturnType<typeof sql>, state: QueryState
       where ${where} and s.state = 'running'
       returning s.run, s.backend_pid as pid
     )
-    select s.run, coalesce((
+    select s.run, pg_notify(${RUNS_STOPPED_CHANNEL}, s.run::text), coalesce((
       select pg_cancel_backend(a.pid) from pg_stat_activity a
       where a.pid = s.pid and a.application_name = 'posthog-api:query:' || s.run::text and a.state = 'active'
     ), false) as cancelled

@@ -2,6 +2,8 @@ import { sql } from 'drizzle-orm';
 import t from 'tap';
 import { buildApp } from '../../src/app.js';
 import { rowsOf } from '../../src/db/queries/util.js';
+import { RunRefused, runReadOnly } from '../../src/query/queries.js';
+import { runApplicationName } from '../../src/query/status-queries.js';
 import { buildTestApp } from '../helpers/app.js';
 import { insertEvents } from '../helpers/event-rows.js';
 import { makeKey, makeTenant } from '../helpers/factories.js';
@@ -46,12 +48,27 @@ async function settled(id: string, key = a.key) {
   throw new Error(`query ${id} still running`);
 }
 
-/** The backends running an asynchronous query's statement, as PostgreSQL reports them. */
+/**
+ * The backends in an asynchronous query's transaction (which names them), as PostgreSQL reports them:
+ * running a statement, or between the transaction's statements.
+ */
 async function activeRuns(): Promise<{ pid: number; application_name: string }[]> {
   return rowsOf(
     await db.execute(sql`select pid, application_name from pg_stat_activity
-      where datname = current_database() and application_name like 'posthog-api:query:%' and state = 'active'`),
+      where datname = current_database() and application_name like 'posthog-api:query:%'
+        and state in ('active', 'idle in transaction')`),
   );
+}
+
+const recorded = async (id: string, projectId = a.project.id) =>
+  rowsOf<{ backend_pid: number | null }>(
+    await db.execute(sql`select backend_pid from query_statuses where project_id = ${projectId} and id = ${id}`),
+  );
+
+/** Waits for the run to record its backend (just before it sends its statement) and to be in its transaction. */
+async function started(id: string, projectId = a.project.id) {
+  await until('its backend to be recorded', async () => (await recorded(id, projectId))[0]?.backend_pid != null);
+  await until('the statement to run', async () => (await activeRuns()).length === 1);
 }
 
 async function until(what: string, check: () => Promise<boolean>, ms = 10_000) {
@@ -152,17 +169,9 @@ t.test('DELETE stops the running statement in the database; GET answers it as ca
   t.teardown(() => void (config.queryTimeoutSeconds = saved));
   const res = await post(SLOW, { refresh: 'async', client_query_id: 'slow-1' });
   t.equal(res.status, 202);
-  const recorded = async () =>
-    rowsOf<{ backend_pid: number | null }>(
-      await db.execute(
-        sql`select backend_pid from query_statuses where project_id = ${a.project.id} and id = 'slow-1'`,
-      ),
-    );
-  // The runner records its backend as the statement starts, on another connection: wait for both.
-  await until('the statement to run', async () => (await activeRuns()).length === 1);
-  await until('its backend to be recorded', async () => (await recorded())[0]?.backend_pid != null);
+  await started('slow-1');
   t.equal((await status('slow-1')).status, 202, 'running');
-  const [running] = await recorded();
+  const [running] = await recorded('slow-1');
   t.equal(running!.backend_pid, (await activeRuns())[0]!.pid, 'the row records the backend');
 
   const twice = await post(SLOW, { refresh: 'async', client_query_id: 'slow-1' });
@@ -183,6 +192,33 @@ t.test('DELETE stops the running statement in the database; GET answers it as ca
   );
   t.equal((await call('query_destroy', { key: a.key, params: { ...params, id: 'slow-1' } })).status, 204, 'again');
   t.equal((await post(COUNT)).status, 200, 'the next query runs');
+});
+
+t.test('a cancel that lands while the run is between its statements is not lost', async (t) => {
+  // A cancel from another process once the backend is recorded, before its statement arrives: PostgreSQL
+  // drops a cancel for a backend waiting for its next statement. The run is told (its signal) then, or
+  // just after it sent the statement.
+  const runWith = (abort: (stop: AbortController) => void) => {
+    const stopped = new AbortController();
+    return runReadOnly(db, sql`select json_build_array(1) as r from pg_sleep(5)`, 10_000, {
+      applicationName: runApplicationName('00000000-0000-4000-8000-000000000000'),
+      signal: stopped.signal,
+      onBackend: async (pid) => {
+        const [sent] = rowsOf<{ ok: boolean }>(await db.execute(sql`select pg_cancel_backend(${pid}) as ok`));
+        t.ok(sent!.ok, 'the backend was signalled');
+        abort(stopped);
+        return true;
+      },
+    });
+  };
+  const before = await runWith((stop) => stop.abort()).catch((err: unknown) => err);
+  t.ok(before instanceof RunRefused, 'told before it sent the statement: not sent');
+  await t.rejects(
+    runWith((stop) => setTimeout(() => stop.abort(), 0)),
+    { message: /canceling statement due to user request/ },
+    'told after: cancelled until it stops, not run to its end',
+  );
+  t.same(await activeRuns(), [], 'nothing left running');
 });
 
 t.test('a query cancelled while it waits for a slot never runs', async (t) => {
@@ -231,7 +267,7 @@ t.test("another project's query is a 404 and cannot be cancelled", async (t) => 
   t.teardown(() => void (config.queryTimeoutSeconds = saved));
   const theirs = await post(SLOW, { refresh: 'async', client_query_id: 'theirs' }, b.key, { project_id: b.project.id });
   t.equal(theirs.status, 202);
-  await until('their statement to run', async () => (await activeRuns()).length === 1);
+  await started('theirs', b.project.id);
   const read = await status('theirs');
   t.same([read.status, read.body.type], [404, 'invalid_request']);
   const del = await call('query_destroy', { key: a.key, params: { ...params, id: 'theirs' } });
@@ -276,7 +312,7 @@ t.test('a process that stops fails its unfinished queries and stops their statem
     payload: { query: { kind: 'HogQLQuery', query: SLOW }, refresh: 'async', client_query_id: 'drained' },
   });
   t.equal(res.statusCode, 202);
-  await until('the statement to run', async () => (await activeRuns()).length === 1);
+  await started('drained');
   t.equal((await status('drained')).status, 202, 'this process sees it running');
   const start = Date.now();
   await other.close();
@@ -320,7 +356,7 @@ t.test('a server process killed with SIGKILL: its statement stops and its query 
     body: JSON.stringify({ query: { kind: 'HogQLQuery', query: SLOW }, refresh: 'async', client_query_id: 'killed' }),
   });
   t.equal(res.status, 202);
-  await until('the statement to run', async () => (await activeRuns()).length === 1);
+  await started('killed');
   t.equal((await status('killed')).status, 202, 'running');
   server.child.kill('SIGKILL');
   await server.exited;
