@@ -1,15 +1,25 @@
-// The answer being written for the request in hand, seen from code far below its handler (a statement the
-// Query API runs), so that work nobody will read stops when its client leaves: a query that runs to its
-// timeout after its client closed the connection would hold its organization's slot and a database backend.
+// The request in hand, seen from code far below its handler: its answer, so that work nobody will read stops
+// when its client leaves (a query that runs to its timeout after its client closed the connection would hold
+// its organization's slot and a database backend), and the organization it acts for, so that work shared by
+// every tenant (the HogQL parser's thread) is taken in turns between organizations.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerResponse } from 'node:http';
 
-const answering = new AsyncLocalStorage<ServerResponse>();
+const answering = new AsyncLocalStorage<{ res: ServerResponse; organization?: string }>();
 
 /** Runs `fn` (the rest of a request) with `res` as the answer in hand. */
 export function answeringWith<T>(res: ServerResponse, fn: () => T): T {
-  return answering.run(res, fn);
+  return answering.run({ res }, fn);
 }
+
+/** Records the organization the request in hand acts for (once its caller is known to belong to it). */
+export function actingFor(organizationId: string): void {
+  const store = answering.getStore();
+  if (store) store.organization = organizationId;
+}
+
+/** The organization the request in hand acts for; undefined outside a request or before it is known. */
+export const actingOrganization = (): string | undefined => answering.getStore()?.organization;
 
 /** The client of the request in hand left before its answer was written. */
 export class ClientGone extends Error {
@@ -22,7 +32,7 @@ const left = (res: ServerResponse) => res.destroyed && !res.writableFinished;
 
 /** The client of the request in hand has already left (false outside a request). */
 export function clientLeft(): boolean {
-  const res = answering.getStore();
+  const res = answering.getStore()?.res;
   return res !== undefined && left(res);
 }
 
@@ -31,7 +41,7 @@ export function clientLeft(): boolean {
  * (at once if it already has); answers the function that stops watching. Outside a request, nothing is watched.
  */
 export function whenClientGone(onGone: () => void): () => void {
-  const res = answering.getStore();
+  const res = answering.getStore()?.res;
   if (!res) return () => {};
   if (left(res)) {
     onGone();

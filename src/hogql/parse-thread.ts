@@ -1,6 +1,7 @@
 // Parses HogQL on a thread of its own (parse-worker.ts), so that a long query's parse never holds the
 // server's event loop; see parse-worker.ts for why.
 import { Worker } from 'node:worker_threads';
+import { actingOrganization } from '../core/client-gone.js';
 import { QueryError } from './errors.js';
 import type { ParseAnswer, ParseKind, ParseRequest } from './parse-worker.js';
 
@@ -29,28 +30,37 @@ function startThread(): Worker {
 
 interface Pending {
   request: ParseRequest;
-  timeoutMs: number;
   settle: (answer: ParseAnswer | Error) => void;
 }
 
 /**
  * One parse at a time goes to the thread, so that the time limit measures that parse alone (not the wait
- * behind others, nor the thread's start).
+ * behind others, nor the thread's start). Waiting parses are taken in turns between the organizations they
+ * are for (in order within one), so a tenant that sends many slow parses delays another's by one parse at
+ * most, not by its whole queue.
  */
 class ParserThread {
   private worker: Worker | undefined;
   private ready = false;
   private nextId = 0;
-  private readonly queue: Pending[] = [];
+  /** The waiting parses by organization ('' outside a request), in the order of their turns. */
+  private readonly queues = new Map<string, Pending[]>();
+  /** The organization whose turn it is, with its waiting parses: it goes behind those that came meanwhile. */
+  private serving: { turn: string; queue: Pending[] } | undefined;
   private current: Pending | undefined;
   private timer: NodeJS.Timeout | undefined;
   private idle: NodeJS.Timeout | undefined;
 
-  async parse(kind: ParseKind, text: string, own: boolean): Promise<unknown> {
+  constructor(private readonly timeoutMs: number) {}
+
+  async parse(kind: ParseKind, text: string): Promise<unknown> {
     clearTimeout(this.idle);
-    const timeoutMs = own ? OWN_TEXT_TIMEOUT_MS : PARSE_TIMEOUT_MS;
+    const turn = actingOrganization() ?? '';
     const answer = await new Promise<ParseAnswer | Error>((settle) => {
-      this.queue.push({ request: { id: ++this.nextId, kind, text }, timeoutMs, settle });
+      const pending = { request: { id: ++this.nextId, kind, text }, settle };
+      const queue = this.serving?.turn === turn ? this.serving.queue : this.queues.get(turn);
+      if (queue) queue.push(pending);
+      else this.queues.set(turn, [pending]);
       this.pump();
     });
     if (answer instanceof Error) throw answer;
@@ -66,10 +76,10 @@ class ParserThread {
     if (this.current) return;
     if (!this.worker) this.worker = this.start();
     // The thread keeps the process alive only while a parse waits on it (its 'message' listener refs it).
-    if (this.queue.length === 0) this.worker.unref();
+    if (this.queues.size === 0 && !this.serving?.queue.length) this.worker.unref();
     else this.worker.ref();
     if (!this.ready) return;
-    const next = this.queue.shift();
+    const next = this.nextTurn();
     if (!next) {
       this.idle = setTimeout(() => this.stop(), IDLE_MS);
       this.idle.unref();
@@ -78,11 +88,23 @@ class ParserThread {
     this.current = next;
     // The thread is stuck in this parse: it is refused, and the thread replaced for the parses after it.
     this.timer = setTimeout(() => {
-      this.finish(new QueryError(`Query took longer than ${next.timeoutMs / 1000} seconds to parse: simplify it`));
+      this.finish(new QueryError(`Query took longer than ${this.timeoutMs / 1000} seconds to parse: simplify it`));
       this.stop();
       this.pump();
-    }, next.timeoutMs);
+    }, this.timeoutMs);
     this.worker.postMessage(next.request);
+  }
+
+  /** The first parse of the organization whose turn it is now; the one served last goes to the back. */
+  private nextTurn(): Pending | undefined {
+    if (this.serving?.queue.length) this.queues.set(this.serving.turn, this.serving.queue);
+    this.serving = undefined;
+    const first = this.queues.entries().next();
+    if (first.done) return undefined;
+    const [turn, queue] = first.value;
+    this.queues.delete(turn);
+    this.serving = { turn, queue };
+    return queue.shift();
   }
 
   private finish(answer: ParseAnswer | Error): void {
@@ -105,7 +127,9 @@ class ParserThread {
       this.stop();
       this.finish(err);
       // Parses still queued go to a new thread; if threads cannot start at all, they are refused.
-      for (const p of this.queue.splice(0)) p.settle(err);
+      for (const queue of [...this.queues.values(), this.serving?.queue ?? []]) for (const p of queue) p.settle(err);
+      this.queues.clear();
+      this.serving = undefined;
     };
     worker.on('error', failed);
     worker.on('exit', () => failed(new Error('The HogQL parser thread stopped')));
@@ -120,9 +144,13 @@ class ParserThread {
   }
 }
 
-const thread = new ParserThread();
+/**
+ * People's texts and the server's own have a thread each: a kind's long parse never holds up a person's
+ * query, nor the other way round.
+ */
+const threads = { people: new ParserThread(PARSE_TIMEOUT_MS), own: new ParserThread(OWN_TEXT_TIMEOUT_MS) };
 
 /** `own`: a text the server wrote (see OWN_TEXT_TIMEOUT_MS). */
 export function parseOffThread(kind: ParseKind, text: string, own = false): Promise<unknown> {
-  return thread.parse(kind, text, own);
+  return (own ? threads.own : threads.people).parse(kind, text);
 }

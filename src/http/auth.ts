@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/queries.js';
 import { touchKey, unscopedOrganizationExists, unscopedProject } from '../auth/queries.js';
 import { hashKeyValue } from '../tokens.js';
+import { actingFor } from '../core/client-gone.js';
 import { ApiError } from '../core/errors.js';
 import { isUuid, rowIdOf } from '../core/ids.js';
 import type { Tenant } from '../core/tenant.js';
@@ -95,6 +96,7 @@ export function authenticate(meta: RouteMeta) {
         throw meta.tenant.self ? notFound() : ApiError.permissionDenied("You don't have access to the project.");
       }
       req.tenant = { organization_id: orgId, level, project_id: projectId, timezone: project.timezone };
+      actingFor(orgId);
       return;
     }
 
@@ -119,6 +121,7 @@ export function authenticate(meta: RouteMeta) {
         throw ApiError.permissionDenied();
       }
       req.tenant = { organization_id: orgId, level };
+      actingFor(orgId);
       return;
     }
 

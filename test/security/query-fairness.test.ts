@@ -91,6 +91,28 @@ t.test("another organization's select 1 answers in under a second during a flood
   );
 });
 
+t.test("a flood of slow parses: another organization's query is parsed at its turn, not after the flood", async (t) => {
+  // Each of X's texts takes PostHog's parser past its 3 s limit (20 levels of parentheses, 16 times over),
+  // and each differs, so none is answered from the parsed texts kept.
+  const slow = (n: number) =>
+    `select ${Array.from({ length: 16 }, (_, i) => `${'('.repeat(20)}${n * 100 + i}${')'.repeat(20)}`).join(', ')}`;
+  const order: string[] = [];
+  const floods = [1, 2, 3].map((n) =>
+    hogql(x, slow(n)).then((res) => {
+      t.match(res.body.detail, /longer than 3 seconds to parse/);
+      order.push(`x${n}`);
+    }),
+  );
+  await new Promise((r) => setTimeout(r, 100));
+  const mine = await hogql(o, 'select 1 as one');
+  order.push('o');
+  t.same([mine.status, mine.body.results], [200, [[1]]]);
+  await Promise.all(floods);
+  // Taken in turns: O's parse right after the one of X's in hand (the first, or the second had the thread
+  // started with it), never after X's whole queue.
+  t.ok(order.indexOf('o') < 2, `answered in turn: ${order.join(', ')}`);
+});
+
 t.test('an organization with too many queries waiting gets a 429 in PostHog shape', async (t) => {
   const { queryConcurrencyPerOrganization: slots, queryQueuePerOrganization: queue } = ctx.app.config;
   const ids: string[] = [];
