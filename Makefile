@@ -113,7 +113,7 @@ bench-10m: install
 
 ## The fuzz test's long profile: FUZZ_RUNS requests per operation (default 2000); FUZZ_SEED=<n> reproduces a run.
 fuzz: install
-	FUZZ_RUNS=$${FUZZ_RUNS:-2000} bash scripts/test.sh --timeout=0 test/fuzz.test.ts
+	FUZZ_RUNS=$${FUZZ_RUNS:-2000} bash scripts/test.sh --timeout=0 test/fuzz.test.ts test/fuzz-other-half.test.ts
 
 ## Mixed read/write load for SOAK_DURATION seconds (default 60): fails on any error or on RSS growth over 50%.
 soak: install
