@@ -55,6 +55,24 @@ async function readBack(t: Test, url: string) {
     'tab\there\nnewline \\ slash',
     'values with tabs, newlines and backslashes intact',
   );
+  // The hourly counts came back as they were, not counted again as the events were loaded (they answer this query).
+  const counts = (await (
+    await fetch(`${url}/api/projects/${a.project.id}/query/`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        query: { kind: 'HogQLQuery', query: 'select event, count() from events group by event order by event' },
+      }),
+    })
+  ).json()) as any;
+  t.same(
+    counts.results,
+    [
+      ['paid', 1],
+      ['signed up', 2],
+    ],
+    'the counts of the events',
+  );
   // The sequences came back too: new rows do not collide with restored ones.
   const made = await fetch(`${url}/api/projects/${a.project.id}/dashboards/`, {
     method: 'POST',

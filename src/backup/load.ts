@@ -92,6 +92,15 @@ export async function load(sql: Sql, file: string): Promise<LoadSummary> {
         await tx.unsafe(`insert into ${ident(SCHEMA)}.event_uuids (project_id, uuid, "timestamp")
           select project_id, uuid, "timestamp" from ${ident(SCHEMA)}.events`);
       }
+      // The hourly counts are the events': the events' insert trigger counted them as they loaded, on top of
+      // the backup's own counts, so they are counted once more from the restored events.
+      if (names.has('event_counts')) {
+        await tx.unsafe(`delete from ${ident(SCHEMA)}.event_count_deltas`);
+        await tx.unsafe(`delete from ${ident(SCHEMA)}.event_counts`);
+        await tx.unsafe(`insert into ${ident(SCHEMA)}.event_counts (project_id, event, hour, n)
+          select project_id, event, date_bin('1 hour', "timestamp", timestamptz '1970-01-01 00:00:00+00'), count(*)
+          from ${ident(SCHEMA)}.events group by 1, 2, 3`);
+      }
       for (const k of keys) {
         await tx.unsafe(`alter table ${ident(SCHEMA)}.${ident(k.table)} add constraint ${ident(k.name)} ${k.def}`);
       }
