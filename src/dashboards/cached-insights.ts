@@ -29,7 +29,7 @@ export async function cachedTileInsights(
 ): Promise<{ texts: Map<number, JsonText<Insight>>; hits: string[]; keepable: boolean } | undefined> {
   const { projectId, timezone } = opts.cache;
   const checked = [];
-  for (const tile of view.insights ?? []) {
+  for (const tile of view.insights) {
     const query = effectiveQuery(tile.insight, opts.dashboard);
     let fields: ReturnType<typeof cacheFieldsOf> | undefined;
     if (query) {

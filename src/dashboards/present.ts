@@ -5,7 +5,7 @@ import type { CreationMode } from '../db/schema/index.js';
 import { dashboardExtras } from '../dashboard-access/queries.js';
 import { getDashboardView, listDashboards, touchDashboard, type DashboardRow } from './queries.js';
 import { liveTiles, storeTileKeys, type TileView } from './tile-queries.js';
-import { getCachedDashboardView } from './cached-view.js';
+import { checkHeldDashboardView, getCachedDashboardView } from './cached-view.js';
 import { cachedTileInsights } from './cached-insights.js';
 import { heldRead, holdRead } from './read-memo.js';
 import { Lru } from '../core/lru.js';
@@ -93,8 +93,9 @@ const TEXT_ONLY = new Lru<string, boolean>(10_000);
  * write of `last_accessed_at` when the recorded one is older than ACCESS_RECORDED_EVERY. A plain read
  * whose tiles' stored keys still hold is answered from that statement alone, as JSON text, and kept: while
  * the rows it was made of keep their version, the same viewer's next plain read is answered with it again
- * (PostgreSQL then sends no insight). Any other read presents the insights apart and stores the keys their
- * results are cached under. Undefined when the project has no such dashboard.
+ * (PostgreSQL then computes the rows' versions and sends no tile, user or insight). Any other read presents
+ * the insights apart and stores the keys their results are cached under. Undefined when the project has no
+ * such dashboard.
  */
 export async function readDashboard(
   db: Db,
@@ -112,15 +113,17 @@ export async function readDashboard(
     ? JSON.stringify([projectId, id, viewer, cache.timezone, results.filters, results.variables])
     : '';
   const before = plain ? heldRead(db, request) : undefined;
-  let cached = plain ? await getCachedDashboardView(db, projectId, id, viewer.id, before?.version) : undefined;
-  if (before && cached && cached.version === before.version) {
-    const same = !cached.stale && cached.is_shared === before.is_shared && cached.privilege === before.privilege;
+  const found = before ? await checkHeldDashboardView(db, projectId, id, viewer.id, before.version) : undefined;
+  if (before && found?.held) {
+    const same = !found.stale && found.is_shared === before.is_shared && found.privilege === before.privilege;
     if (same) {
       for (const key of before.hits) countHit(db, projectId, key);
       return before.text;
     }
-    cached = await getCachedDashboardView(db, projectId, id, viewer.id);
   }
+  // Held but no longer the same (or not held): the rows, read again when the check did not send them.
+  let cached = found?.held === false ? found : undefined;
+  if (plain && !cached && (!before || found)) cached = await getCachedDashboardView(db, projectId, id, viewer.id);
   const view = plain ? cached : await getDashboardView(db, projectId, id, viewer.id);
   if (!view) return undefined;
   const { dashboard, tiles, is_shared, privilege } = view;

@@ -7,7 +7,7 @@ type Dashboard = components['schemas']['Dashboard'];
 /**
  * A plain read as this process last presented it to one viewer (with the same overrides and timezone),
  * kept with the version of the rows it was made of (`CachedDashboardView.version`): a read finding the
- * rows at that version answers it again, and PostgreSQL sends none of the insights.
+ * rows at that version answers it again, and PostgreSQL sends none of the rows.
  */
 export interface HeldRead {
   version: string;

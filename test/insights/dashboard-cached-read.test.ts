@@ -180,3 +180,23 @@ t.test('a read presented before is answered again only while the rows it was mad
     'an answer expired',
   );
 });
+
+t.test('a read presented before changes with the other dashboards that place its insights', async (t) => {
+  const id = await dashboardOf(a);
+  const other = await dashboardOf(a);
+  await read(a, id, { refresh: 'blocking' });
+  const first = await read(a, id);
+  t.equal((await read(a, id)).raw, first.raw, 'nothing changed');
+  const views = insights(first.body).find((i) => i.name === 'Views')!;
+  t.same(views.dashboards, [id]);
+
+  // Only a row of the other dashboard changes: a tile placing the insight there.
+  await db.execute(sql`insert into dashboard_tiles (dashboard_id, insight_id) values (${other}, ${views.id})`);
+  const placed = insights((await read(a, id)).body).find((i) => i.id === views.id)!;
+  t.same(placed.dashboards, [id, other], 'placed on another dashboard');
+  t.equal(placed.dashboard_tiles.length, 2);
+
+  await db.execute(sql`update dashboards set deleted = true where id = ${other}`);
+  const gone = insights((await read(a, id)).body).find((i) => i.id === views.id)!;
+  t.same(gone.dashboards, [id], 'the other dashboard deleted');
+});
