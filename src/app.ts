@@ -124,8 +124,8 @@ export async function buildApp({ config, database, logger = false, jobs }: AppOp
   const engine = jobs ?? createJobEngine(database, config, false, (msg, err) => app.log.error({ err }, msg));
   app.decorate('jobs', engine);
   if (!jobs) app.addHook('onClose', async () => engine.stop());
-  const asyncQueries = new AsyncQueries(queries, (msg, err) => app.log.error({ err }, msg));
-  await asyncQueries.listen(database);
+  const asyncQueries = new AsyncQueries(queries, database, (msg, err) => app.log.error({ err }, msg));
+  await asyncQueries.listen();
   app.decorate('asyncQueries', asyncQueries);
   // On close (the SIGTERM drain included) the process's unfinished asynchronous queries are failed and
   // their statements stopped, while the database is still open.

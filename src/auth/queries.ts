@@ -99,7 +99,7 @@ export async function unscopedOrganizationExists(db: Db, organizationId: string)
 export async function countListeners(db: Db): Promise<number> {
   const result = await db.execute(
     sql`select count(*)::int as n from pg_stat_activity
-        where datname = current_database() and application_name = ${LISTENER_APPLICATION_NAME}`,
+        where datname = current_database() and starts_with(application_name, ${`${LISTENER_APPLICATION_NAME}:`})`,
   );
   return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
 }

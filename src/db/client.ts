@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -32,6 +33,11 @@ export interface Database {
    * the channel is listened to again after the connection dropped (notifications may have been missed).
    */
   listen(channel: string, fn: (payload: string) => void, onListen?: () => void): Promise<void>;
+  /**
+   * The application_name of this process's LISTEN connection: unique to the process, and gone from
+   * pg_stat_activity when the process is (or its connection drops).
+   */
+  listenerName: string;
   notify(channel: string, payload: string): Promise<void>;
   /**
    * Runs `fn` after a transaction of this process that changed who may do what has committed (the
@@ -135,8 +141,9 @@ export function socketOptions(url: string): { url: string; host?: string } {
 }
 
 /**
- * The application_name of each process's LISTEN connection. pg_stat_activity shows it for every
- * session whatever role reads it (a session's query text is hidden from other roles), so processes
+ * The start of the application_name of each process's LISTEN connection (then `:` and the process's own
+ * id, see Database.listenerName). pg_stat_activity shows it for every session whatever role reads it (a
+ * session's query text is hidden from other roles), so processes
  * connecting as different roles still count each other as listeners.
  */
 export const LISTENER_APPLICATION_NAME = 'posthog-api:listen';
@@ -295,10 +302,11 @@ async function openPostgres(
   const sql = postgres(socket.url, options);
   // postgres.js listens on a connection of its own, named after the client that opened it: this
   // client only ever listens, so its name marks the connection (see LISTENER_APPLICATION_NAME).
+  const listenerName = `${LISTENER_APPLICATION_NAME}:${randomUUID()}`;
   const listener = postgres(socket.url, {
     ...options,
     max: 1,
-    connection: { application_name: LISTENER_APPLICATION_NAME },
+    connection: { application_name: listenerName },
   });
   // drizzle sends unnamed queries with `prepare: false`, so PostgreSQL would parse and plan each one
   // anew; postgres.js's own default is to prepare every statement once per connection, so restore it,
@@ -331,6 +339,7 @@ async function openPostgres(
     async listen(channel, fn, onListen) {
       await listener.listen(channel, (payload) => fn(payload), onListen);
     },
+    listenerName,
     async notify(channel, payload) {
       await sql.notify(channel, payload);
     },

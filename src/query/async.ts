@@ -49,6 +49,8 @@ export class AsyncQueries {
 
   constructor(
     private readonly engine: QueryEngine,
+    /** Its LISTEN connection's name is recorded with each run (see startQueryStatus). */
+    private readonly database: Pick<Database, 'listen' | 'listenerName'>,
     private readonly log: (msg: string, err: unknown) => void,
   ) {
     this.db = engine.db;
@@ -77,7 +79,7 @@ export class AsyncQueries {
     this.engine.limiter.check(organizationId);
     const id = clientId ?? randomUUID().replace(/-/g, '');
     const keep = keepSeconds(this.config);
-    const row = await startQueryStatus(this.db, projectId, id, keep);
+    const row = await startQueryStatus(this.db, projectId, id, this.database.listenerName, keep);
     if (!row) {
       throw ApiError.validation(
         'client_query_id',
@@ -121,8 +123,8 @@ export class AsyncQueries {
    * Listens for runs stopped by any process (a cancel, a shutdown's failure): this process's statement of
    * such a run is cancelled until it stops.
    */
-  async listen(database: Pick<Database, 'listen'>): Promise<void> {
-    await database.listen(RUNS_STOPPED_CHANNEL, (run) => this.runs.get(run)?.stopped.abort());
+  async listen(): Promise<void> {
+    await this.database.listen(RUNS_STOPPED_CHANNEL, (run) => this.runs.get(run)?.stopped.abort());
   }
 
   /** The project's status of `id`; a running one whose process is gone answers as failed. */

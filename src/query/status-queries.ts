@@ -12,17 +12,19 @@ export const runApplicationName = (run: string) => `posthog-api:query:${run}`;
 
 const COLUMNS = sql.raw(
   'project_id, id, run, state, answer::text as answer, error_message, start_time, pickup_time, end_time, ' +
-    'backend_pid, backend_start, expires_at',
+    'backend_pid, backend_start, owner, expires_at',
 );
 
 /**
- * A new running status for `id` in the project, replacing an ended (or expired) one of the same id;
- * undefined when a query of that id is still running. Expired rows of the project go first.
+ * A new running status for `id` in the project, replacing an ended (or expired) one of the same id, run by
+ * the process whose LISTEN connection is `owner`; undefined when a query of that id is still running.
+ * Expired rows of the project go first.
  */
 export async function startQueryStatus(
   db: Db,
   projectId: number,
   id: string,
+  owner: string,
   keepSeconds: number,
 ): Promise<QueryStatusRow | undefined> {
   await db.execute(
@@ -30,11 +32,11 @@ export async function startQueryStatus(
   );
   const rows = rowsOf<QueryStatusRow>(
     await db.execute(sql`
-      insert into query_statuses (project_id, id, expires_at)
-      values (${projectId}, ${id}, now() + make_interval(secs => ${keepSeconds}))
+      insert into query_statuses (project_id, id, owner, expires_at)
+      values (${projectId}, ${id}, ${owner}, now() + make_interval(secs => ${keepSeconds}))
       on conflict (project_id, id) do update set
         run = gen_random_uuid(), state = 'running', answer = null, error_message = null, start_time = now(),
-        pickup_time = null, end_time = null, backend_pid = null, backend_start = null,
+        pickup_time = null, end_time = null, backend_pid = null, backend_start = null, owner = excluded.owner,
         expires_at = excluded.expires_at
       where query_statuses.state <> 'running' or query_statuses.expires_at < now()
       returning ${COLUMNS}`),
@@ -74,9 +76,10 @@ export async function finishQueryStatus(
 }
 
 /**
- * The project's status of `id`, as it stands: a running one whose backend is gone (its process
- * died: a process that stops fails its runs itself) or whose expiry passed is failed first, with
- * `message`. An ended status past its expiry is gone (undefined).
+ * The project's status of `id`, as it stands: a running one whose backend is gone, or that has no backend
+ * yet and whose process's LISTEN connection is gone (its process died: a process that stops fails its runs
+ * itself), or whose expiry passed, is failed first, with `message`. An ended status past its expiry is gone
+ * (undefined).
  */
 export async function findQueryStatus(
   db: Db,
@@ -92,7 +95,9 @@ export async function findQueryStatus(
           backend_pid = null, backend_start = null, expires_at = now() + make_interval(secs => ${keepSeconds})
         where s.project_id = ${projectId} and s.id = ${id} and s.state = 'running'
           and (s.expires_at < now() or (s.backend_pid is not null and not exists (
-            select 1 from pg_stat_activity a where a.pid = s.backend_pid and a.backend_start = s.backend_start)))
+            select 1 from pg_stat_activity a where a.pid = s.backend_pid and a.backend_start = s.backend_start))
+            or (s.backend_pid is null and s.owner is not null and not exists (
+              select 1 from pg_stat_activity a where a.application_name = s.owner)))
         returning ${COLUMNS}
       )
       select ${COLUMNS} from dead

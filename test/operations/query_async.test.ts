@@ -330,6 +330,15 @@ t.test('a query whose backend died (kill -9 of its process) or whose expiry pass
   const orphan = await status('orphan');
   t.equal(orphan.status, 400);
   t.match(orphan.body.query_status, { complete: true, error: true, error_message: /server running the query stopped/ });
+  // Waiting for a slot (no backend yet): failed once its process's LISTEN connection is gone, not before.
+  const goneOwner = 'posthog-api:listen:00000000-0000-4000-8000-000000000000';
+  await db.execute(sql`insert into query_statuses (project_id, id, owner, expires_at) values
+    (${a.project.id}, 'queued-gone', ${goneOwner}, now() + interval '1 hour'),
+    (${a.project.id}, 'queued-here', ${ctx.database.listenerName}, now() + interval '1 hour')`);
+  const gone = await status('queued-gone');
+  t.match([gone.status, gone.body.query_status.error_message], [400, /server running the query stopped/]);
+  t.equal((await status('queued-here')).status, 202, 'its process is alive: still waiting');
+  await db.execute(sql`delete from query_statuses where project_id = ${a.project.id} and id = 'queued-here'`);
   await db.execute(sql`insert into query_statuses (project_id, id, expires_at)
     values (${a.project.id}, 'stale', now() - interval '1 second')`);
   t.equal((await status('stale')).status, 400, 'a run never picked up before its expiry');

@@ -6,7 +6,8 @@ import { projects } from './projects.js';
  * `client_query_id` or a new one). `run` names one run of it: reusing an id replaces the row, and the
  * runner only ever writes to the row of its own run. While the statement runs, `backend_pid` and
  * `backend_start` name the PostgreSQL backend running it, so any API process can cancel it and a
- * reader can tell that the process running it is gone. The row is kept until `expires_at`.
+ * reader can tell that the process running it is gone; before that (waiting for a slot), `owner` names
+ * the process's LISTEN connection, gone with the process. The row is kept until `expires_at`.
  */
 export const query_statuses = pgTable(
   'query_statuses',
@@ -25,6 +26,8 @@ export const query_statuses = pgTable(
     end_time: timestamp('end_time', { withTimezone: true }),
     backend_pid: integer('backend_pid'),
     backend_start: timestamp('backend_start', { withTimezone: true }),
+    /** The application_name of the LISTEN connection of the process that runs the query. */
+    owner: text('owner'),
     expires_at: timestamp('expires_at', { withTimezone: true }).notNull(),
   },
   // Expired rows are deleted per project (src/query/status-queries.ts), along the primary key.

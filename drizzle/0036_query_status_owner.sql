@@ -1,0 +1,1 @@
+ALTER TABLE "query_statuses" ADD COLUMN "owner" text;
