@@ -1,5 +1,6 @@
 // Parses HogQL on a thread of its own (parse-worker.ts), so that a long query's parse never holds the
 // server's event loop; see parse-worker.ts for why.
+import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { actingOrganization } from '../core/client-gone.js';
 import { QueryError } from './errors.js';
@@ -12,6 +13,12 @@ const PARSE_TIMEOUT_MS = 3_000;
  * parser a second or more on a busy machine: they get longer.
  */
 const OWN_TEXT_TIMEOUT_MS = 30_000;
+/**
+ * The limits are of the parser's own CPU time where Linux tells it, so that a machine busy with other work does
+ * not refuse a parse that had little of it; a parse that waits for the CPU is refused all the same after this
+ * many times its limit.
+ */
+const MAX_WAIT_FACTOR = 4;
 /** The thread is stopped after this long without work, giving its memory (about 30 MB) back. */
 const IDLE_MS = 60_000;
 
@@ -28,6 +35,20 @@ function startThread(): Worker {
   });
 }
 
+/** The CPU time (user and system) the thread `tid` of this process has had, in ms; undefined where unknown. */
+function threadCpuMs(tid: number | undefined): number | undefined {
+  if (tid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    // After the command name in parentheses: state, then fields 4 on; utime and stime are fields 14 and 15,
+    // in clock ticks (USER_HZ, 100 a second on Linux).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
 interface Pending {
   request: ParseRequest;
   settle: (answer: ParseAnswer | Error) => void;
@@ -42,6 +63,8 @@ interface Pending {
 class ParserThread {
   private worker: Worker | undefined;
   private ready = false;
+  /** The thread's id, where its CPU time can be read (see threadCpuMs). */
+  private tid: number | undefined;
   private nextId = 0;
   /** The waiting parses by organization ('' outside a request), in the order of their turns. */
   private readonly queues = new Map<string, Pending[]>();
@@ -86,13 +109,28 @@ class ParserThread {
       return;
     }
     this.current = next;
-    // The thread is stuck in this parse: it is refused, and the thread replaced for the parses after it.
+    this.limit(Date.now(), threadCpuMs(this.tid));
+    this.worker.postMessage(next.request);
+  }
+
+  /**
+   * Refuses the parse in hand once it has had the thread's CPU for the limit (or, where that cannot be read,
+   * once the limit has passed), and the thread is replaced for the parses after it: PostHog's parser has no way
+   * to stop. Checked again when the limit passes with less CPU time used.
+   */
+  private limit(startedAt: number, cpuAtStart: number | undefined, wait = this.timeoutMs): void {
     this.timer = setTimeout(() => {
+      const cpuNow = threadCpuMs(this.tid);
+      const used = cpuAtStart === undefined || cpuNow === undefined ? undefined : cpuNow - cpuAtStart;
+      const waited = Date.now() - startedAt;
+      if (used !== undefined && used < this.timeoutMs && waited < this.timeoutMs * MAX_WAIT_FACTOR) {
+        this.limit(startedAt, cpuAtStart, Math.max(50, this.timeoutMs - used));
+        return;
+      }
       this.finish(new QueryError(`Query took longer than ${this.timeoutMs / 1000} seconds to parse: simplify it`));
       this.stop();
       this.pump();
-    }, this.timeoutMs);
-    this.worker.postMessage(next.request);
+    }, wait);
   }
 
   /** The first parse of the organization whose turn it is now; the one served last goes to the back. */
@@ -116,10 +154,12 @@ class ParserThread {
 
   private start(): Worker {
     const worker = startThread();
-    worker.on('message', (msg: ParseAnswer | { ready: true }) => {
+    worker.on('message', (msg: ParseAnswer | { ready: true; tid?: number }) => {
       if (worker !== this.worker) return;
-      if ('ready' in msg) this.ready = true;
-      else if (msg.id === this.current?.request.id) this.finish(msg);
+      if ('ready' in msg) {
+        this.ready = true;
+        this.tid = msg.tid;
+      } else if (msg.id === this.current?.request.id) this.finish(msg);
       this.pump();
     });
     const failed = (err: Error) => {
@@ -140,6 +180,7 @@ class ParserThread {
     const worker = this.worker;
     this.worker = undefined;
     this.ready = false;
+    this.tid = undefined;
     void worker?.terminate();
   }
 }

@@ -2,6 +2,7 @@
 // about 5 ms for a short SELECT and grows faster than the text (a 2 KB query of 100 ORs takes over
 // 100 ms), so it runs here, away from the server's event loop. A parse that overflows the parser's
 // stack traps; the instance is then replaced, since a trapped WebAssembly instance is not reused.
+import { readlinkSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import createHogQLParser, { type HogQLParser } from '@posthog/hogql-parser';
 import { convertExpr, convertOrder, convertQuery } from './convert.js';
@@ -51,7 +52,16 @@ export async function parseText(kind: ParseKind, text: string): Promise<unknown>
   return kind === 'order' ? convertOrder(ast) : json;
 }
 
-void parser.then(() => parentPort?.postMessage({ ready: true }));
+/** This thread's id where Linux says it (/proc/thread-self), so the server can read the CPU time a parse had. */
+function threadId(): number | undefined {
+  try {
+    return Number(readlinkSync('/proc/thread-self').split('/').pop()) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+void parser.then(() => parentPort?.postMessage({ ready: true, tid: threadId() }));
 
 parentPort?.on('message', async (req: ParseRequest) => {
   let answer: ParseAnswer;

@@ -92,10 +92,10 @@ t.test("another organization's select 1 answers in under a second during a flood
 });
 
 t.test("a flood of slow parses: another organization's query is parsed at its turn, not after the flood", async (t) => {
-  // Each of X's texts takes PostHog's parser past its 3 s limit (20 levels of parentheses, 16 times over),
+  // Each of X's texts takes PostHog's parser past its 3 s limit (20 levels of parentheses, 48 times over),
   // and each differs, so none is answered from the parsed texts kept.
   const slow = (n: number) =>
-    `select ${Array.from({ length: 16 }, (_, i) => `${'('.repeat(20)}${n * 100 + i}${')'.repeat(20)}`).join(', ')}`;
+    `select ${Array.from({ length: 48 }, (_, i) => `${'('.repeat(20)}${n * 100 + i}${')'.repeat(20)}`).join(', ')}`;
   const order: string[] = [];
   const floods = [1, 2, 3].map((n) =>
     hogql(x, slow(n)).then((res) => {
