@@ -18,6 +18,31 @@ export function withDeadline<T>(work: Promise<T>, ms: number, what: string): Pro
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * `work`, or `stopped()`'s error once `signal` aborts. The listener goes when the work settles: racing
+ * each step against one promise that lives as long as the run would keep every step's result (each a
+ * whole batch of records) reachable from that promise until the run ends.
+ */
+export function unlessAborted<T>(work: Promise<T>, signal: AbortSignal, stopped: () => Error): Promise<T> {
+  work.catch(() => {});
+  if (signal.aborted) return Promise.reject(stopped());
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(stopped());
+    signal.addEventListener('abort', abort, { once: true });
+    const settle = () => signal.removeEventListener('abort', abort);
+    work.then(
+      (value) => {
+        settle();
+        resolve(value);
+      },
+      (err) => {
+        settle();
+        reject(err);
+      },
+    );
+  });
+}
+
 /** Whether the connection is gone or did not answer in time: nothing more can be sent on it, not even a rollback. */
 export function connectionGone(err: unknown): boolean {
   return isConnectionLost(err) || hasCode(err, DEADLINE);

@@ -6,7 +6,7 @@ import { insertLog } from './list-queries.js';
 import { QueryError } from '../hogql/index.js';
 import type { TenantNetwork } from '../net/index.js';
 import type { SecretBox } from '../secrets/index.js';
-import { describeError, withDeadline } from './deadline.js';
+import { describeError, unlessAborted, withDeadline } from './deadline.js';
 import { NonRetryableError, openDestination, type DestinationWriter } from './destinations/index.js';
 import { exportModel, recordSource, type RecordBatch } from './records.js';
 
@@ -65,12 +65,8 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
   const stepMs = (a.stepSeconds ?? Math.max(60, a.staleSeconds * 5)) * 1000;
   const call = <T>(work: Promise<T>, what: string) => withDeadline(work, callMs, `The database (${what})`);
   // A stopping worker does not wait for a slow step: the run is handed back at once.
-  const stopping = new Promise<never>((_, reject) => {
-    if (a.signal.aborted) reject(new Stopped());
-    a.signal.addEventListener('abort', () => reject(new Stopped()), { once: true });
-  });
-  stopping.catch(() => {});
-  const step = <T>(work: Promise<T>, what: string) => Promise.race([withDeadline(work, stepMs, what), stopping]);
+  const unlessStopped = <T>(work: Promise<T>) => unlessAborted(work, a.signal, () => new Stopped());
+  const step = <T>(work: Promise<T>, what: string) => unlessStopped(withDeadline(work, stepMs, what));
   const run = await call(unscopedClaimRun(db, a.runId, a.token, a.staleSeconds), 'claiming the run');
   if (!run) return 'skipped';
   const exp = await call(getBatchExportById(db, run.batch_export_id), 'reading the export');
@@ -143,7 +139,7 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
     // source to close (a dead connection's cleanup) before the attempt could end.
     batches = source.batches(a.batchSize, writer.format);
     for (;;) {
-      const next = await Promise.race([batches.next(), stopping]);
+      const next = await unlessStopped(batches.next());
       if (next.done) break;
       if (a.signal.aborted) throw new Stopped();
       await step(writer.write(next.value), 'The destination');
