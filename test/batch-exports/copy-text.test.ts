@@ -39,3 +39,14 @@ t.test('a COPY stream that filled its buffer leaves its connection usable', asyn
     t.same(await Promise.all([exportAll(), exportAll(), exportAll(), exportAll()]), [125, 125, 125, 125]);
   }
 });
+
+t.test('a batch of large rows is cut at 32 MiB whatever the batch size', async (t) => {
+  const { copyBatches } = await import('../../src/batch-exports/copy-source.js');
+  const sql = adminClient(testServerUrl(), 2);
+  t.teardown(() => sql.end({ timeout: 5 }));
+  // 40 rows of 1 MiB (and a little) in batches of 100 rows: a batch is ready once it holds 32 MiB.
+  const query = `select repeat('x', 1048576) || i from generate_series(1, 40) as i`;
+  const counts: number[] = [];
+  for await (const batch of copyBatches(sql, query, 100, 30_000)) counts.push(batch.count);
+  t.same(counts, [32, 8]);
+});
