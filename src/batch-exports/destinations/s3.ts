@@ -104,6 +104,8 @@ export function s3Writer({ exp, run, network }: DestinationContext): Destination
     });
     done = upload.done().catch((err) => {
       failure = err;
+      // Nothing reads the body any more: a write waiting for it to drain is woken by the error.
+      input?.destroy(err);
       throw err;
     });
     done.catch(() => {});
@@ -126,7 +128,9 @@ export function s3Writer({ exp, run, network }: DestinationContext): Destination
       if (failure) throw classify(failure);
       const stream = input ?? start();
       if (!stream.write(jsonLines(batch))) {
-        await Promise.race([once(stream, 'drain'), done!.catch(() => {})]);
+        // Not raced against the upload's promise: that lives as long as the run, and each race would
+        // leave a reaction on it until the run ends.
+        await once(stream, 'drain').catch(() => {});
       }
       if (failure) throw classify(failure);
     },
