@@ -78,10 +78,13 @@ t.test('an export run does not keep the batches it has written', async (t) => {
   t.equal(outcome, 'completed');
   // The HTTP destination sends a batch of 100 events as one request of about 1.6 MB.
   t.equal(held.length, 20, 'one request per batch');
-  // Unfixed, the process held about 1.6 MB more at each batch: 31 MB more at the last than at the first.
-  const grown = Math.max(...held) - held[0]!;
+  // Unfixed, the process held about 1.6 MB more at each batch: 31 MB more at the last than at the
+  // first. Medians of five, so that one sample taken while a request was in flight does not count.
   const mb = (n: number) => (n / 1048576).toFixed(1);
-  t.ok(grown < total / 8, `held ${mb(grown)} MB more at most than at the first batch (${mb(total)} MB exported)`);
+  t.comment(`held at each batch (MB): ${held.map(mb).join(' ')}`);
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+  const grown = median(held.slice(-5)) - median(held.slice(0, 5));
+  t.ok(grown < total / 4, `held ${mb(grown)} MB more over the last batches than the first (${mb(total)} MB exported)`);
   const runs = await call('projects_batch_exports_runs_retrieve', {
     key: a.key,
     params: { project_id: a.project.id, batch_export_id: exp.body.id, id: run!.id },
