@@ -89,7 +89,8 @@ export async function getRunById(db: Db, runId: string): Promise<RunRow | undefi
 
 /**
  * Takes a run for one worker: only a waiting run, or a running one whose holder stopped heartbeating
- * for `staleSeconds`, can be claimed, so two workers never export the same run at once.
+ * for `staleSeconds`, can be claimed, so two workers never export the same run at once. A run this
+ * `token` already holds (a claim sent again because its answer was lost) is answered as it is.
  */
 export async function unscopedClaimRun(
   db: Db,
@@ -107,12 +108,13 @@ export async function unscopedClaimRun(
       claimed_by: token,
       heartbeat_at: sql`now()`,
       last_updated_at: sql`now()`,
-      attempts: sql`${batch_export_runs.attempts} + 1`,
+      attempts: sql`${runs.attempts} + (${runs.claimed_by} is distinct from ${token})::int`,
     })
     .where(
       and(
         eq(batch_export_runs.id, runId),
-        sql`(${waiting} or (${runs.status} = 'Running' and ${runs.heartbeat_at} < ${stale}))`,
+        sql`(${waiting} or (${runs.status} = 'Running'
+          and (${runs.heartbeat_at} < ${stale} or ${runs.claimed_by} = ${token})))`,
       ),
     )
     .returning();

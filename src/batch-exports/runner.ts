@@ -7,6 +7,7 @@ import { QueryError } from '../hogql/index.js';
 import type { TenantNetwork } from '../net/index.js';
 import type { SecretBox } from '../secrets/index.js';
 import { describeError, unlessAborted, withDeadline } from './deadline.js';
+import { isConnectionLost } from '../db/connection-lost.js';
 import { NonRetryableError, openDestination, type DestinationWriter } from './destinations/index.js';
 import { exportModel, recordSource, type RecordBatch } from './records.js';
 
@@ -52,6 +53,19 @@ const describe = (d: Date | null) => (d ? d.toISOString() : 'the beginning');
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** `work`, tried again every 250 ms for up to `ms` while the database cannot be reached. */
+async function whileUnreachable<T>(work: () => Promise<T>, ms: number, signal: AbortSignal): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    try {
+      return await work();
+    } catch (err) {
+      if (!isConnectionLost(err) || Date.now() > until || signal.aborted) throw err;
+      await pause(250);
+    }
+  }
+}
+
 /**
  * Exports one run: claims it (so no other worker can), streams its records to the destination in
  * batches with a heartbeat after each, and records the outcome. Cancellation is noticed at the next
@@ -67,9 +81,13 @@ export async function executeRun(db: Db, a: RunAttempt): Promise<RunOutcome> {
   // A stopping worker does not wait for a slow step: the run is handed back at once.
   const unlessStopped = <T>(work: Promise<T>) => unlessAborted(work, a.signal, () => new Stopped());
   const step = <T>(work: Promise<T>, what: string) => unlessStopped(withDeadline(work, stepMs, what));
-  const run = await call(unscopedClaimRun(db, a.runId, a.token, a.staleSeconds), 'claiming the run');
+  // The first calls are sent again while the database is restarting: failing the job then would
+  // leave it to the job engine, which cannot record the failure either, and the run would wait for
+  // the engine's next supervision pass. A claim whose first try committed is found by its token.
+  const meanwhile = <T>(work: () => Promise<T>) => whileUnreachable(work, a.staleSeconds * 1000, a.signal);
+  const run = await meanwhile(() => call(unscopedClaimRun(db, a.runId, a.token, a.staleSeconds), 'claiming the run'));
   if (!run) return 'skipped';
-  const exp = await call(getBatchExportById(db, run.batch_export_id), 'reading the export');
+  const exp = await meanwhile(() => call(getBatchExportById(db, run.batch_export_id), 'reading the export'));
   const log = (level: string, message: string) =>
     exp
       ? call(
