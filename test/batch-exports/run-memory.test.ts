@@ -8,10 +8,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import t from 'tap';
 import { insertRuns } from '../../src/batch-exports/run-queries.js';
-import { executeRun } from '../../src/batch-exports/runner.js';
-import { tenantNetwork } from '../../src/net/index.js';
-import { secretBox } from '../../src/secrets/index.js';
 import { buildTestApp } from '../helpers/app.js';
+import { attemptRun } from '../helpers/batch-exports.js';
 import { insertEvents, spread } from '../helpers/event-rows.js';
 import { makeTenant } from '../helpers/factories.js';
 
@@ -64,17 +62,7 @@ t.test('an export run does not keep the batches it has written', async (t) => {
   });
   t.equal(exp.status, 201);
   const [run] = await insertRuns(db, { project_id: a.project.id }, exp.body.id, [{ start, end }]);
-  const outcome = await executeRun(db, {
-    runId: run!.id,
-    token: 'memory-test',
-    retryCount: 0,
-    retryLimit: 0,
-    signal: new AbortController().signal,
-    batchSize: 100,
-    staleSeconds: 30,
-    secrets: secretBox(ctx.app.config),
-    network: tenantNetwork(['127.0.0.0/8'], undefined),
-  });
+  const outcome = await attemptRun(db, ctx.app.config, run!.id);
   t.equal(outcome, 'completed');
   // The HTTP destination sends a batch of 100 events as one request of about 1.6 MB.
   t.equal(held.length, 20, 'one request per batch');

@@ -5,10 +5,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { insertRuns } from '../../src/batch-exports/run-queries.js';
-import { executeRun } from '../../src/batch-exports/runner.js';
-import { tenantNetwork } from '../../src/net/index.js';
-import { secretBox } from '../../src/secrets/index.js';
 import { buildTestApp } from '../helpers/app.js';
+import { attemptRun } from '../helpers/batch-exports.js';
 import { insertEvents, spread } from '../helpers/event-rows.js';
 import { makeTenant } from '../helpers/factories.js';
 
@@ -78,19 +76,8 @@ t.test('parts refused after the upload started fail the run at once', async (t) 
   t.equal(exp.status, 201);
   const [run] = await insertRuns(db, { project_id: a.project.id }, exp.body.id, [{ start, end }]);
   const began = Date.now();
-  const outcome = await executeRun(db, {
-    runId: run!.id,
-    token: 'refused-test',
-    retryCount: 0,
-    retryLimit: 0,
-    signal: new AbortController().signal,
-    batchSize: 20,
-    staleSeconds: 30,
-    // A step may take 60 s: a run that waited for the body to drain would take that long.
-    stepSeconds: 60,
-    secrets: secretBox(ctx.app.config),
-    network: tenantNetwork(['127.0.0.0/8'], undefined),
-  });
+  // A step may take 60 s: a run that waited for the body to drain would take that long.
+  const outcome = await attemptRun(db, ctx.app.config, run!.id, { batchSize: 20, stepSeconds: 60 });
   const took = Date.now() - began;
   t.equal(outcome, 'failed');
   t.ok(took < 30_000, `the run ended ${took} ms after it started`);

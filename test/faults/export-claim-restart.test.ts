@@ -7,13 +7,11 @@ import t from 'tap';
 import { buildApp } from '../../src/app.js';
 import { floorToGrid } from '../../src/batch-exports/intervals.js';
 import { insertRuns, unscopedClaimRun } from '../../src/batch-exports/run-queries.js';
-import { executeRun } from '../../src/batch-exports/runner.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/client.js';
 import { batch_export_runs } from '../../src/db/schema/index.js';
-import { tenantNetwork } from '../../src/net/index.js';
-import { secretBox } from '../../src/secrets/index.js';
 import { buildTestApp } from '../helpers/app.js';
+import { attemptRun } from '../helpers/batch-exports.js';
 import { insertEvents, spread } from '../helpers/event-rows.js';
 import { makeTenant } from '../helpers/factories.js';
 import { findPgBin, startCluster } from '../helpers/pg-cluster.js';
@@ -54,17 +52,7 @@ t.test(
         resolve();
       }, 2_000),
     );
-    const outcome = await executeRun(database.db, {
-      runId: run!.id,
-      token: 'claim-test',
-      retryCount: 0,
-      retryLimit: 0,
-      signal: new AbortController().signal,
-      batchSize: 10,
-      staleSeconds: 10,
-      secrets: secretBox(app.config),
-      network: tenantNetwork([], undefined),
-    });
+    const outcome = await attemptRun(database.db, app.config, run!.id, { batchSize: 10, staleSeconds: 10 });
     await back;
     t.equal(outcome, 'completed');
     const [row] = await database.db.select().from(batch_export_runs).where(eq(batch_export_runs.id, run!.id));

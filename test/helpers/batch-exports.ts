@@ -5,10 +5,33 @@ import { gunzipSync } from 'node:zlib';
 import postgres from 'postgres';
 import type { Test } from 'tap';
 import { JobEngine } from '../../src/batch-exports/engine.js';
+import { executeRun, type RunAttempt, type RunOutcome } from '../../src/batch-exports/runner.js';
 import { ExportWorker, type WorkerOptions } from '../../src/batch-exports/worker.js';
+import type { Config } from '../../src/config.js';
+import type { Db } from '../../src/db/client.js';
+import { tenantNetwork } from '../../src/net/index.js';
 import { secretBox, type SecretBox } from '../../src/secrets/index.js';
 import type { TestContext } from './app.js';
 import { withDatabase } from './db.js';
+
+/**
+ * One attempt at run `runId` as a worker makes it (without the job engine), its destination allowed
+ * on 127.0.0.1; `opts` changes the attempt's settings.
+ */
+export function attemptRun(db: Db, config: Config, runId: string, opts: Partial<RunAttempt> = {}): Promise<RunOutcome> {
+  return executeRun(db, {
+    runId,
+    token: 'test-attempt',
+    retryCount: 0,
+    retryLimit: 0,
+    signal: new AbortController().signal,
+    batchSize: 100,
+    staleSeconds: 30,
+    secrets: secretBox(config),
+    network: tenantNetwork(['127.0.0.0/8'], undefined),
+    ...opts,
+  });
+}
 
 /**
  * A worker with its own supervising job engine, tuned for tests: quick polling and retries. Start it
