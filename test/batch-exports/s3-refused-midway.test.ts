@@ -4,7 +4,11 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
+import { encodeCopyRows } from '../../src/batch-exports/copy-text.js';
+import { s3Writer } from '../../src/batch-exports/destinations/s3.js';
+import type { DestinationContext } from '../../src/batch-exports/destinations/types.js';
 import { insertRuns } from '../../src/batch-exports/run-queries.js';
+import { tenantNetwork } from '../../src/net/index.js';
 import { buildTestApp } from '../helpers/app.js';
 import { attemptRun } from '../helpers/batch-exports.js';
 import { insertEvents, spread } from '../helpers/event-rows.js';
@@ -87,4 +91,27 @@ t.test('parts refused after the upload started fail the run at once', async (t) 
     params: { project_id: a.project.id, batch_export_id: exp.body.id, id: run!.id },
   });
   t.match(got.body, { status: 'Failed', latest_error: 'S3 refused the upload: AccessDenied' });
+});
+
+t.test('parts refused while no write waits: the run fails, the process lives', async (t) => {
+  const writer = s3Writer({
+    exp: {
+      destination_config: {
+        bucket_name: 'exports',
+        region: 'us-east-1',
+        prefix: 'p',
+        endpoint_url: endpoint,
+        aws_access_key_id: 'AKIATEST',
+        aws_secret_access_key: 'secret',
+      },
+    },
+    run: { data_interval_start: null, data_interval_end: new Date() },
+    network: tenantNetwork(['127.0.0.0/8'], undefined),
+  } as unknown as DestinationContext);
+  // 12 MB: the upload starts its first parts; then nothing is written while S3 refuses it. The refusal
+  // ends the body with an error, which once nothing listened for it ended the process.
+  const line = JSON.stringify({ filler: 'x'.repeat(1000) });
+  await writer.write({ count: 12000, data: encodeCopyRows(Array.from({ length: 12000 }, () => line)) });
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  await t.rejects(writer.finish(), { message: 'S3 refused the upload: AccessDenied' });
 });

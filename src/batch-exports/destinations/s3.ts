@@ -84,6 +84,9 @@ export function s3Writer({ exp, run, network }: DestinationContext): Destination
           ? createBrotliCompress({ params: { [zlib.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } })
           : new PassThrough();
     input.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    // A failed upload ends the body with its error (below), also when no write is waiting to hear it:
+    // unheard, the error would end the process. The failure itself is kept in `failure`.
+    input.on('error', () => {});
     input.pipe(body);
     const { Upload } = awsStorage();
     upload = new Upload({
